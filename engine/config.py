@@ -1,0 +1,280 @@
+"""Settings: one validated tree loaded from TOML, with ONCOTUI_* environment overrides.
+
+Lookup order for the file: explicit path (``--config``) > $ONCOTUI_CONFIG > $XDG_CONFIG_HOME/oncotui/config.toml >
+the repository's ``config.toml`` (editable installs) > built-in defaults. Environment overrides use a double
+underscore between levels, e.g. ``ONCOTUI_ENGINE__HITL_CONFIDENCE_FLOOR=0.4``; values are parsed as TOML literals
+when they can be (numbers, booleans, arrays) and taken as plain strings otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+REPO_CONFIG = Path(__file__).resolve().parent.parent / "config.toml"
+ENV_PREFIX = "ONCOTUI_"
+
+
+class ConfigError(Exception):
+    """A settings problem explained for a person: which key, which value, what is allowed."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathsConfig(_Section):
+    data_dir: str = ""  # empty: $XDG_DATA_HOME/oncotui (~/.local/share/oncotui)
+
+
+class ModelProfile(_Section):
+    backend: Literal["llama_cpp", "transformers", "openai"]
+    path: str = ""  # GGUF file, HF folder, or "embedded:NAME"
+    n_ctx: int = Field(4096, ge=256)
+    n_threads: int = Field(0, ge=0)  # 0: one per core
+    n_gpu_layers: int = Field(0, ge=-1)  # -1: all layers on the GPU
+    chat_format: str = ""  # empty: the template stored in the GGUF
+    lora_path: str = ""
+    max_tokens: int = Field(512, ge=16)
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    timeout_s: float = Field(180.0, gt=0)
+    base_url: str = ""  # openai backend: e.g. http://127.0.0.1:8080/v1
+    model_name: str = ""  # openai backend: model id sent to the server
+    api_key: str = ""  # openai backend, for servers that ask for one
+    label: str = ""  # shown in the UI; "tiny" embedded models say so here
+
+
+DEFAULT_PROFILES = {
+    "smollm2": ModelProfile(backend="llama_cpp", path="embedded:smollm2", n_ctx=4096, max_tokens=384,
+                            label="SmolLM2-135M (tiny demo model, clinically useless)"),
+    "qwen-coder-0.5b": ModelProfile(backend="llama_cpp", path="embedded:qwen-coder-0.5b", n_ctx=4096,
+                                    max_tokens=512, label="Qwen2.5-Coder-0.5B (tiny demo model, clinically useless)"),
+}
+
+
+class ModelsConfig(_Section):
+    tier1: str = "smollm2"
+    tier2: str = "qwen-coder-0.5b"
+    fallback_chain: list[str] = ["qwen-coder-0.5b", "smollm2"]
+    profiles: dict[str, ModelProfile] = Field(default_factory=lambda: dict(DEFAULT_PROFILES))
+
+    @field_validator("profiles")
+    @classmethod
+    def _profiles_not_empty(cls, v: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        if not v:
+            raise ValueError("at least one model profile is required")
+        return v
+
+
+DEFAULT_RARE_CANCERS = (
+    "pancreatic", "cholangiocarcinoma", "bile duct", "gallbladder", "sarcoma", "mesothelioma", "glioblastoma",
+    "neuroendocrine", "gastrointestinal stromal tumor", "gist", "thymoma", "thymic carcinoma", "adrenocortical",
+    "anal", "penile", "vulvar", "merkel cell", "uveal melanoma", "small cell lung", "carcinoid",
+)
+DEFAULT_GENES = (
+    "EGFR", "ALK", "ROS1", "BRAF", "KRAS", "NRAS", "HER2", "ERBB2", "BRCA1", "BRCA2", "PIK3CA", "MET", "RET",
+    "NTRK", "IDH1", "IDH2", "FGFR2", "FGFR3", "KIT", "PDGFRA", "TP53", "PALB2", "ATM", "ESR1", "MSI-H", "dMMR",
+)
+DEFAULT_TREATMENT_KEYWORDS = (
+    "chemotherapy", "chemo", "radiotherapy", "radiation", "surgery", "resection", "resected", "mastectomy",
+    "lobectomy", "whipple", "immunotherapy", "folfirinox", "folfox", "gemcitabine", "cisplatin", "carboplatin",
+    "pembrolizumab", "nivolumab", "osimertinib", "trastuzumab", "tamoxifen", "letrozole", "progressed on",
+    "first-line", "second-line", "adjuvant", "neoadjuvant",
+)
+
+
+class RouterConfig(_Section):
+    threshold: float = Field(0.5, ge=0.0, le=10.0)
+    weights: dict[str, float] = {
+        "rare_cancer": 0.40,
+        "unknown_primary": 0.30,
+        "stage_iv": 0.25,
+        "stage_iii": 0.15,
+        "multiple_mutations": 0.30,
+        "single_mutation": 0.15,
+        "prior_treatment": 0.10,
+    }
+    rare_cancers: list[str] = list(DEFAULT_RARE_CANCERS)
+    genes: list[str] = list(DEFAULT_GENES)
+    treatment_keywords: list[str] = list(DEFAULT_TREATMENT_KEYWORDS)
+
+    @field_validator("weights")
+    @classmethod
+    def _known_weights(cls, v: dict[str, float]) -> dict[str, float]:
+        allowed = {"rare_cancer", "unknown_primary", "stage_iv", "stage_iii", "multiple_mutations",
+                   "single_mutation", "prior_treatment"}
+        unknown = set(v) - allowed
+        missing = allowed - set(v)
+        if unknown or missing:
+            raise ValueError(f"weights must name exactly {sorted(allowed)}; unknown {sorted(unknown)}, "
+                             f"missing {sorted(missing)}")
+        return v
+
+
+class EmbeddingConfig(_Section):
+    model: str = "embedded:all-minilm-l6-v2"  # local sentence-transformers folder or embedded:NAME
+    device: str = "cpu"
+    batch_size: int = Field(32, ge=1)
+
+
+class RerankConfig(_Section):
+    model: str = "embedded:ms-marco-minilm-l12-int8"  # ONNX cross-encoder folder or embedded:NAME
+
+
+class KBConfig(_Section):
+    collection: str = "guidelines"
+    chroma_url: str = ""  # empty: embedded PersistentClient under data_dir; else http://host:port
+    chunk_chars: int = Field(900, ge=200)
+    recall_k: int = Field(15, ge=1)
+    distance_threshold: float = Field(0.75, gt=0.0, le=2.0)
+    rerank_k: int = Field(5, ge=1)
+    char_budget: int = Field(6000, ge=500)
+
+
+class RagConfig(_Section):
+    grader: Literal["cross_encoder", "llm"] = "cross_encoder"
+    relevance_min_score: float = 0.0  # cross-encoder logit at or above which a passage counts as relevant
+    min_relevant: int = Field(1, ge=1)
+    rewrite: Literal["rule", "llm"] = "rule"
+    hyde: bool = False
+
+
+class EngineConfig(_Section):
+    max_retries: int = Field(2, ge=0, le=2)
+    node_timeout_s: float = Field(300.0, gt=0)
+    hitl_confidence_floor: float = Field(0.3, ge=0.0, le=1.0)
+    refusal_language: Literal["en", "es"] = "en"
+    history_turns: int = Field(3, ge=0)
+
+
+class Settings(_Section):
+    """The whole settings tree. ``config.toml`` documents each key; a test keeps it equal to these defaults."""
+
+    paths: PathsConfig = PathsConfig()
+    models: ModelsConfig = ModelsConfig()
+    router: RouterConfig = RouterConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    rerank: RerankConfig = RerankConfig()
+    kb: KBConfig = KBConfig()
+    rag: RagConfig = RagConfig()
+    engine: EngineConfig = EngineConfig()
+    source: str = ""  # where these settings came from (for messages)
+
+    @property
+    def data_dir(self) -> Path:
+        if self.paths.data_dir:
+            return Path(self.paths.data_dir).expanduser()
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        return Path(base) / "oncotui"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "oncotui.db"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def model_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @model_validator(mode="after")
+    def _profiles_exist(self) -> Settings:
+        names = set(self.models.profiles)
+        for key, name in [("models.tier1", self.models.tier1), ("models.tier2", self.models.tier2)] + [
+            (f"models.fallback_chain[{i}]", n) for i, n in enumerate(self.models.fallback_chain)
+        ]:
+            if name not in names:
+                raise ValueError(f"{key} = {name!r} names no profile; defined: {sorted(names)}")
+        return self
+
+    def profile_for_tier(self, tier: int) -> tuple[str, ModelProfile]:
+        name = self.models.tier1 if tier == 1 else self.models.tier2
+        return name, self.models.profiles[name]
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Settings:
+        """Return new settings with dotted-key overrides applied (used by tests and the CLI)."""
+        raw = self.model_dump(exclude={"source"})
+        for key, value in overrides.items():
+            _set_dotted(raw, key.split("."), value)
+        return _validate(raw, self.source)
+
+
+def _set_dotted(tree: dict[str, Any], parts: list[str], value: Any) -> None:
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _parse_env_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX) or key == ENV_PREFIX + "CONFIG":
+            continue
+        dotted = key[len(ENV_PREFIX):].lower().replace("__", ".")
+        out[dotted] = _parse_env_value(value)
+    return out
+
+
+def _describe(err: dict[str, Any]) -> str:
+    key = ".".join(str(p) for p in err["loc"])
+    if not key:  # a whole-tree check already names its key in the message
+        return str(err["msg"]).removeprefix("Value error, ")
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, dict) else "{...}"
+    return f"{key} = {shown}: {err['msg']}"
+
+
+def _validate(raw: dict[str, Any], source: str) -> Settings:
+    try:
+        return Settings.model_validate({**raw, "source": source})
+    except ValidationError as exc:
+        lines = [_describe(e) for e in exc.errors()]
+        raise ConfigError(f"Invalid settings in {source}:\n  " + "\n  ".join(lines)) from None
+
+
+def find_config(explicit: str | Path | None = None) -> Path | None:
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"Config file not found: {path}")
+        return path
+    env = os.environ.get(ENV_PREFIX + "CONFIG")
+    if env:
+        return find_config(env)
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "oncotui" / "config.toml"
+    for candidate in (xdg, REPO_CONFIG):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Load, merge environment overrides and validate. Raises ConfigError with a readable message."""
+    found = find_config(path)
+    raw: dict[str, Any] = {}
+    if found is not None:
+        try:
+            raw = tomllib.loads(found.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{found} is not valid TOML: {exc}") from None
+    env = _env_overrides(dict(os.environ if environ is None else environ))
+    for key, value in env.items():
+        _set_dotted(raw, key.split("."), value)
+    source = str(found) if found else "built-in defaults"
+    if env:
+        source += " + environment (" + ", ".join(sorted(ENV_PREFIX + k.upper().replace(".", "__") for k in env)) + ")"
+    return _validate(raw, source)
