@@ -51,15 +51,15 @@ class ModelProfile(_Section):
 DEFAULT_PROFILES = {
     "smollm2": ModelProfile(backend="llama_cpp", path="embedded:smollm2", n_ctx=4096, max_tokens=384,
                             label="SmolLM2-135M (tiny demo model, clinically useless)"),
-    "qwen-coder-0.5b": ModelProfile(backend="llama_cpp", path="embedded:qwen-coder-0.5b", n_ctx=4096,
+    "qwen-coder": ModelProfile(backend="llama_cpp", path="embedded:qwen-coder-0.5b", n_ctx=4096,
                                     max_tokens=512, label="Qwen2.5-Coder-0.5B (tiny demo model, clinically useless)"),
 }
 
 
 class ModelsConfig(_Section):
     tier1: str = "smollm2"
-    tier2: str = "qwen-coder-0.5b"
-    fallback_chain: list[str] = ["qwen-coder-0.5b", "smollm2"]
+    tier2: str = "qwen-coder"
+    fallback_chain: list[str] = ["qwen-coder", "smollm2"]
     profiles: dict[str, ModelProfile] = Field(default_factory=lambda: dict(DEFAULT_PROFILES))
 
     @field_validator("profiles")
@@ -77,13 +77,13 @@ DEFAULT_RARE_CANCERS = (
 )
 DEFAULT_GENES = (
     "EGFR", "ALK", "ROS1", "BRAF", "KRAS", "NRAS", "HER2", "ERBB2", "BRCA1", "BRCA2", "PIK3CA", "MET", "RET",
-    "NTRK", "IDH1", "IDH2", "FGFR2", "FGFR3", "KIT", "PDGFRA", "TP53", "PALB2", "ATM", "ESR1", "MSI-H", "dMMR",
+    "NTRK", "IDH1", "IDH2", "FGFR2", "FGFR3", "KIT", "PDGFRA", "TP53", "PALB2", "ATM", "ESR1",
 )
 DEFAULT_TREATMENT_KEYWORDS = (
     "chemotherapy", "chemo", "radiotherapy", "radiation", "surgery", "resection", "resected", "mastectomy",
     "lobectomy", "whipple", "immunotherapy", "folfirinox", "folfox", "gemcitabine", "cisplatin", "carboplatin",
     "pembrolizumab", "nivolumab", "osimertinib", "trastuzumab", "tamoxifen", "letrozole", "progressed on",
-    "first-line", "second-line", "adjuvant", "neoadjuvant",
+    "treated with", "received", "status post", "s/p", "relapsed after",
 )
 
 

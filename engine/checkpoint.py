@@ -1,0 +1,197 @@
+"""SQLite persistence (sqlite-utils, WAL): patients, consults, per-node checkpoints and HITL approval items.
+
+Every state written here is already redacted: ``ConsultState.to_dict`` drops the raw note.
+Each patient is a thread ``PT-XXXX``; every read is filtered by thread id, so one patient's data cannot reach
+another's prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from engine.state import ConsultState, HitlDecision, Turn
+
+PATIENT_ID_RE = re.compile(r"^PT-\d{4,}$")
+
+
+class StoreError(Exception):
+    """A persistence problem explained for a person."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def check_patient_id(thread_id: str) -> str:
+    if not PATIENT_ID_RE.match(thread_id):
+        raise StoreError(f"Patient ids look like PT-0001 (PT- and at least four digits); got {thread_id!r}.")
+    return thread_id
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    node: str
+    next_node: str
+    state: ConsultState
+
+
+@dataclass(frozen=True)
+class ApprovalItem:
+    id: str
+    thread_id: str
+    consult_id: str
+    reasons: tuple[str, ...]
+    preview: str  # the draft as the reviewer sees it (redacted)
+    status: str  # pending | approved | approved_with_edits | rejected
+    created_at: str
+    reviewer: str = ""
+    note: str = ""
+    decided_at: str = ""
+
+
+class CheckpointStore:
+    def __init__(self, db_path: Path) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = db_path
+        self.db = sqlite_utils.Database(db_path)
+        self.db.enable_wal()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        db = self.db
+        if "patients" not in db.table_names():
+            db["patients"].create({"id": str, "created_at": str}, pk="id")
+        if "consults" not in db.table_names():
+            db["consults"].create({"id": str, "thread_id": str, "question": str, "status": str, "tier": int,
+                                   "started_at": str, "updated_at": str}, pk="id")
+            db["consults"].create_index(["thread_id"])
+        if "checkpoints" not in db.table_names():
+            db["checkpoints"].create({"thread_id": str, "consult_id": str, "seq": int, "node": str,
+                                      "next_node": str, "state": str, "created_at": str},
+                                     pk=("consult_id", "seq"))
+            db["checkpoints"].create_index(["thread_id"])
+        if "approvals" not in db.table_names():
+            db["approvals"].create({"id": str, "thread_id": str, "consult_id": str, "reasons": str,
+                                    "preview": str, "status": str, "created_at": str, "reviewer": str,
+                                    "note": str, "decided_at": str}, pk="id")
+
+    # -- patients -----------------------------------------------------------------------------------------
+    def ensure_patient(self, thread_id: str) -> bool:
+        """Create the patient if needed; True when it was created."""
+        check_patient_id(thread_id)
+        if self.db["patients"].count_where("id = ?", [thread_id]):
+            return False
+        self.db["patients"].insert({"id": thread_id, "created_at": now_iso()})
+        return True
+
+    def new_patient_id(self) -> str:
+        rows = [r["id"] for r in self.db["patients"].rows]
+        numbers = [int(r[3:]) for r in rows if PATIENT_ID_RE.match(r)]
+        return f"PT-{(max(numbers) + 1 if numbers else 1):04d}"
+
+    def patients(self) -> list[dict[str, Any]]:
+        sql = """select p.id, p.created_at, count(c.id) as consults, max(c.updated_at) as last_activity
+                 from patients p left join consults c on c.thread_id = p.id group by p.id order by p.id"""
+        return [dict(r) for r in self.db.query(sql)]
+
+    # -- consults and checkpoints -------------------------------------------------------------------------
+    def start_consult(self, thread_id: str) -> str:
+        consult_id = uuid.uuid4().hex[:12]
+        stamp = now_iso()
+        self.db["consults"].insert({"id": consult_id, "thread_id": thread_id, "question": "", "status": "running",
+                                    "tier": None, "started_at": stamp, "updated_at": stamp})
+        return consult_id
+
+    def save(self, state: ConsultState, node: str, next_node: str, status: str) -> int:
+        seq = (self.db.execute("select coalesce(max(seq), 0) from checkpoints where consult_id = ?",
+                               [state.consult_id]).fetchone()[0]) + 1
+        with self.db.conn:
+            self.db["checkpoints"].insert({
+                "thread_id": state.thread_id, "consult_id": state.consult_id, "seq": seq, "node": node,
+                "next_node": next_node, "state": json.dumps(state.to_dict()), "created_at": now_iso()})
+            self.db["consults"].update(state.consult_id, {
+                "question": state.case_text, "status": status,
+                "tier": state.routing.tier if state.routing else None, "updated_at": now_iso()})
+        return seq
+
+    def latest(self, thread_id: str, consult_id: str | None = None) -> Checkpoint | None:
+        if consult_id is None:
+            row = self.db.execute("select id from consults where thread_id = ? order by started_at desc, rowid desc "
+                                  "limit 1", [thread_id]).fetchone()
+            if row is None:
+                return None
+            consult_id = row[0]
+        row = self.db.execute(
+            "select seq, node, next_node, state from checkpoints where thread_id = ? and consult_id = ? "
+            "order by seq desc limit 1", [thread_id, consult_id]).fetchone()
+        if row is None:
+            return None
+        return Checkpoint(seq=row[0], node=row[1], next_node=row[2],
+                          state=ConsultState.from_dict(json.loads(row[3])))
+
+    def consult(self, consult_id: str) -> dict[str, Any] | None:
+        rows = list(self.db["consults"].rows_where("id = ?", [consult_id]))
+        return rows[0] if rows else None
+
+    def consults(self, thread_id: str) -> list[dict[str, Any]]:
+        return list(self.db["consults"].rows_where("thread_id = ?", [thread_id], order_by="started_at, rowid"))
+
+    def history(self, thread_id: str, limit: int) -> tuple[Turn, ...]:
+        """Finished consults of this thread only, oldest first, as context for a follow-up."""
+        if limit <= 0:
+            return ()
+        turns: list[Turn] = []
+        rows = self.db.execute(
+            "select id from consults where thread_id = ? and status in ('released', 'reviewed', 'refused') "
+            "order by started_at desc, rowid desc limit ?", [thread_id, limit]).fetchall()
+        for (consult_id,) in reversed(rows):
+            cp = self.latest(thread_id, consult_id)
+            if cp is not None:
+                summary = cp.state.draft.assessment if cp.state.draft else cp.state.refusal_reason
+                turns.append(Turn(question=cp.state.case_text, answer_summary=summary[:600]))
+        return tuple(turns)
+
+    # -- approvals ----------------------------------------------------------------------------------------
+    def add_approval(self, state: ConsultState, preview: str) -> str:
+        existing = list(self.db["approvals"].rows_where("consult_id = ? and status = 'pending'", [state.consult_id]))
+        if existing:  # a resumed consult must not queue the same item twice
+            return existing[0]["id"]
+        approval_id = "HITL-" + uuid.uuid4().hex[:8]
+        self.db["approvals"].insert({
+            "id": approval_id, "thread_id": state.thread_id, "consult_id": state.consult_id,
+            "reasons": json.dumps(list(state.hitl_reasons)), "preview": preview, "status": "pending",
+            "created_at": now_iso(), "reviewer": "", "note": "", "decided_at": ""})
+        return approval_id
+
+    def approvals(self, status: str | None = "pending") -> list[ApprovalItem]:
+        where, args = ("status = ?", [status]) if status else (None, None)
+        return [self._approval(r) for r in self.db["approvals"].rows_where(where, args, order_by="created_at")]
+
+    def approval(self, approval_id: str) -> ApprovalItem | None:
+        rows = list(self.db["approvals"].rows_where("id = ?", [approval_id]))
+        return self._approval(rows[0]) if rows else None
+
+    def pending_for(self, consult_id: str) -> ApprovalItem | None:
+        rows = list(self.db["approvals"].rows_where("consult_id = ? and status = 'pending'", [consult_id]))
+        return self._approval(rows[0]) if rows else None
+
+    def record_decision(self, approval_id: str, decision: HitlDecision) -> None:
+        status = {"approve": "approved", "approve_with_edits": "approved_with_edits", "reject": "rejected"}
+        self.db["approvals"].update(approval_id, {"status": status[decision.action], "reviewer": decision.reviewer,
+                                                  "note": decision.note, "decided_at": decision.at})
+
+    @staticmethod
+    def _approval(row: dict[str, Any]) -> ApprovalItem:
+        return ApprovalItem(id=row["id"], thread_id=row["thread_id"], consult_id=row["consult_id"],
+                            reasons=tuple(json.loads(row["reasons"])), preview=row["preview"],
+                            status=row["status"], created_at=row["created_at"], reviewer=row["reviewer"] or "",
+                            note=row["note"] or "", decided_at=row["decided_at"] or "")

@@ -1,0 +1,51 @@
+"""Fallback: a safe refusal. Never a made-up answer; quotes the best evidence (if any) for the clinician to read."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.context import NodeContext
+from engine.state import ConsultState
+
+REFUSALS = {
+    "en": ("I cannot give a safe recommendation for this case. Please review it with the multidisciplinary "
+           "tumour board or the treating oncologist."),
+    # The OncoAgent paper's safe refusal is in Spanish; this is our wording of it.
+    "es": ("No puedo ofrecer una recomendación segura para este caso. Por favor, revíselo con el comité "
+           "multidisciplinario de tumores o con el oncólogo tratante."),
+}
+
+
+def reason_for(state: ConsultState) -> str:
+    if state.error:
+        return f"An internal step failed ({state.error})."
+    if state.decision and state.decision.action == "reject":
+        return f"A reviewer ({state.decision.reviewer}) rejected the draft" + (
+            f": {state.decision.note}" if state.decision.note else ".")
+    r = state.retrieval
+    if r is not None and not r.gate_passed:
+        closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}."
+                   if r.closest_title and r.closest_distance is not None else "")
+        return "No guideline passage in the knowledge base is close enough to this question." + closest
+    if r is not None and not any(p.relevant for p in r.passages):
+        return "The retrieved passages were graded as not relevant to this question, even after a query rewrite."
+    if state.verdicts and not state.verdicts[-1].passed:
+        return (f"The draft failed the safety checks after {len(state.verdicts)} attempt(s): "
+                + "; ".join(state.verdicts[-1].issues))
+    return state.refusal_reason or "The consult could not be completed safely."
+
+
+def render(state: ConsultState, language: str) -> str:
+    lines = [f"**{REFUSALS[language]}**", "", f"Reason: {reason_for(state)}", ""]
+    passages = [p for p in (state.retrieval.passages if state.retrieval else ()) if p.relevant is not False][:3]
+    if passages:
+        lines += ["## Guideline passages you may want to read", ""]
+        for p in passages:
+            quote = p.text.strip().replace("\n", " ")
+            lines += [f"**[{p.id}] {p.title} — {p.section}**", "", f"> {quote[:700]}", ""]
+    return "\n".join(lines)
+
+
+async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
+    reason = reason_for(state)
+    return replace(state, refusal_reason=reason, report=render(state, ctx.settings.engine.refusal_language))

@@ -1,0 +1,26 @@
+"""HITL gate: decides whether a reviewer must sign off. Side-effect free, so re-running it is harmless;
+the engine persists the approval item and halts, and ``resume(thread_id, decision)`` continues."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.context import NodeContext
+from engine.state import ConsultState
+
+
+def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
+    reasons: list[str] = []
+    if state.routing and state.routing.tier == 2:
+        reasons.append(f"Tier 2 case (complexity score {state.routing.score:.2f})")
+    confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
+    if confidence < confidence_floor:
+        reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")
+    return tuple(reasons)
+
+
+async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
+    if state.decision is not None:  # resumed after a reviewer signed
+        return state
+    reasons = review_reasons(state, ctx.settings.engine.hitl_confidence_floor)
+    return replace(state, hitl_status="pending" if reasons else "none", hitl_reasons=reasons)

@@ -1,0 +1,170 @@
+"""Immutable consult state. Nodes return new states via ``dataclasses.replace``; nothing mutates.
+
+Everything here is already redacted: the raw clinical note lives only in ``ConsultState.raw_input`` until the
+Ingestion node has run, and that field is never serialised (see ``to_dict``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+HitlStatus = Literal["none", "pending", "approved", "approved_with_edits", "rejected"]
+Action = Literal["approve", "reject", "approve_with_edits"]
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    cancer_type: str | None = None
+    stage: str | None = None  # normalised roman numeral group: "I", "II", "III", "IV"
+    stage_text: str | None = None  # as written, e.g. "T3N1M1" or "stage 4"
+    markers: tuple[str, ...] = ()  # e.g. ("BRAF V600E", "MSI-H", "HER2-positive")
+    genes: tuple[str, ...] = ()  # distinct genes among the markers (what the router counts)
+    prior_treatments: tuple[str, ...] = ()
+    performance_status: str | None = None  # "ECOG 1", "KPS 80"
+    unknown_primary: bool = False
+    rare: bool = False
+
+
+@dataclass(frozen=True)
+class Factor:
+    name: str
+    weight: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class Routing:
+    score: float
+    auto_tier: int
+    tier: int  # the tier actually used (override wins)
+    factors: tuple[Factor, ...]
+    override: int | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str  # "E1".. citation id shown to the model and the clinician
+    chunk_id: str
+    title: str
+    source: str
+    section: str
+    page: int | None
+    text: str
+    distance: float
+    rerank_score: float | None
+    relevant: bool | None = None  # grader verdict; None = not graded
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    query: str
+    passages: tuple[Passage, ...] = ()
+    gate_passed: bool = False
+    closest_title: str | None = None
+    closest_distance: float | None = None
+    rewritten_query: str | None = None
+    rag_confidence: float = 0.0
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    text: str
+    evidence: tuple[str, ...]  # passage ids
+
+
+@dataclass(frozen=True)
+class Draft:
+    assessment: str
+    recommendations: tuple[Recommendation, ...]
+    caveats: tuple[str, ...] = ()
+    missing_information: tuple[str, ...] = ()
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class CriticVerdict:
+    attempt: int
+    passed: bool
+    issues: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HitlDecision:
+    action: Action
+    reviewer: str
+    at: str  # ISO-8601 UTC
+    note: str = ""
+    edited_text: str = ""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A previous consult on the same thread, as context for the next one (redacted)."""
+
+    question: str
+    answer_summary: str
+
+
+@dataclass(frozen=True)
+class ConsultState:
+    thread_id: str
+    consult_id: str
+    raw_input: str = field(default="", repr=False, metadata={"transient": True})
+    case_text: str = ""  # redacted
+    phi_counts: tuple[tuple[str, int], ...] = ()
+    history: tuple[Turn, ...] = ()
+    facts: CaseFacts = CaseFacts()
+    tier_override: int | None = None
+    routing: Routing | None = None
+    retrieval: Retrieval | None = None
+    draft: Draft | None = None
+    raw_draft: str = ""  # last model output, for the critic's feedback and audit
+    attempts: int = 0  # specialist calls so far
+    verdicts: tuple[CriticVerdict, ...] = ()
+    hitl_status: HitlStatus = "none"
+    hitl_reasons: tuple[str, ...] = ()
+    decision: HitlDecision | None = None
+    report: str = ""  # final Markdown shown to the clinician
+    refusal_reason: str = ""
+    error: str = ""
+    notices: tuple[str, ...] = ()  # e.g. model fallback notices
+
+    @property
+    def critic_feedback(self) -> str:
+        if not self.verdicts or self.verdicts[-1].passed:
+            return ""
+        return "; ".join(self.verdicts[-1].issues)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("raw_input")  # never persisted
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConsultState:
+        return _build(cls, data)
+
+
+def _build(tp: Any, value: Any) -> Any:
+    """Rebuild nested frozen dataclasses from ``asdict`` output using the type hints."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _build(args[0], value) if len(args) == 1 else value
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        kwargs = {f.name: _build(hints[f.name], value[f.name]) for f in dataclasses.fields(tp) if f.name in value}
+        return tp(**kwargs)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_build(args[0], v) for v in value)
+        return tuple(_build(a, v) for a, v in zip(args, value))
+    return value

@@ -1,0 +1,5 @@
+import sys
+
+from oncotui.cli import main
+
+sys.exit(main())

@@ -1,0 +1,378 @@
+"""Command line for oncotui. Imports stay light here: the engine, models and Chroma load only when a command
+needs them, so ``oncotui --help`` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EPILOG = """\
+examples:
+  oncotui models setup                       verify the embedded models (sha256) and unpack the Tier 2 GGUF
+  oncotui kb ingest --demo                   index the shipped demo guidelines
+  oncotui ask --patient PT-0001 "62-year-old, stage IV pancreatic adenocarcinoma, KRAS G12D ... next step?"
+  oncotui route "stage IV NSCLC, EGFR exon 19 deletion" --json
+  oncotui hitl list                          approval items waiting for a reviewer
+  oncotui hitl approve HITL-1a2b3c4d --note "agree"
+  oncotui resume --patient PT-0001           continue a consult that was interrupted
+
+The embedded default models are tiny demo models and clinically useless; answers are decision support only.
+Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="oncotui", description="Air-gapped oncology clinical decision support: local models, guideline "
+        "retrieval, safety checks and reviewer sign-off.", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="PATH", help="settings file (default: $ONCOTUI_CONFIG, "
+                   "~/.config/oncotui/config.toml, or the repository's config.toml)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = sub.add_parser("ask", help="run a consult headless and print progress and the answer")
+    ask.add_argument("text", help="case description and question ('-' reads stdin)")
+    ask.add_argument("--patient", required=True, metavar="PT-XXXX", help="patient thread id (created if new)")
+    ask.add_argument("--tier", choices=["auto", "1", "2"], default="auto", help="override the router's tier")
+    ask.add_argument("--json", action="store_true", help="print one JSON event per line")
+
+    route = sub.add_parser("route", help="score a case and show the tier the router picks")
+    route.add_argument("text", help="case description ('-' reads stdin)")
+    route.add_argument("--json", action="store_true", help="print {score, tier, factors}")
+
+    pts = sub.add_parser("patients", help="list patients, or create one")
+    pts.add_argument("action", nargs="?", choices=["list", "new"], default="list")
+    pts.add_argument("--json", action="store_true")
+
+    hitl = sub.add_parser("hitl", help="reviewer sign-off: list, approve or reject pending items")
+    hsub = hitl.add_subparsers(dest="hitl_command", metavar="ACTION", required=True)
+    hl = hsub.add_parser("list", help="pending approval items")
+    hl.add_argument("--all", action="store_true", help="include decided items")
+    hl.add_argument("--json", action="store_true")
+    for name, helptext in (("approve", "approve an item and release the answer"),
+                           ("reject", "reject an item (the clinician gets the safe refusal)")):
+        h = hsub.add_parser(name, help=helptext)
+        h.add_argument("id", help="approval id, e.g. HITL-1a2b3c4d")
+        h.add_argument("--reviewer", default=getpass.getuser(), help="reviewer id (default: the OS user)")
+        h.add_argument("--note", default="", help="note stored with the decision")
+        h.add_argument("--json", action="store_true")
+        if name == "approve":
+            h.add_argument("--edit-file", metavar="FILE", help="approve with edits: the edited answer (Markdown)")
+
+    res = sub.add_parser("resume", help="continue the latest interrupted consult of a patient")
+    res.add_argument("--patient", required=True, metavar="PT-XXXX")
+    res.add_argument("--json", action="store_true")
+
+    kb = sub.add_parser("kb", help="knowledge base: ingest guidelines, show status, remove documents")
+    ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
+    ki = ksub.add_parser("ingest", help="index Markdown/PDF files or folders (idempotent)")
+    ki.add_argument("paths", nargs="*", type=Path)
+    ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
+    ksub.add_parser("status", help="documents and chunks in the collection")
+    kr = ksub.add_parser("remove", help="drop a document's chunks")
+    kr.add_argument("source")
+
+    models = sub.add_parser("models", help="embedded models: verify and unpack, or list the tiers")
+    msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    msub.add_parser("setup", help="verify sha256 of the embedded models and unpack the Tier 2 GGUF")
+    msub.add_parser("list", help="configured profiles and tiers")
+
+    cfg = sub.add_parser("config", help="show the effective settings")
+    cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show")
+    return p
+
+
+def _read_text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from engine.config import load_settings
+
+    return load_settings(args.config)
+
+
+def _engine(settings: Any) -> Any:
+    from engine.graph import Engine
+
+    return Engine(settings)
+
+
+# -- consult output --------------------------------------------------------------------------------------------
+class ConsultPrinter:
+    """Human-readable progress for a consult on stderr; the answer on stdout."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.err = Console(stderr=True, highlight=False)
+        self.out = Console(highlight=False)
+        self.streaming = False
+
+    def __call__(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "Token":
+            if not self.streaming:
+                self.err.print(f"  [dim]draft (attempt {event.attempt}):[/dim] ", end="")
+                self.streaming = True
+            self.err.print(f"[dim]{_escape(event.text)}[/dim]", end="")
+            return
+        if self.streaming:
+            self.err.print()
+            self.streaming = False
+        if kind == "NodeStarted":
+            self.err.print(f"[bold cyan]▸[/bold cyan] {event.label}…")
+        elif kind == "NodeFinished":
+            self.err.print(f"  [green]done[/green] [dim]{event.node} {event.seconds:.2f}s[/dim]")
+        elif kind == "RoutingDecided":
+            r = event.routing
+            factors = ", ".join(f"{f.name} +{f.weight:.2f} ({f.detail})" for f in r.factors) or "no factors"
+            override = f" (override; router said {r.auto_tier})" if r.override else ""
+            self.err.print(f"  score {r.score:.2f} → Tier {r.tier}{override}: {_escape(factors)}")
+        elif kind == "EvidenceReady":
+            if event.gate_passed:
+                self.err.print(f"  {len(event.passages)} passages, rag_confidence {event.rag_confidence:.2f}")
+                for p in event.passages:
+                    grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
+                    self.err.print(f"   [dim]{p.id} {_escape(p.title)} — {_escape(p.section)} "
+                                   f"(d={p.distance:.3f}, rerank={p.rerank_score}, {grade})[/dim]")
+            else:
+                self.err.print(f"  [yellow]gate refused[/yellow]: closest {event.closest_title!r} at distance "
+                               f"{event.closest_distance}")
+        elif kind == "CriticChecked":
+            verdict = "[green]passed[/green]" if event.passed else "[red]rejected[/red]"
+            self.err.print(f"  critic attempt {event.attempt}: {verdict} {_escape('; '.join(event.issues))}")
+        elif kind == "Notice":
+            self.err.print(f"  [yellow]{_escape(event.message)}[/yellow]")
+        elif kind == "ErrorEvent":
+            self.err.print(f"  [red]{_escape(event.message)}[/red]")
+        elif kind == "HitlRequired":
+            self.err.print(f"[bold yellow]Waiting for a reviewer[/bold yellow] ({event.approval_id}): "
+                           f"{'; '.join(event.reasons)}\n  A reviewer runs: oncotui hitl approve {event.approval_id}"
+                           f"  (or reject). Nothing is released until then.")
+        elif kind == "Final":
+            from rich.markdown import Markdown
+
+            title = {"released": "Answer", "reviewed": "Answer (reviewed)", "refused": "Safe refusal"}[event.status]
+            self.out.rule(title)
+            self.out.print(Markdown(event.report))
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _json_default(obj: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj):
+        return dataclasses.asdict(obj)  # type: ignore[arg-type]
+    return str(obj)
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, default=_json_default), flush=True)
+
+
+async def _consume(stream: Any, as_json: bool) -> str:
+    printer = None if as_json else ConsultPrinter()
+    status = ""
+    async for event in stream:
+        if as_json:
+            _print_json(event.to_json())
+        else:
+            printer(event)  # type: ignore[misc]
+        if event.kind == "Final":
+            status = event.status
+        elif event.kind == "HitlRequired":
+            status = "pending_review"
+    return status
+
+
+# -- commands ---------------------------------------------------------------------------------------------------
+def cmd_ask(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    engine = _engine(settings)
+    tier = None if args.tier == "auto" else int(args.tier)
+    asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier), args.json))
+    return 0
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    from engine.facts import extract_facts
+    from engine.nodes.router import score_facts
+    from engine.phi import redact
+
+    settings = _settings(args)
+    r = settings.router
+    facts = extract_facts(redact(_read_text(args.text)).text, genes=r.genes,
+                          treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+    routing = score_facts(facts, r)
+    result = {"score": routing.score, "tier": routing.tier,
+              "factors": [{"name": f.name, "weight": f.weight, "detail": f.detail} for f in routing.factors],
+              "facts": _json_default(facts)}
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"score {routing.score:.2f} -> Tier {routing.tier} (threshold {r.threshold})")
+        for f in routing.factors:
+            print(f"  +{f.weight:.2f}  {f.name:<20} {f.detail}")
+    return 0
+
+
+def cmd_patients(args: argparse.Namespace) -> int:
+    from engine.checkpoint import CheckpointStore
+
+    store = CheckpointStore(_settings(args).db_path)
+    if args.action == "new":
+        pid = store.new_patient_id()
+        store.ensure_patient(pid)
+        print(pid)
+        return 0
+    rows = store.patients()
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print("No patients yet. Create one with `oncotui patients new` or ask with --patient PT-0001.")
+    else:
+        for row in rows:
+            print(f"{row['id']}  consults {row['consults']:>3}  last {row['last_activity'] or '-'}")
+    return 0
+
+
+def cmd_hitl(args: argparse.Namespace) -> int:
+    from engine.graph import decision
+
+    settings = _settings(args)
+    if args.hitl_command == "list":
+        from engine.checkpoint import CheckpointStore
+
+        items = CheckpointStore(settings.db_path).approvals(None if args.all else "pending")
+        if args.json:
+            _print_json(items)
+        elif not items:
+            print("No approval items." if args.all else "Nothing is waiting for a reviewer.")
+        for item in [] if args.json else items:
+            print(f"{item.id}  {item.thread_id}  {item.status:<20} {item.created_at}  {'; '.join(item.reasons)}")
+        return 0
+    engine = _engine(settings)
+    item = engine.store.approval(args.id)
+    if item is None:
+        raise SystemExit(f"oncotui: no approval item {args.id!r} (see `oncotui hitl list`)")
+    if item.status != "pending":
+        raise SystemExit(f"oncotui: {args.id} was already decided ({item.status} by {item.reviewer}).")
+    edited = ""
+    action = "reject" if args.hitl_command == "reject" else "approve"
+    if args.hitl_command == "approve" and args.edit_file:
+        edited = Path(args.edit_file).read_text(encoding="utf-8")
+        action = "approve_with_edits"
+    dec = decision(action, args.reviewer, args.note, edited)
+    asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    engine = _engine(_settings(args))
+    asyncio.run(_consume(engine.resume(args.patient), args.json))
+    return 0
+
+
+def cmd_kb(args: argparse.Namespace) -> int:
+    from engine.kbfactory import open_kb
+
+    settings = _settings(args)
+    kb = open_kb(settings)
+    if args.kb_command == "status":
+        sources = kb.sources()
+        print(f"collection {settings.kb.collection!r}: {len(sources)} documents, {kb.count()} chunks "
+              f"(embedding model {settings.embedding.model})")
+        for s in sources:
+            print(f"  {s['chunks']:>4} chunks  {s['title']}  [{s['source']}]")
+        return 0
+    if args.kb_command == "remove":
+        print(f"removed {kb.remove(args.source)} chunks")
+        return 0
+    from kb.store import DEMO_DIR
+
+    paths = list(args.paths) + ([DEMO_DIR] if args.demo else [])
+    if not paths:
+        raise SystemExit("oncotui: give files or folders to ingest, or --demo for the shipped demo set")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=False) as progress:
+        task = progress.add_task("documents", total=None)
+
+        def on_progress(label: str, done: int, total: int) -> None:
+            progress.update(task, description=label[:60], completed=done, total=total)
+
+        report = kb.ingest(paths, chunk_chars=settings.kb.chunk_chars, progress=on_progress)
+    print(f"added {report.added_docs}, updated {report.updated_docs}, unchanged {report.skipped_docs} documents; "
+          f"{report.chunks_added} chunks embedded, {report.removed_chunks} removed")
+    for path, reason in report.errors:
+        print(f"  skipped {path}: {reason}", file=sys.stderr)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if args.models_command == "list":
+        for name, prof in settings.models.profiles.items():
+            tiers = [t for t, n in (("tier1", settings.models.tier1), ("tier2", settings.models.tier2)) if n == name]
+            print(f"{name:<18} {prof.backend:<12} {','.join(tiers) or '-':<12} {prof.path or prof.base_url}"
+                  + (f"  ({prof.label})" if prof.label else ""))
+        return 0
+    from engine.models.embedded import install_embedded
+
+    rows = install_embedded(settings.model_dir)
+    bad = 0
+    for row in rows:
+        name, path, digest, ok = row
+        print(f"{'ok ' if ok else 'BAD'} {name:<18} {digest[:16]}…  {path}")
+        bad += not ok
+    from kb.models import verify_embedded
+
+    for name, path, ok in verify_embedded(settings.embedding.model, settings.rerank.model):
+        print(f"{'ok ' if ok else 'BAD'} {name:<18} {path}")
+        bad += not ok
+    return 1 if bad else 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if args.action == "path":
+        print(settings.source)
+        return 0
+    print(f"# effective settings from {settings.source}; data under {settings.data_dir}")
+    _print_json(settings.model_dump(exclude={"source"}))
+    return 0
+
+
+COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
+            "kb": cmd_kb, "models": cmd_models, "config": cmd_config}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from engine.errors import user_error_types
+
+    try:
+        return COMMANDS[args.command](args)
+    except user_error_types() as exc:  # errors meant for a person: no traceback
+        print(f"oncotui: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("oncotui: interrupted; the consult can be continued with `oncotui resume`.", file=sys.stderr)
+        return 130

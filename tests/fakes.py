@@ -1,0 +1,140 @@
+"""Fakes for unit tests only: a scripted chat model and an in-memory knowledge base.
+
+The product path always uses the real backends and the real Chroma KB; these let the engine's control flow be
+tested fast and deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from engine.models.base import GenerationParams, Message
+
+PANCREAS_PASSAGE = ("For metastatic pancreatic adenocarcinoma with good performance status, FOLFIRINOX or "
+                    "gemcitabine plus nab-paclitaxel are first-line options. Olaparib maintenance is an option "
+                    "for germline BRCA mutations after platinum-based chemotherapy without progression.")
+BREAST_PASSAGE = ("Early hormone receptor-positive breast cancer is treated with surgery followed by adjuvant "
+                  "endocrine therapy such as tamoxifen or an aromatase inhibitor.")
+
+GOOD_DRAFT = json.dumps({
+    "assessment": "Metastatic pancreatic adenocarcinoma with a germline BRCA2 mutation and good performance status.",
+    "recommendations": [{"text": "FOLFIRINOX or gemcitabine plus nab-paclitaxel are first-line options for "
+                                 "metastatic pancreatic adenocarcinoma with good performance status.",
+                         "evidence": ["E1"]}],
+    "caveats": ["Confirm performance status before choosing a regimen."],
+    "missing_information": ["Liver function"],
+})
+BAD_DRAFT = "Sure! The patient should always receive 500 mg of wonderdrugumab."
+
+
+@dataclass
+class FakeModel:
+    """Replays scripted outputs; records every prompt it sees."""
+
+    outputs: list[str] = field(default_factory=lambda: [GOOD_DRAFT])
+    name: str = "fake"
+    label: str = "fake model (tests)"
+    delay_s: float = 0.0
+    block: threading.Event | None = None  # when set, stream waits here (for crash tests)
+    prompts: list[list[Message]] = field(default_factory=list)
+    calls: int = 0
+
+    def generate(self, messages: list[Message], params: GenerationParams) -> str:
+        return "".join(self.stream(messages, params))
+
+    def stream(self, messages: list[Message], params: GenerationParams) -> Iterator[str]:
+        self.prompts.append(messages)
+        text = self.outputs[min(self.calls, len(self.outputs) - 1)]
+        self.calls += 1
+        if self.block is not None:
+            self.block.wait()
+        for i in range(0, len(text), 16):
+            if self.delay_s:
+                time.sleep(self.delay_s)
+            yield text[i:i + 16]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    model: FakeModel
+    profile: str
+    tier: int
+    notices: tuple[str, ...] = ()
+
+
+class FakeModels:
+    def __init__(self, model: FakeModel, profile: str = "smollm2") -> None:
+        self.model = model
+        self.profile = profile
+
+    def get(self, tier: int) -> Loaded:
+        return Loaded(self.model, self.profile, tier)
+
+
+@dataclass(frozen=True)
+class FakeHit:
+    chunk_id: str
+    text: str
+    title: str
+    source: str
+    section: str
+    page: int | None
+    distance: float
+    rerank_score: float | None
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    query: str
+    hits: tuple[FakeHit, ...]
+    gate_passed: bool
+    closest: FakeHit | None
+    recalled: int = 0
+    passed_gate: int = 0
+
+
+class FakeKB:
+    """Keyword 'retrieval' over two passages; anything else is out of domain."""
+
+    def __init__(self, rerank_score: float = 4.0) -> None:
+        self.rerank_score = rerank_score
+        self.queries: list[str] = []
+        self.docs = [FakeHit("c1", PANCREAS_PASSAGE, "Pancreatic Cancer (Demo)", "pancreatic.md",
+                             "## Treatment > ### Metastatic", None, 0.31, rerank_score),
+                     FakeHit("c2", BREAST_PASSAGE, "Breast Cancer (Demo)", "breast.md", "## Treatment", None,
+                             0.35, rerank_score)]
+
+    def retrieve(self, query: str, params: object, anchor: str | None = None) -> FakeResult:
+        self.queries.append(query)
+        q = query.lower()
+        hits = tuple(h for h in self.docs if h.title.split()[0].lower()[:6] in q)
+        closest = hits[0] if hits else FakeHit("c9", "Unrelated.", "Melanoma (Demo)", "melanoma.md", "## X",
+                                                None, 0.93, None)
+        return FakeResult(query, hits, bool(hits), closest)
+
+    def rerank_scores(self, query: str, texts: list[str]) -> list[float]:
+        return [self.rerank_score for _ in texts]
+
+
+def make_engine(tmp_path, model: FakeModel | None = None, kb: FakeKB | None = None,
+                overrides: dict | None = None, nodes: dict | None = None) -> tuple[object, FakeModel, FakeKB]:
+    from engine.config import Settings
+    from engine.graph import Engine
+
+    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path), **(overrides or {})})
+    model = model or FakeModel()
+    kb = kb or FakeKB()
+    return Engine(settings, models=FakeModels(model), kb=kb, nodes=nodes), model, kb
+
+
+def collect(agen_factory: Callable[[], object]) -> list:
+    import asyncio
+
+    async def run() -> list:
+        return [e async for e in agen_factory()]  # type: ignore[attr-defined]
+
+    return asyncio.run(run())

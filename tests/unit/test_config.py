@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from engine.config import REPO_CONFIG, ConfigError, Settings, load_settings
+
+
+def test_config_toml_equals_the_built_in_defaults():
+    from_file = Settings.model_validate(tomllib.loads(REPO_CONFIG.read_text()))
+    assert from_file.model_dump(exclude={"source"}) == Settings().model_dump(exclude={"source"})
+
+
+def test_every_key_in_config_toml_has_a_comment():
+    lines = REPO_CONFIG.read_text().splitlines()
+    comments = " ".join(line for line in lines if line.lstrip().startswith("#"))
+    for i, line in enumerate(lines):
+        if "=" in line and not line.lstrip().startswith("#") and not line.startswith("["):
+            key = line.split("=")[0].strip()
+            commented_above = any(w.lstrip().startswith("#") for w in lines[max(0, i - 3):i])
+            assert commented_above or key in comments, f"undocumented key: {key}"
+
+
+def test_invalid_value_names_key_value_and_allowed(tmp_path: Path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[rag]\ngrader = "vibes"\n[engine]\nmax_retries = 7\n')
+    with pytest.raises(ConfigError) as exc:
+        load_settings(bad, environ={})
+    msg = str(exc.value)
+    assert "rag.grader = 'vibes'" in msg and "cross_encoder" in msg
+    assert "engine.max_retries = 7" in msg and "less than or equal to 2" in msg
+
+
+def test_unknown_key_and_missing_profile_are_rejected(tmp_path: Path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[kb]\nrecal_k = 3\n')
+    with pytest.raises(ConfigError, match="kb.recal_k"):
+        load_settings(bad, environ={})
+    with pytest.raises(ConfigError, match="models.tier2 = 'nope' names no profile"):
+        load_settings(None, environ={"ONCOTUI_MODELS__TIER2": "nope"})
+
+
+def test_environment_overrides_and_data_dir(tmp_path: Path):
+    s = load_settings(None, environ={"ONCOTUI_ENGINE__HITL_CONFIDENCE_FLOOR": "0.45",
+                                     "ONCOTUI_PATHS__DATA_DIR": str(tmp_path), "ONCOTUI_KB__COLLECTION": "demo_kb"})
+    assert s.engine.hitl_confidence_floor == 0.45 and s.kb.collection == "demo_kb"
+    assert s.db_path == tmp_path / "oncotui.db" and s.chroma_dir == tmp_path / "chroma"
+    assert "ONCOTUI_ENGINE__HITL_CONFIDENCE_FLOOR" in s.source
+
+
+def test_missing_config_file_is_a_clear_error():
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings("/nonexistent/oncotui.toml", environ={})

@@ -1,0 +1,219 @@
+"""Engine control flow with a scripted model and an in-memory KB (the real ones are tested in integration/)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+
+import pytest
+
+from engine.graph import EDGES, END, HALT, NODES, START, TRANSITIONS, EngineError, decision, mermaid
+from tests.fakes import BAD_DRAFT, GOOD_DRAFT, FakeModel, collect, make_engine
+
+PANCREAS_T2 = ("58-year-old with stage IV pancreatic adenocarcinoma, KRAS G12D and germline BRCA2 mutation, "
+               "ECOG 1. First-line options?")
+PANCREAS_T1 = "Pancreatic adenocarcinoma, what are the first-line options?"  # no stage, no markers: Tier 1
+
+
+def kinds(events: list) -> list[str]:
+    return [e.kind for e in events]
+
+
+def final(events: list):
+    finals = [e for e in events if e.kind == "Final"]
+    assert len(finals) == 1, kinds(events)
+    return finals[0]
+
+
+# -- the transition table --------------------------------------------------------------------------------------
+def test_every_node_is_reachable_and_every_path_ends():
+    assert set(TRANSITIONS) == set(NODES) == set(EDGES)
+    seen, frontier = set(), [START]
+    while frontier:
+        node = frontier.pop()
+        if node in seen or node in (END, HALT):
+            continue
+        seen.add(node)
+        frontier.extend(EDGES[node])
+    assert seen == set(NODES)
+    # from every node, END is reachable (HALT resumes at hitl_gate's transition)
+    for node in NODES:
+        reach, stack = set(), [node]
+        while stack:
+            n = stack.pop()
+            if n in reach:
+                continue
+            reach.add(n)
+            stack.extend(EDGES.get(n, ()) if n != HALT else ("formatter", "fallback"))
+        assert END in reach, node
+    assert "specialist --> critic" in mermaid()
+
+
+# -- happy paths, HITL -----------------------------------------------------------------------------------------
+def test_tier1_consult_is_released_with_citations(tmp_path):
+    engine, model, _ = make_engine(tmp_path)
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
+    f = final(events)
+    assert f.status == "released" and f.tier == 1
+    assert "FOLFIRINOX" in f.report and "[E1]" in f.report
+    started = [e.node for e in events if e.kind == "NodeStarted"]
+    assert started == ["ingestion", "router", "corrective_rag", "specialist", "critic", "hitl_gate", "formatter"]
+    assert any(e.kind == "Token" for e in events)
+    assert engine.store.consults("PT-0001")[0]["status"] == "released"
+
+
+def test_tier2_halts_for_review_then_approval_releases(tmp_path):
+    engine, _, _ = make_engine(tmp_path)
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T2))
+    assert "Final" not in kinds(events)  # nothing pending is ever shown as final
+    hitl = [e for e in events if e.kind == "HitlRequired"][0]
+    assert any("Tier 2" in r for r in hitl.reasons)
+    [item] = engine.store.approvals()
+    assert item.id == hitl.approval_id and "FOLFIRINOX" in item.preview
+    with pytest.raises(EngineError, match="waiting for a reviewer"):
+        collect(lambda: engine.resume("PT-0001"))
+    events = collect(lambda: engine.resume("PT-0001", decision("approve", "dr.review", "agree")))
+    f = final(events)
+    assert f.status == "reviewed" and "approve by dr.review" in f.report
+    assert engine.store.approval(item.id).status == "approved"
+    assert engine.store.approvals() == []
+    with pytest.raises(EngineError, match="already finished"):
+        collect(lambda: engine.resume("PT-0001", decision("approve", "dr.review")))
+
+
+def test_reviewer_rejection_gives_safe_refusal_and_edits_replace_draft(tmp_path):
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", PANCREAS_T2))
+    f = final(collect(lambda: engine.resume("PT-0001", decision("reject", "dr.review", "wrong regimen"))))
+    assert f.status == "refused" and "wrong regimen" in f.report and "cannot give a safe" in f.report
+    collect(lambda: engine.stream("PT-0002", PANCREAS_T2))
+    f = final(collect(lambda: engine.resume("PT-0002", decision("approve_with_edits", "dr.review",
+                                                                   edited_text="Discuss at tumour board."))))
+    assert f.status == "reviewed" and "Discuss at tumour board." in f.report
+
+
+def test_low_confidence_halts_even_in_tier1(tmp_path):
+    from tests.fakes import FakeKB
+
+    engine, _, _ = make_engine(tmp_path, kb=FakeKB(rerank_score=0.1),
+                               overrides={"engine.hitl_confidence_floor": 0.6})
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
+    [hitl] = [e for e in events if e.kind == "HitlRequired"]
+    assert any("Low retrieval confidence" in r for r in hitl.reasons)
+
+
+def test_tier_override_is_honoured_and_recorded(tmp_path):
+    engine, _, _ = make_engine(tmp_path)
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T2, tier_override=1))
+    routing = [e for e in events if e.kind == "RoutingDecided"][0].routing
+    assert routing.auto_tier == 2 and routing.tier == 1 and routing.override == 1
+    assert final(events).status == "released"
+    assert engine.store.latest("PT-0001").state.routing.override == 1
+
+
+# -- refusals ----------------------------------------------------------------------------------------------------
+def test_out_of_domain_question_is_refused_without_calling_the_model(tmp_path):
+    engine, model, _ = make_engine(tmp_path)
+    events = collect(lambda: engine.stream("PT-0001", "How should type 2 diabetes be managed?"))
+    f = final(events)
+    assert f.status == "refused" and "closest passage" in f.report
+    assert model.calls == 0
+
+
+def test_critic_retries_are_capped_at_two(tmp_path):
+    engine, model, _ = make_engine(tmp_path, model=FakeModel(outputs=[BAD_DRAFT]))
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
+    verdicts = [e for e in events if e.kind == "CriticChecked"]
+    assert model.calls == 3 and len(verdicts) == 3 and not any(v.passed for v in verdicts)
+    f = final(events)
+    assert f.status == "refused" and "safety checks after 3 attempt" in f.report
+    # the critic's feedback reached the retries
+    assert "rejected by the safety checker" in model.prompts[1][-1]["content"]
+
+
+def test_retry_with_feedback_can_recover(tmp_path):
+    engine, model, _ = make_engine(tmp_path, model=FakeModel(outputs=[BAD_DRAFT, GOOD_DRAFT]))
+    f = final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1)))
+    assert f.status == "released" and model.calls == 2
+
+
+def test_exception_in_a_node_goes_to_fallback(tmp_path):
+    from engine.graph import NODES as REAL
+
+    async def broken(state, ctx):
+        raise RuntimeError("kaboom")
+
+    engine, _, _ = make_engine(tmp_path, nodes={**REAL, "specialist": broken})
+    events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
+    assert any(e.kind == "ErrorEvent" and "kaboom" in e.message for e in events)
+    f = final(events)
+    assert f.status == "refused" and "internal step failed" in f.report
+    assert engine.store.consults("PT-0001")[0]["status"] == "refused"
+
+
+def test_model_timeout_goes_to_fallback(tmp_path):
+    slow = FakeModel(delay_s=0.2)
+    engine, _, _ = make_engine(tmp_path, model=slow, overrides={"models.profiles.smollm2.timeout_s": 0.3})
+    f = final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1)))
+    assert f.status == "refused" and "did not finish within" in f.report
+
+
+def test_cancel_mid_stream_keeps_checkpoint_consistent(tmp_path):
+    engine, _, _ = make_engine(tmp_path, model=FakeModel(delay_s=0.05))
+
+    async def run_until_first_token():
+        agen = engine.stream("PT-0001", PANCREAS_T1)
+        async for event in agen:
+            if event.kind == "Token":
+                break
+        await agen.aclose()
+
+    asyncio.run(run_until_first_token())
+    cp = engine.store.latest("PT-0001")
+    assert cp.node == "corrective_rag" and cp.next_node == "specialist"
+    f = final(collect(lambda: engine.resume("PT-0001")))
+    assert f.status == "released"
+
+
+# -- privacy and isolation ---------------------------------------------------------------------------------------
+PHI_NOTE = ("Patient John Smith, MRN 4471923, DOB 03/14/1961, phone (617) 555-0199, email jsmith@example.com, "
+            "seen at Massachusetts General Hospital. Stage IV pancreatic adenocarcinoma. First-line options?")
+PHI_STRINGS = ["John Smith", "4471923", "03/14/1961", "555-0199", "jsmith@example.com", "Massachusetts General"]
+
+
+def test_raw_note_never_reaches_model_or_database(tmp_path):
+    engine, model, kb = make_engine(tmp_path)
+    events = collect(lambda: engine.stream("PT-0001", PHI_NOTE))
+    prompts = json.dumps(model.prompts) + json.dumps(kb.queries)
+    events_text = json.dumps([e.to_json() for e in events], default=str)
+    engine.store.db.conn.commit()
+    with sqlite3.connect(tmp_path / "oncotui.db") as conn:
+        conn.execute("pragma wal_checkpoint(full)")
+    blobs = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    for s in PHI_STRINGS:
+        assert s not in prompts, s
+        assert s not in events_text, s
+        assert s.encode() not in blobs, s
+    assert "[PERSON_1]" in engine.store.latest("PT-0001").state.case_text
+
+
+def test_threads_are_isolated_but_follow_ups_see_their_own_history(tmp_path):
+    engine, model, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", PANCREAS_T1 + " zanzibarium exposure noted."))
+    model.prompts.clear()
+    collect(lambda: engine.stream("PT-0002", PANCREAS_T1))
+    assert "zanzibarium" not in json.dumps(model.prompts)
+    model.prompts.clear()
+    collect(lambda: engine.stream("PT-0001", "Pancreatic: and after progression?"))
+    assert "zanzibarium" in json.dumps(model.prompts)
+
+
+def test_bad_patient_id_and_empty_text_are_clear_errors(tmp_path):
+    from engine.checkpoint import StoreError
+
+    engine, _, _ = make_engine(tmp_path)
+    with pytest.raises(StoreError, match="PT-0001"):
+        collect(lambda: engine.stream("patient-1", "text"))
+    with pytest.raises(EngineError, match="empty"):
+        collect(lambda: engine.stream("PT-0001", "   "))

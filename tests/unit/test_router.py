@@ -1,0 +1,88 @@
+"""Router: extraction of case facts and the additive score, including the rule we ship for the pancreatic case."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.config import Settings
+from engine.facts import extract_facts
+from engine.nodes.router import score_facts
+
+CFG = Settings().router
+
+
+def route(text: str, override: int | None = None):
+    facts = extract_facts(text, genes=CFG.genes, treatment_keywords=CFG.treatment_keywords,
+                          rare_cancers=CFG.rare_cancers)
+    return facts, score_facts(facts, CFG, override)
+
+
+def test_pancreatic_stage_iv_kras_brca2_counts_brca2():
+    # Shipped rule: germline BRCA2 counts as a mutation: rare 0.40 + stage IV 0.25 + >=2 mutations 0.30.
+    facts, r = route("Stage IV pancreatic adenocarcinoma with KRAS G12D and germline BRCA2 mutation.")
+    assert facts.genes == ("KRAS", "BRCA2")
+    assert r.score == pytest.approx(0.95) and r.tier == 2
+    assert {f.name: f.weight for f in r.factors} == {"rare_cancer": 0.40, "stage_iv": 0.25, "multiple_mutations": 0.30}
+
+
+def test_simple_case_is_tier1():
+    facts, r = route("65-year-old woman with stage I hormone receptor-positive breast cancer after lumpectomy?")
+    assert facts.cancer_type == "hormone receptor-positive breast cancer"
+    assert r.score == 0.0 and r.tier == 1
+
+
+def test_override_is_honoured_and_recorded():
+    _, r = route("Stage I breast cancer", override=2)
+    assert (r.auto_tier, r.tier, r.override) == (1, 2, 2)
+
+
+@pytest.mark.parametrize("text,stage", [
+    ("stage IV NSCLC", "IV"), ("stage 4 colon cancer", "IV"), ("stage IIIB lung adenocarcinoma", "III"),
+    ("T3N1M1 gastric adenocarcinoma", "IV"), ("pT2N1M0 rectal cancer", "III"), ("stage II breast cancer", "II"),
+    ("metastatic melanoma", "IV"), ("non-metastatic prostate cancer", None),
+    ("initially stage II, now stage IV after relapse", "IV"), ("extensive-stage small cell lung cancer", "IV"),
+])
+def test_stages(text, stage):
+    assert route(text)[0].stage == stage
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("triple-negative breast cancer", "triple-negative breast cancer"),
+    ("breast cancer, now a triple-negative breast cancer recurrence", "triple-negative breast cancer"),
+    ("metastatic non-small cell lung cancer", "non-small cell lung cancer"),
+    ("small cell lung cancer", "small cell lung cancer"),
+    ("uveal melanoma with liver metastases", "uveal melanoma"),
+    ("adenocarcinoma of unknown primary", "cancer of unknown primary"),
+])
+def test_most_specific_cancer_type(text, expected):
+    assert route(text)[0].cancer_type == expected
+
+
+def test_nsclc_is_not_rare_but_sclc_is():
+    assert not route("non-small cell lung cancer")[0].rare
+    assert route("small cell lung cancer")[0].rare
+
+
+def test_multiword_markers_and_negative_status():
+    facts, r = route("Colon cancer, BRAF V600E, MSI-H, KRAS wild-type, HER2-positive, EGFR exon 19 deletion")
+    assert "BRAF V600E" in facts.markers and "MSI-H" in facts.markers and "EGFR exon 19 deletion" in facts.markers
+    assert "HER2-positive" in facts.markers
+    assert set(facts.genes) == {"BRAF", "HER2", "EGFR"}  # KRAS wild-type is not a mutation; MSI-H is a biomarker
+    assert "multiple_mutations" in [f.name for f in r.factors]
+
+
+def test_unknown_primary_and_prior_treatment_and_negation():
+    facts, r = route("Carcinoma, primary site unknown, progressed on carboplatin; ECOG 2")
+    assert facts.unknown_primary and facts.performance_status == "ECOG 2"
+    assert "carboplatin" in facts.prior_treatments
+    names = [f.name for f in r.factors]
+    assert "unknown_primary" in names and "prior_treatment" in names
+    assert route("stage II colon cancer, no prior chemotherapy")[0].prior_treatments == ()
+    assert route("treatment-naive stage II colon cancer after chemo discussion")[0].prior_treatments == ()
+
+
+def test_weights_come_from_config():
+    s = Settings().with_overrides({"router.weights": {**CFG.weights, "stage_iv": 0.9}})
+    facts = extract_facts("stage IV breast cancer", genes=s.router.genes,
+                          treatment_keywords=s.router.treatment_keywords, rare_cancers=s.router.rare_cancers)
+    assert score_facts(facts, s.router).score == pytest.approx(0.9)
