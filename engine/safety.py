@@ -68,7 +68,7 @@ _DOSE_RE = re.compile(
     re.IGNORECASE)
 _DRUG_SUFFIX_RE = re.compile(
     r"\b[a-z]{3,}(?:mab|nib|lisib|parib|platin|taxel|rubicin|citabine|trexate|fosfamide|mustine|"
-    r"tecan|mycin|vudine|zomib|lidomide|statin|relix|lutamide|terone|rozole|fen|degib|ciclib|rafenib|tinib)\b",
+    r"tecan|mycin|vudine|zomib|lidomide|statin|relix|lutamide|terone|rozole|fen|degib|ciclib|rafenib|tinib|rasib|sertib)\b",
     re.IGNORECASE)
 _REGIMENS = ("FOLFIRINOX", "NALIRIFOX", "FOLFOX", "FOLFIRI", "CAPOX", "XELOX", "FLOT", "R-CHOP", "CHOP", "ABVD",
              "BEP", "AC-T", "TC", "CMF", "ECF", "EOX", "MVAC", "GemCis", "PEM")

@@ -138,3 +138,23 @@ def collect(agen_factory: Callable[[], object]) -> list:
         return [e async for e in agen_factory()]  # type: ignore[attr-defined]
 
     return asyncio.run(run())
+
+
+def crash_child(data_dir: str, text: str) -> None:
+    """Subprocess body for the crash test: the Specialist blocks forever, so the parent can kill us mid-consult."""
+    import asyncio
+    from pathlib import Path
+
+    engine, _, _ = make_engine(Path(data_dir), model=FakeModel(block=threading.Event()))
+
+    async def run() -> None:
+        async for _ in engine.stream("PT-0001", text):
+            pass
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    import sys
+
+    crash_child(sys.argv[1], sys.argv[2])

@@ -1,0 +1,93 @@
+"""The Critic's deterministic rules: each one rejects what it should, and anything unparseable is rejected."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.safety import critique, draft_schema
+from engine.state import Passage
+
+P1 = Passage("E1", "c1", "Pancreatic (Demo)", "p.md", "## Metastatic", None,
+             "FOLFIRINOX or gemcitabine plus nab-paclitaxel are first-line options for metastatic pancreatic "
+             "adenocarcinoma with good performance status. Olaparib is given at 300 mg twice daily.", 0.3, 3.0, True)
+P2 = Passage("E2", "c2", "Breast (Demo)", "b.md", "## Early", None,
+             "Adjuvant endocrine therapy with tamoxifen is used for hormone receptor-positive early breast cancer.",
+             0.4, 2.0, True)
+
+
+def draft(*recs: tuple[str, list[str]], assessment: str = "Metastatic pancreatic adenocarcinoma.") -> str:
+    return json.dumps({"assessment": assessment, "caveats": [], "missing_information": [],
+                       "recommendations": [{"text": t, "evidence": e} for t, e in recs]})
+
+
+GOOD = ("FOLFIRINOX or gemcitabine plus nab-paclitaxel are first-line options for metastatic pancreatic "
+        "adenocarcinoma.", ["E1"])
+
+
+def test_supported_cited_draft_passes():
+    result = critique(draft(GOOD), [P1, P2])
+    assert result.passed and result.draft is not None and result.draft.recommendations[0].evidence == ("E1",)
+
+
+@pytest.mark.parametrize("raw,rule", [
+    ("", "schema"), ("not json at all", "schema"), ('{"assessment": "x"', "schema"),
+    ('{"assessment": "x", "recommendations": []}', "schema"), ("[1, 2]", "schema"),
+    ('{"assessment": 3, "recommendations": [{"text": "a", "evidence": []}]}', "schema"),
+])
+def test_unparseable_or_malformed_output_fails_closed(raw, rule):
+    result = critique(raw, [P1])
+    assert not result.passed and result.issues[0].startswith(rule)
+
+
+def test_missing_and_unknown_citations_fail():
+    assert "cites no evidence" in critique(draft((GOOD[0], [])), [P1]).issues[0]
+    assert "unknown evidence E7" in critique(draft((GOOD[0], ["E7"])), [P1]).issues[0]
+
+
+def test_absolute_language_fails():
+    r = critique(draft(("FOLFIRINOX always cures metastatic pancreatic adenocarcinoma first-line.", ["E1"])), [P1])
+    assert any(i.startswith("absolute") for i in r.issues)
+    r = critique(draft(GOOD, assessment="A guaranteed response."), [P1])
+    assert any("assessment uses absolute" in i for i in r.issues)
+
+
+def test_dose_must_appear_in_cited_passage():
+    ok = critique(draft(("Olaparib is given at 300 mg twice daily for pancreatic adenocarcinoma.", ["E1"])), [P1])
+    assert ok.passed, ok.issues
+    bad = critique(draft(("FOLFIRINOX every 14 days at 85 mg/m2 for metastatic pancreatic adenocarcinoma.",
+                          ["E1"])), [P1])
+    assert sum(i.startswith("dose") for i in bad.issues) == 2
+
+
+def test_drug_absent_from_cited_passage_fails():
+    r = critique(draft(("Tamoxifen is a first-line option for metastatic pancreatic adenocarcinoma.", ["E1"])),
+                 [P1, P2])
+    assert any(i.startswith("drug") and "Tamoxifen" in i for i in r.issues)
+    r = critique(draft(("Sotorasib or FOLFOX are first-line options for metastatic pancreatic adenocarcinoma.",
+                        ["E1"])), [P1])
+    assert {i.split("'")[1] for i in r.issues if i.startswith("drug")} == {"Sotorasib", "FOLFOX"}
+
+
+def test_unsupported_statement_fails_support_rule():
+    r = critique(draft(("Consider hyperthermic intraperitoneal perfusion with radiolabelled microspheres.",
+                        ["E1"])), [P1])
+    assert any(i.startswith("support") for i in r.issues)
+
+
+def test_a_crash_inside_a_rule_is_a_rejection(monkeypatch):
+    import engine.safety as safety
+
+    def boom(*a, **k):
+        raise ValueError("rule crashed")
+
+    monkeypatch.setattr(safety, "check_recommendation", boom)
+    r = critique(draft(GOOD), [P1])
+    assert not r.passed and "could not evaluate" in r.issues[0]
+
+
+def test_schema_limits_evidence_ids_to_retrieved_passages():
+    schema = draft_schema(["E1", "E2"])
+    items = schema["properties"]["recommendations"]["items"]["properties"]["evidence"]["items"]
+    assert items["enum"] == ["E1", "E2"]
