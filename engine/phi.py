@@ -1,0 +1,2063 @@
+"""Deterministic, offline PHI redaction (HIPAA Safe Harbor oriented).
+
+Pure Python + ``re`` + stdlib; no network, no models.  ``redact(text)`` returns a :class:`Redaction`
+whose ``text`` has every detected identifier replaced by a typed placeholder such as ``[PERSON_1]``.
+Placeholders are stable within one call: the same surface string (and, for people, a bare surname or
+first name of someone already seen in full) gets the same placeholder.
+
+Types: PERSON, DATE, AGE (>89 only), ID, PHONE, EMAIL, URL, IP, SSN, ADDRESS, LOCATION, ORGANIZATION.
+
+Deliberately kept (not identifiers under Safe Harbor, or clinical content):
+  * a bare year ("in 2019"), weekday names, ages up to 89 ("72-year-old");
+  * drug names, genes/variants, stages, doses, lab values, trial ids (NCT...), cancer eponyms
+    ("Hodgkin lymphoma", "Ewing sarcoma", "Wilms tumor", "Merkel cell");
+  * titles and credentials around a name ("Dr. [PERSON_1]", "[PERSON_2], MD");
+  * countries and US states on their own (inside an address block the whole block is redacted).
+
+How it works (all rule based):
+  1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
+     street addresses incl. international forms and multi-line address blocks, ages > 89);
+  2. token rules for names: titles (Dr./Mr./Pt. ...), labels ("Name:", "Signed:", "seen by", "my name
+     is"), credentials ("J. Smith, MD"), a built-in multinational first-name list, sequences of two or
+     more capitalised words that are not common English/clinical vocabulary, coordination ("A, B and
+     C" next to a known name) and propagation of already-found name tokens;
+  3. organisation names ending in Hospital/Clinic/Medical Center/... or company suffixes;
+  4. overlap resolution by priority, then numbering of placeholders in order of appearance.
+
+The common-word vocabulary (``_VOCAB``) is the set of words that occur in lower case in general
+oncology prose (NCI PDQ summaries); a capitalised word found there is treated as ordinary language,
+not as part of a name, which is what keeps clinical terms intact.
+
+``evaluate(records)`` scores the redactor on labelled records (see its docstring for the exact rules).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Iterable
+
+__all__ = ["Redaction", "redact", "evaluate", "PLACEHOLDER_RE", "TYPES"]
+
+TYPES = (
+    "PERSON", "DATE", "AGE", "ID", "PHONE", "EMAIL", "URL", "IP", "SSN", "ADDRESS", "LOCATION",
+    "ORGANIZATION",
+)
+
+PLACEHOLDER_RE: re.Pattern = re.compile(r"\[(" + "|".join(TYPES) + r")_(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Redaction:
+    text: str  # redacted text with typed placeholders
+    counts: dict[str, int] = field(default_factory=dict)  # distinct placeholders issued per type
+    spans: tuple[tuple[str, int, int], ...] = ()  # (type, start, end) in the ORIGINAL text
+
+
+# ---------------------------------------------------------------------------------------------------
+# Word lists
+# ---------------------------------------------------------------------------------------------------
+
+# Common first names from many countries (accents folded, lower case).  General list, not data-derived.
+_FIRST_NAMES_TEXT = """
+aaron abby abdul abdullah abigail abraham ada adam adela adelaide adele adina adolf adrian adriana
+adrianna adrienne agata agatha agnes agnieszka ahmad ahmed aida aidan aiden aileen aimee aino aisha
+akira aksel al alan alana albert alberta alberto alda aldo alec alejandra alejandro aleksander aleksandr
+aleksandra aleksei alena alessandra alessandro alessia alex alexa alexander alexandra alexandre
+alexandru alexei alexis alf alfie alfonso alfred alfredo ali alice alicia alina aline alisha alison
+alistair allan allen allison alma alois alonso alvaro alvin alyssa amal amanda amber amelia amelie amir
+amira amos amy ana anastasia anatoly anders andrea andreas andrei andrej andres andrew andrey andrzej
+andy aneta angel angela angelica angelika angelina angelo angus anika anita anja ann anna annabel
+annabelle anne anneli annelise annette annie anouk ansel anthony antoine anton antonella antoni antonia
+antonin antonio antonius antti anya apolonia archie ari ariana arianna ariel arjun arlene armand armando
+arnaud arne arnold aron arrow art arthur artur arturo arvid arvo asa asbjorn ashley ashton asia aslak
+asta astrid asya atle audrey august augusta augustin aurelia aurelio aurora austin ava avery axel ayesha
+aylin baptiste barbara barbora barney barry bart bartholomew bartosz basil bastian beata beatrice
+beatrix beatriz becky belinda bella ben benedetta benedict benedikt benjamin bennett benny bent
+bernadette bernard bernardo bernd bert berta bertha bertil bertram beth bethany betty beverly bianca
+bill billie billy bjarne bjorn blake blanca blanche bo bob bobby bogdan bohdan bohumil boris borislav
+bozena brad bradley brandon brenda brendan brent brett brian briana brianna bridget brigitte britt
+britta brittany brooke bruce bruno bryan bryce burak caleb callum calvin camila camilla camille candace
+cara carina carl carla carles carlo carlos carly carmen carol carole carolina caroline carolyn carrie
+carsten carter casey caspar casper cassandra catalina caterina catherine cathy cecile cecilia cedric
+celeste celia celina cesar chad chantal charlene charles charley charlie charlotte chelsea cheryl
+chester chiara chloe chris christa christian christiane christie christina christine christoffer
+christoph christophe christopher chuck ciara cindy claire clara clarence clark claude claudia claudio
+clemens clement cleo cliff clifford clint clive cody colette colin colleen connor conor conrad constance
+constantin consuelo cora coralie corey corina corinne cormac cornelia cornelius courtney craig cristian
+cristiano cristina curtis cynthia cyril czeslaw dafne dag dagmar dagny dai daisy dalia damian damien dan
+dana daniel daniela daniele danielle danny dante daphne dara darek daria dario darius darko darlene
+darren darryl daryl dave david dawid dean deborah debra declan deirdre delia demetrius denis denise
+dennis derek derrick desmond devin diana diane diego dieter dimitri dimitrios dina dino dirk dmitri
+dmitry dolores domenico dominic dominik dominika dominique donald donna dora doris dorota dorothea
+dorothy doug douglas drew duncan dusan dustin dwayne dylan ebba ed eddie edgar edith edmund edoardo
+eduard eduardo edvard edward edwin eero eileen einar ekaterina elaine eleanor elena eleni eli elias
+elijah elin elina elisa elisabeth elisabetta elise eliska eliza elizabeth ella elle ellen ellie elliot
+elliott ellis elmer eloise elsa else elsie elvira elzbieta emanuel emanuele emil emile emilia emilie
+emilio emily emma emmanuel emmanuelle enrico enrique enzo erasmo eric erica erich erik erika erin erkki
+erlend erling ernest ernesto ernst errol erwin esa esmeralda esperanza esteban estelle ester esther
+ethan etienne eugen eugene eugenia eva evan evangelina eve evelina evelyn evgeny ewa ewan ezra fabian
+fabio fabrice fanny farah fatima fausto federica federico felicia felicity felipe felix ferdinand ferenc
+fernanda fernando filip filippo finn fiona flavia flavio fletcher flora florence florian floyd frances
+francesca francesco francis francisco franco francois francoise frank frankie franz franziska fred
+freddie frederick frederik fredrik freja freya frida fridtjof friedrich fritz gabor gabriel gabriela
+gabriele gabriella gabrielle gail galina garrett gary gaspard gavin gemma geneva genevieve geoffrey
+georg george georgia georgina gerald geraldine gerard gerardo gerda gerhard gerrit gertrude gianluca
+gianni gideon gilbert gilles gina gino giorgio giovanna giovanni giulia giuliana giulio giuseppe gladys
+glenn gloria gonzalo gordon grace graham grant greg gregor gregory greta gretchen griselda gudrun guido
+guillaume guillermo gunnar gunnhild gunther gustav gustavo guy gwen gwendolyn gyorgy haakon hadley
+hailey hakan hal halina halldor halvard hamid hamza hana hank hanna hannah hannele hannes hans harald
+harold harper harriet harrison harry harvey hassan hayden hazel heather hector hedda hedvig hedwig heidi
+heike heikki heinrich heinz helen helena helene helga helmut henning henri henrietta henrik henrique
+henry herbert herman hermann hilda hilde hildegard hilding holger holly horace howard hubert hugh hugo
+hunter ian ibrahim ida ignacio igor ilona ilse imogen imran ines inga inge ingrid irena irene irina iris
+irma isaac isabel isabella isabelle isak isidor ismael israel istvan ivan ivana ivo ivy iwona izabela
+jack jackie jackson jacob jacqueline jacques jade jaime jake jakob jakub james jamie jan jana jane janet
+janice janina janine janusz jari jarmila jaroslav jaroslava jasmine jason jasper javier jay jean
+jeanette jeanne jeff jeffrey jelena jennifer jenny jens jeremy jerome jerzy jesper jesse jessica jesus
+jill jim jimmy jiri jo joachim joan joanna joao joaquin jocelyn jodi jody joe joel johan johann johanna
+johannes john johnny jon jonas jonathan jordan jordi jorge jorgen jose josef josefina joseph josephine
+josh joshua josie joyce juan juana judit judith judy jukka julia julian juliana julie julien juliet
+julio julius june jurgen justin justine jutta jyrki kai kaisa kaja kalle kamil kamila kara karel karen
+kari karin karina karl karla karol karolina kasia kasper kata katalin katarina katarzyna kate katerina
+katharina katherine kathleen kathrine kathryn kathy katie katja katrin katrina katrine kay kayla keith
+kelly ken kenji kenneth kent kerry kevin kim kimberly kirsten kirsti kitty klara klaus knut konrad
+konstantin kristen kristian kristin kristina kristine kristof kristoffer krisztina krzysztof kurt kyle
+lada lana lara lars laszlo laura lauren laurence laurent lauri lea leah lee leena leif leila lena leni
+lennart leo leon leona leonard leonardo leonid leopold leslie lewis lidia lila lilian liliana lillian
+lina linda lindsay lindsey linnea lionel lisa lise liv livia liz liza lizzie lois lola lorena lorenzo
+loretta lori lorraine lotta lotte louis louisa louise lovisa luca lucas lucia luciano lucie lucy ludmila
+ludovic ludwig luigi luis luisa lukas lukasz luke luna lydia lynn mads magda magdalena magnus mai maja
+malcolm malgorzata malin malte manon manuel manuela marc marcel marcela marcella marcello marcia marco
+marcos marcus marek margaret margareta margarita margit margo margot marguerite maria mariah marian
+mariana marianne marie mariella marika marilyn marina mario marion marisa marissa marit marius marjorie
+mark marko markus marlene marta martha martin martina marty marvin mary maryam mason massimo mateo
+mateusz mathias mathieu matias matilda matt matteo matthew matthias matti maud maureen maurice mauricio
+mauro max maxim maxime maximilian maya megan mehmet melanie melinda melissa melvin mercedes meredith
+mette mia michael michaela michal michel michele michelle miguel mihai mika mikael mikhail mikko miklos
+milan milena miles milos mira miranda miriam mirjam miroslav mitchell mohamed mohammad mohammed moira
+monica monika morgan moritz morten muhammad murat murray nadia nadine nancy naomi natalia natalie
+natasha nathalie nathan nathaniel neil nelson nicholas nick nicola nicolas nicole niels nigel nika
+nikita niklas nikola nikolai nikolaj nikolaos nils nina noah noel noemi nora norbert norma norman oksana
+olaf olav ole oleg olga oliver olivia olivier omar oscar oskar osvaldo otto owen pablo paige pamela
+paola paolo pascal pascale patricia patrick patrik paul paula paulina pauline pavel pawel pedro peggy
+penelope per pernille petar peter petr petra philip philippa philippe phillip phoebe pia piero pierre
+pieter piotr pirjo polly priscilla quentin quinn rachel radek radoslaw rafael raffaele ragnar ragnhild
+rainer ralph ramon ramona randall randy raphael raquel rasmus raul raymond rebecca regina reginald reid
+reinhard renata renate rene renee reza ricardo riccardo richard rick rickard rita rob robert roberta
+roberto robin rocco roderick rodney rodrigo roger roland rolf roman romana ronald ronja ronnie rosa
+rosalind rosanna rosemary ross rowan roxanne ruben rudi rudolf rudolph rufus rupert russell ruth ryan
+sabina sabine sabrina sally salma salvatore sam samantha samir samuel sandra sandro santiago sara sarah
+sasha saskia saul scott sean sebastian sebastien selma serena sergei sergey sergio seth shane shannon
+sharon shawn sheila shelby shirley sidney siegfried sienna sigrid silke silvana silvia simon simona
+simone siobhan sixten sofia sofie solveig sonia sonja sophia sophie soren stacy stanislav stanislaw
+stefan stefania stefanie stefano stella sten stephan stephanie stephen steve steven stig stina sune
+susan susanne suzanne sven svetlana sylvia sylvie szymon tadeusz tamara tamas tania tanja tanya tara
+tatiana tatjana teodor teresa terje terrence terri terry tess tessa thea theo theodor theodore theresa
+therese thomas thor thorsten tiago tilda tilly tim timo timothy tina tobias toby todd tom tomas tomasz
+tommy toni tony torben tore torsten tove tracy travis trevor trine tristan troy tuomas tyler uffe ulf
+ulla ulrich ulrika urban ursula uwe vaclav valentin valentina valentine valeria valerie vanessa vasily
+vera veronica veronika vicente victor victoria vidar viktor viktoria vilma vincent vincenzo viola violet
+virginia vitor vivian viviane vladimir vojtech waldemar walter wanda warren wayne wendy werner wesley
+wiktor wilhelm wilhelmina will willem william willy wilma wojciech wolfgang xavier yasmin yolanda yuri
+yusuf yvette yvonne zach zachary zara zbigniew zdenek zoe zofia zoltan zora zuzana
+"""
+
+# More first names (Nordic, Central/Eastern European, Southern European, Middle Eastern, South and East
+# Asian).
+_FIRST_NAMES_EXTRA = """
+sigurdur gudmundur olafur bjarni helgi kristjan thorsteinn sigridur gudrun margret arnar birgir
+gunnar einar hafthor jonas kari runar steinunn thora unnur vigdis zsolt zsuzsanna eszter erzsebet
+attila balazs csaba tibor bence levente reka orsolya timea gyula janos jozsef laszlo imre sandor
+lajos matyas dorottya nikolett krisztian tereza lenka marketa sarka vladimira jindrich vaclav
+bohuslav radek ondrej jiri ludek vit vlasta libuse grzegorz marcin krystyna wieslaw wladyslaw
+boleslaw miroslaw ryszard kazimierz stanislawa jadwiga danuta grazyna wislawa przemyslaw
+dobroslaw roscislaw bronislaw jaroslaw zdzislaw ludmila dragan goran zoran jovan milica dragana
+snezana bojan dejan nenad sasa zeljko branko vesna mirjana ljiljana slobodan predrag aleksandar
+anda andja bojka jasna juha pekka tuula paivi riitta minna marjatta pirkko kaarina eino onni
+veikko tapio pentti seppo raimo ilkka riku jouni jouko satu outi sanna tiina sirpa kaija aila
+birgitta kerstin annika alva signe sigrun torunn bjorg oddvar geir trond kjell svein halvor eirik
+oystein lone birthe dorthe poul preben flemming mathilde josefine piet kees henk joost bram daan
+lieke sanne femke maaike marieke ineke joke wim ruud sjoerd jeroen thijs bas koen stijn maarten
+horst manfred gunter birgit gabriele anke jorg leonie giuseppina carmela antonietta concetta
+margherita franca francisca pilar rosario nuria encarnacion rocio montserrat alba goncalo diogo
+rui helder nuno joana catarina leonor margarida filipa monique sandrine celine aurelie margaux
+juliette artem darya ksenia polina nadezhda lyudmila lyubov zoya yulia huseyin hasan ismail osman
+omer ayse emine hatice zeynep elif merve esra ozlem mahmoud khaled youssef hussein tariq karim
+nour zainab amina rania hiba aarav rohan suresh ramesh rajesh mahesh ganesh vikram aditya nikhil
+pooja anjali neha sunita kavita deepa lakshmi sita radha meera divya shreya ananya aditi hiroshi
+takashi kenji yuki yuko yoko keiko akiko naoko haruto sota yuto hinata sakura yui aoi kenta
+daiki takumi shota ryota kaito chihiro wei ming mei jing hui xiu ying chen hyun soo seung min-jun
+ji-woo emre mustafa ahmet fatma selin dzhambek ruslan timur aslan zaur magomed ramzan islam
+shamil akhmed bekbolat kamila dilnoza gulnara aigerim
+"""
+
+# First names that are also ordinary (often clinical) words: used only with a supporting cue.
+_AMBIGUOUS_NAMES = set("""
+will may june april august grace hope faith joy dawn bill art pat sue frank gene ray chase mark don
+guy page summer star angel crystal amber ruby pearl ivy holly daisy iris lily rose olive ginger miles
+christian king major price lane dale glen grant reed rich sandy rocky buck duke earl patience violet
+jade penny max jack bob else per ed al carina tore bent odd lone eve sky hunter harmony melody
+destiny trinity liberty chance ace rex sunny storm river autumn winter spring cash noble young long
+brown white black green gray grey baker cook park key hill bay bo jo kay lee rosa vera mercedes
+lucky victor justice sage marina nova august aurora clement constance felicity prudence charity
+tracy sandra christina? gay
+""".replace("?", "").split()) - {"sandra", "christina", "tracy"}
+
+# Titles that introduce a name.
+_TITLES = {
+    "dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "pt", "mme", "mlle", "herr",
+    "frau", "sr", "sra", "srta", "rev", "fr", "sir", "dame", "madam", "mister", "doctor", "nurse",
+    "sister", "brother",
+}
+_STRONG_TITLES = {"dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "mme", "mlle",
+                  "herr", "frau", "sra", "srta", "mister", "madam", "dame", "sir"}
+
+# Credentials that follow a name ("J. Smith, MD", "Anna Berg RN").
+_CREDENTIALS = (
+    r"M\.?D\.?|D\.?O\.?|R\.?N\.?|N\.?P\.?|PA-C|P\.?A\.?|Ph\.?D\.?|DDS|DMD|APRN|CNP|FNP|FNP-BC|MBBS|"
+    r"FACP|FACS|FRCP|FRCPC|PharmD|MSN|BSN|LPN|CRNA|DNP|MPH|MS|MSc|MA|LCSW|RD|OCN|AOCN|AOCNP|RPh|CNS"
+)
+
+# Name particles that may sit inside a name ("van de Noort", "da Silva").
+_PARTICLES = {
+    "van", "von", "de", "der", "den", "da", "das", "do", "dos", "di", "del", "della", "la", "le", "du",
+    "des", "bin", "ibn", "al", "el", "ten", "ter", "st", "mac", "ap", "y",
+}
+
+# Words that are never part of a person name when found by an uncued rule (and end a cued one).
+_HARD_STOP = set("""
+january february march april may june july august september october november december feb
+apr jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue
+tues wed thu thur thurs fri sat sun today tomorrow yesterday tonight morning afternoon evening night
+hospital clinic center centre institute university college medical health healthcare memorial
+general regional community foundation laboratory laboratories lab labs pharmacy hospice infirmary
+street st avenue ave road rd lane ln drive boulevard blvd court ct place pl square terrace way parkway
+highway circle close crescent suite apt apartment unit box floor room building po psc
+inc llc ltd corp corporation company co group plc gmbh partners associates
+syndrome disease lymphoma sarcoma tumor tumour tumors tumours cell cells carcinoma leukemia leukaemia
+myeloma melanoma cancer score scale classification criteria stage staging grade grading index
+system test assay procedure operation resection nodule node sign triad phenomenon effect method
+analysis estimate curve technique pouch status esophagus oesophagus thyroiditis macroglobulinemia
+performance protocol regimen trial study cohort arm phase cycle day week month year dose
+patient patients pt male female man woman boy girl he she his her him they them their we our you
+your i me my mine the a an and or but nor of in on at to for from by with without into onto via per
+is are was were be been being am has have had do does did will would shall should can could may
+might must not no yes this that these those there here who whom whose which what when where why how
+name names phone fax email mail address tel mobile cell home work office web website url date dob
+age sex mrn id ssn zip code city state country county
+mr mrs ms dr miss prof md rn np pa phd do
+""".split())
+
+# Clinical head nouns: a capitalised word directly before one of these is an eponym, not a person.
+_CLINICAL_HEADS = set("""
+syndrome syndromes disease diseases lymphoma lymphomas sarcoma sarcomas tumor tumors tumour tumours
+cell cells carcinoma carcinomas leukemia leukaemia myeloma melanoma cancer cancers score scores
+scale classification criteria stage stages staging grade grading index system test tests assay
+procedure procedures operation resection nodule nodules node nodes sign signs triad phenomenon
+effect method analysis estimate estimates curve curves technique pouch status esophagus oesophagus
+thyroiditis macroglobulinemia disorder anomaly anemia anaemia ulcer hernia fracture reaction
+tube catheter needle approach incision maneuver manoeuvre law rule formula equation distribution
+regression model hazards statement questionnaire inventory trial trials lesion lesions polyp
+polyps polyposis neuroma body bodies granule granules fibers fibres canal duct gland glands
+space spaces line lines nephroblastoma family
+""".split())
+
+# Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
+_EPONYMS = set("""
+hodgkin hodgkins non-hodgkin ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
+pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
+peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube
+hurthle reed-sternberg askin brenner sertoli leydig sertoli-leydig richter auer philadelphia
+kaplan-meier kaplan meier cox fisher wilcoxon kruskal-wallis mann-whitney bonferroni pap
+papanicolaou hounsfield lugano deauville kiel rai binet hasford sokal arbor masaoka masaoka-koga
+dukes astler-coller enneking gail tyrer-cuzick oncotype mammaprint guardant foundationone caris
+tempus bethesda breslow recist tnm ajcc uicc figo who ecog nccn asco esmo sister
+charcot-marie-tooth guillain-barre creutzfeldt-jakob down turner klinefelter beckwith-wiedemann
+denys-drash wagr gorlin-goltz cronkhite-canada zollinger-ellison verner-morrison carney
+bannayan-riley-ruvalcaba proteus ollier maffucci mccune-albright stewart-treves kasabach-merritt
+castleman rosai-dorfman erdheim-chester langerhans schwann purkinje kupffer sternberg
+brodie virchows sjogren sjogrens raynaud raynauds stevens-johnson steven-johnson epstein-barr
+epstein barr hpv ebv hiv hbv hcv htlv kras braf egfr alk ros ret met ntrk her2 erbb2 brca brca1
+brca2 tp53 pik3ca pten idh idh1 idh2 flt3 npm1 jak2 calr mpl kit pdgfra
+""".split())
+
+# Countries, US states and similar: not identifiers below state level (kept, excluded from recall).
+_COUNTRIES_STATES = set("""
+afghanistan albania algeria andorra angola argentina armenia australia austria azerbaijan bahamas
+bahrain bangladesh barbados belarus belgium belize benin bhutan bolivia bosnia botswana brazil brunei
+bulgaria burundi cambodia cameroon canada chad chile china colombia congo croatia cuba cyprus czechia
+czech denmark djibouti dominica ecuador egypt eritrea estonia eswatini ethiopia fiji finland france
+gabon gambia georgia germany ghana greece greenland grenada guatemala guinea guyana haiti honduras
+hungary iceland india indonesia iran iraq ireland israel italy jamaica japan jordan kazakhstan kenya
+kiribati korea kosovo kuwait kyrgyzstan laos latvia lebanon lesotho liberia libya liechtenstein
+lithuania luxembourg madagascar malawi malaysia maldives mali malta mauritania mauritius mexico
+micronesia moldova monaco mongolia montenegro morocco mozambique myanmar namibia nauru nepal
+netherlands holland nicaragua niger nigeria norway oman pakistan palau palestine panama paraguay peru
+philippines poland portugal qatar romania russia rwanda samoa senegal serbia seychelles singapore
+slovakia slovenia somalia spain sudan suriname sweden switzerland syria taiwan tajikistan tanzania
+thailand togo tonga tunisia turkey turkmenistan tuvalu uganda ukraine uruguay uzbekistan vanuatu
+venezuela vietnam yemen zambia zimbabwe england scotland wales usa uk america europe asia africa
+alabama alaska arizona arkansas california colorado connecticut delaware florida hawaii idaho
+illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota
+mississippi missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah
+vermont virginia washington wisconsin wyoming
+""".split())
+_COUNTRY_PHRASES = {
+    "united states", "united states of america", "united kingdom", "south africa", "new zealand",
+    "south korea", "north korea", "saudi arabia", "sri lanka", "costa rica", "el salvador",
+    "czech republic", "dominican republic", "puerto rico", "great britain", "northern ireland",
+    "new hampshire", "new jersey", "new mexico", "new york", "north carolina", "north dakota",
+    "rhode island", "south carolina", "south dakota", "west virginia", "district of columbia",
+    "the netherlands", "the united states", "the united kingdom", "ivory coast", "cyprus (greek)",
+}
+_US_STATE_ABBR = set("""
+AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC
+ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR
+""".split())
+
+# Words seen in lower case in general oncology prose (NCI PDQ summaries, >= 4 occurrences). Generated once;
+# a capitalised word in this set is treated as ordinary language rather than part of a name.
+_VOCAB_TEXT = "\n".join(
+    line for line in (Path(__file__).parent / "phi_data" / "clinical_vocab.txt").read_text(encoding="utf-8").splitlines()
+    if not line.startswith("#"))
+
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_VOCAB: frozenset[str] = _wordset(_VOCAB_TEXT) | _wordset(
+    """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can cannot could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself just
+    let me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom why
+    with would you your yours yourself yourselves yes okay ok hello hi hey dear thanks thank please
+    sorry regards sincerely best new old good great nice big small first last next previous today
+    lives live lived living restaurant conference office home house city town street road meet meeting
+    week weekend month year years day days morning evening night tomorrow yesterday monday tuesday
+    wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december note notes plan assessment impression history subjective
+    objective exam examination physical review systems chief complaint present illness past medical
+    surgical family social medications allergies vitals labs imaging pathology oncology hematology
+    radiology consult consultation follow-up followup progress discharge summary admission admitted
+    referral referred signed dictated transcribed electronically attending fellow resident nurse
+    physician provider team clinic hospital unit ward bed room floor service department division
+    """
+)
+
+# Common general-English words (so that Title Case prose and headings are not taken for names) and
+# oncology/supportive-care brand names (drug names must survive even when capitalised).
+_VOCAB = _VOCAB | _wordset(
+    """
+    able account act action actually add address advice age ago agree air allow almost alone along
+    already always among amount another answer anyone anything appear apply area argue arm around arrive
+    art article ask attention available average avoid award awarded away baby back bad bag ball bank
+    base beach bear beat beautiful become bed begin behind believe benefit better beyond bill billing
+    bit black blood blue board boat body book born boss bot box boy break bring brother brown budget
+    build building business buy call camera campaign car card care career carry case catch cause
+    central century certain chair challenge chance change character charge check child choice choose
+    church citizen civil claim class clear close coach cold collection college color come commercial
+    common community company compare computer concern condition consider contain continue control
+    cool cost could country couple course court cover create crime cultural culture cup current
+    customer cut dark data daughter dead deal death debate decade decide decision deep defense degree
+    democrat describe design despite detail determine develop difference different difficult dinner
+    direction director discover discuss dog door dream drive drop drug during early east easy eat
+    economic economy edge education effort eight either election else employee end energy enjoy enough
+    enter entire environment especially establish even event ever every everybody everyone everything
+    evidence exactly example executive exist expect experience expert explain eye face fact fail fall
+    family far fast father fear federal feel feeling few field fight figure fill film final finally
+    financial find fine finger finish fire firm fish five floor fly focus follow food foot force
+    foreign forget form former forward four free friend front full fund future game garden gas general
+    generation get girl give glass go goal good government great green ground group grow growth guess
+    gun guy hair half hand hang happen happy hard hate have head health hear heart heat heavy help
+    here herself high himself history hit hold home hope hospital hot hotel hour house however huge
+    human hundred husband idea identify image imagine impact important improve include including
+    increase indeed indicate individual industry information inside instead institution interest
+    interesting international interview into investment involve issue item itself job join just keep
+    key kid kill kind kitchen know knowledge land language large last late later laugh law lawyer lay
+    lead leader learn least leave left leg legal less let letter level lie life light like likely line
+    list listen little live local long look lose loss lot love low machine magazine main maintain major
+    majority make man manage management manager many market marriage material matter maybe mean
+    measure media medical meet meeting member memory mention message method middle might military
+    million mind minute miss mission model modern moment money month more morning most mother mouth
+    move movement movie much music must myself name nation national natural nature near nearly
+    necessary need network never news newspaper next nice night none north note nothing notice number
+    occur offer office officer official often oil old once one only onto open operation opportunity
+    option order organization others our outside owner page pain painting paper parent part
+    participant particular particularly partner party pass past pattern pay peace people per perform
+    performance perhaps period person personal phone physical pick picture piece place plan plant play
+    player point police policy political politics poor popular population position positive possible
+    power practice prepare present president pressure pretty prevent price private probably problem
+    process produce producer product production professional professor program project property
+    protect prove provide public pull purpose push put quality question quickly quite race radio raise
+    range rate rather reach read ready real reality realize really reason receive recent recently
+    recognize record red reduce reflect region relate relationship religious remain remember remove
+    report represent republican require research resource respond response responsibility rest result
+    return reveal rich right rise risk road rock role room rule run safe same save say scene school
+    science scientist score sea season seat second section security see seek seem sell send senior
+    sense series serious serve service set seven several sex sexual shake share she shoot short shot
+    should shoulder show side sign significant similar simple simply since sing single sister sit site
+    situation six size skill skin small smile social society soldier some somebody someone something
+    sometimes son song soon sort sound source south southern space speak special specific speech spend
+    sport spring staff stage stand standard star start state statement station stay step still stock
+    stop store story strategy street strong structure student study stuff style subject success
+    successful such suddenly suffer suggest summer support sure surface system table take talk task
+    tax teach teacher team technology television tell ten tend term test than thank that the their
+    them themselves then theory there these they thing think third this those though thought thousand
+    threat three through throughout throw thus time today together tonight too top total tough toward
+    town trade traditional training travel treat treatment tree trial trip trouble true truth try turn
+    type under understand unit until upon use user usually value various very victim view violence
+    visit voice vote wait walk wall want war watch water way weapon wear week weight well west western
+    what whatever wheel when where whether which while white whole whom whose why wide wife will win
+    wind window wish with within without woman wonder word work worker world worry would write writer
+    wrong yard yeah year yes yet you young your yourself royal princess prince king queen lord lady
+    orchestra band album guilty pleasures pleasure musicians supposed secretly tales cautionary novel
+    awarded salesperson contacting helicopter arrived welcome agent assistant engineer technician
+    manager clerk installer operator controller librarian accountant writer singer soldier midwife
+    dear sir madam hello hi thanks regards
+    keytruda opdivo tagrisso herceptin avastin erbitux lynparza ibrance kisqali verzenio xtandi zytiga
+    imbruvica revlimid velcade darzalex gleevec tarceva iressa alecensa xalkori lorbrena tecentriq
+    imfinzi yervoy bavencio libtayo enhertu kadcyla perjeta phesgo trodelvy padcev lenvima cabometyx
+    nexavar stivarga sutent votrient inlyta afinitor tykerb nerlynx tukysa piqray faslodex arimidex
+    femara aromasin nolvadex lupron zoladex firmagon erleada nubeqa provenge xofigo pluvicto lutathera
+    sandostatin somatuline temodar gliadel zejula rubraca talzenna mekinist tafinlar braftovi mektovi
+    zelboraf cotellic opdualag kymriah yescarta tecartus breyanzi abecma carvykti blincyto besponsa
+    mylotarg venclexta calquence brukinsa jakafi tasigna sprycel bosulif iclusig scemblix rituxan
+    gazyva adcetris polivy kyprolis ninlaro pomalyst thalomid xpovio sarclisa empliciti retevmo gavreto
+    tabrecta tepmetko lumakras krazati exkivity rybrevant gilotrif vizimpro alunbrig zykadia rozlytrek
+    vitrakvi cyramza portrazza vectibix lonsurf xeloda gemzar abraxane taxol taxotere jevtana halaven
+    ixempra navelbine adriamycin doxil ellence cytoxan ifex platinol paraplatin eloxatin camptosar
+    onivyde hycamtin etopophos alimta folotyn leukeran treanda bendeka alkeran neulasta neupogen
+    udenyca fulphila zarxio granix procrit epogen aranesp retacrit xgeva prolia zometa emend akynzeo
+    zofran aloxi decadron marinol megace ativan compazine reglan dilaudid oxycontin duragesic lovenox
+    eliquis xarelto coumadin keppra synthroid glucophage lasix protonix nexium tylenol advil motrin
+    benadryl imodium lomotil miralax senokot colace bactrim levaquin cipro zosyn vancocin diflucan
+    valtrex medrol solu-medrol elahere datroway tivdak jemperli zynyz loqtorzi vyloy imdelltra
+    columvi epkinly talvey elrexfio tecvayli lunsumio ojjaara inrebic vonjo rezlidhia tibsovo idhifa
+    xospata vanflyta rydapt onureg vidaza dacogen inqovi oncaspar erwinase rylaze marqibo vyxeos
+    foley picc mediport port-a-cath ommaya hickman medicare medicaid caucasian hispanic latino latina
+    american americans african asian asians european europeans caucasians hispanics latinos native
+    indian indians alaskan pacific islander islanders arab jewish christian muslim catholic english
+    spanish french german italian chinese japanese korean vietnamese filipino russian polish dutch
+    swedish norwegian danish finnish greek turkish irish scottish welsh british canadian mexican
+    brazilian australian united kingdom states republic union bureau census vol clin oncol engl med
+    pathol cutan surg radiol biol phys res natl inst hematol dermatol genet semin ophthalmol haematol
+    thorac syst endocrinol obstet gynecol urol pediatr lancet jama ann int sci rev nat commun rep
+    """
+)
+
+# Units and short clinical tokens that look like capitalised words.
+_UNITS = _wordset("gy cgy mg mcg kg ml mmol mol iu mci mbq gbq bq hz khz mhz mm cm dl l g hr hrs min sec")
+
+_FOLD_TABLE = str.maketrans({
+    "ø": "o", "Ø": "o", "ł": "l", "Ł": "l", "đ": "d", "Đ": "d", "þ": "th", "Þ": "th", "ð": "d",
+    "Ð": "d", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "ß": "ss", "ı": "i",
+})
+
+
+def _ci(pattern: str) -> re.Pattern:
+    """Compile ``pattern`` for matching against the lower-cased text (much faster than re.I)."""
+    out = []
+    esc = False
+    for ch in pattern:
+        if esc:
+            out.append(ch)
+            esc = False
+        elif ch == "\\":
+            out.append(ch)
+            esc = True
+        else:
+            out.append(ch.lower())
+    return re.compile("".join(out))
+
+
+def _lowered(text: str) -> str:
+    """Lower-cased copy of ``text`` with identical offsets."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _fold(s: str) -> str:
+    s = s.translate(_FOLD_TABLE)
+    s = unicodedata.normalize("NFKD", s)
+    return "".join(c for c in s if not unicodedata.combining(c)).lower()
+
+
+_FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA)
+_DRUG_SUFFIXES = (
+    "mab", "nib", "lib", "platin", "taxel", "rubicin", "mycin", "cycline", "tecan", "poside", "trexate",
+    "fosfamide", "mustine", "ciclib", "parib", "zomib", "limus", "lisib", "degib", "olol", "pril",
+    "sartan", "azole", "semide", "prazole", "relin", "relix", "lutamide", "trozole", "afil", "caine",
+    "dronate", "glutide", "gliptin", "parin", "xaban", "plase", "tinib", "citabine", "rabine", "vudine",
+    "cept", "kinra", "leukin", "grastim", "poetin", "umab", "ximab", "zumab", "statin", "fungin",
+    "cillin", "floxacin", "micin", "conazole", "cycline", "dipine", "oxetine", "triptan", "pam", "lam",
+    "sone", "olone", "nide", "onide", "asone", "tide",
+)
+
+
+def _is_drugish(fold: str) -> bool:
+    return len(fold) > 5 and fold.endswith(_DRUG_SUFFIXES)
+
+
+def _clinical_compound(word: str) -> bool:
+    """'T-cell', 'Ph-positive', 'Non-Hodgkin': hyphenated words with a common or one-letter part."""
+    if "-" not in word:
+        return False
+    return any(len(p) <= 1 or p.lower() in _VOCAB or _fold(p) in _EPONYMS for p in word.split("-"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Structured identifiers (regular expressions; every quantifier is bounded or anchored on a literal)
+# ---------------------------------------------------------------------------------------------------
+
+_MON = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+        r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|JAN(?:UARY)?|FEB(?:RUARY)?|"
+        r"MAR(?:CH)?|APR(?:IL)?|MAY|JUNE?|JULY?|AUG(?:UST)?|SEP(?:T(?:EMBER)?)?|OCT(?:OBER)?|"
+        r"NOV(?:EMBER)?|DEC(?:EMBER)?)")
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])"
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+_TIME = r"(?:(?:,?[ ]?(?:at[ ])?|T)\d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[ ]?[AaPp]\.?[Mm]\.?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+
+_NUMDATE_ANCHOR_RE = re.compile(r"\d[/.-]\d")
+_MON_ANCHOR_RE = re.compile(_MON)
+_PHONE_ANCHOR_RE = re.compile(r"\d\d[ .)-]{1,2}\(?\d\d|\d{7}|\+[ ]?\d|\(\d")
+_DATE_RES = [
+    # 2022-03-14, 2022/03/14, 2022.03.14 (+ time)
+    re.compile(rf"{_YEAR}([-/.])(?:0?[1-9]|1[0-2])\1{_DAY}(?![\w/]|[.-]\d){_TIME}"),
+    # 03/14/2022, 14-03-2022, 3/14/22, 14.03.2022 (+ time)
+    re.compile(rf"{_DAY}([/-]){_DAY}\1(?:{_YEAR}|\d\d)(?![\w/]|[.-]\d){_TIME}"),
+    re.compile(rf"{_DAY}\.{_DAY}\.{_YEAR}(?![\w/]|[.-]\d){_TIME}"),
+    # 03/2022 (month/year)
+    re.compile(rf"(?:0?[1-9]|1[0-2])/{_YEAR}(?![\w/]|[.-]\d)"),
+    # March 14, 2022 / Mar. 14th 2022 / March 14
+    re.compile(rf"{_MON}\.?[ ]{{1,3}}{_DAY}(?:st|nd|rd|th)?\b(?:,?[ ]{{1,3}}{_YEAR}\b)?{_TIME}"),
+    # 14 Mar 2022 / 14th of March, 2022 / 14 March
+    re.compile(rf"{_DAY}(?:st|nd|rd|th)?[ ]{{1,3}}(?:of[ ]{{1,3}})?{_MON}\b\.?(?:,?[ ]{{1,3}}{_YEAR}\b)?"),
+    # March 2022 (month + year)
+    re.compile(rf"{_MON}\.?,?[ ]{{1,3}}{_YEAR}\b"),
+    # 14-Mar-2022
+    re.compile(rf"{_DAY}-{_MON}-(?:{_YEAR}|\d\d)\b"),
+]
+# lower-case documents: month names in any case, but only in full dates with a year
+_MON_I = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DATE_RES_LOWER = [
+    re.compile(rf"\b{_MON_I}\.?[ ]{{1,3}}{_DAY}(?:st|nd|rd|th)?,?[ ]{{1,3}}{_YEAR}\b", re.I),
+    re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?[ ]{{1,3}}(?:of[ ]{{1,3}})?{_MON_I}\.?,?[ ]{{1,3}}{_YEAR}\b", re.I),
+]
+
+_AGE_RES = [  # matched against the lower-cased text
+    _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|-?year-old|year[ -]old))"),
+    _ci(r"(?:aged?|age[: ]|turned|turns|turn|at the age of|nonagenarian)[ :]{0,3}(9\d|1[01]\d)\b(?![.,]\d)"),
+]
+
+_EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.+%-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
+_URL_RE = _ci(r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\[\]{}|\\^`]{1,2000}")
+_TLDS = (
+    "com|net|org|edu|gov|mil|int|info|biz|health|io|ai|app|dev|me|us|uk|ca|au|de|fr|nl|be|ch|at|se|no|"
+    "dk|fi|is|ee|lv|lt|pl|cz|sk|hu|si|hr|rs|ro|bg|gr|cy|it|es|pt|ie|jp|cn|in|br|mx|ru|nz|za|eu|tv|ly"
+)
+_DOMAIN_RE = re.compile(
+    rf"(?<![\w@.-])(?:[A-Za-z0-9][A-Za-z0-9-]{{0,62}}\.){{1,6}}(?:{_TLDS})\b(?!\.\w)(?:/[^\s<>\"']{{0,500}})?")
+_TLD_ANCHOR_RE = re.compile(rf"\.(?:{_TLDS})\b")
+_IPV4_ANCHOR_RE = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+_IPV4_RE = re.compile(
+    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)")
+_IPV6_RE = re.compile(
+    r"(?<![\w:])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:"
+    r"(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?|::(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})(?![\w:])")
+_SSN_RE = re.compile(r"\d{3}-\d{2}-\d{4}(?![\w-])")
+_SSN_LABEL_RE = _ci(
+    r"(?:SSN|SS#|social[ ]security(?:[ ](?:number|no\.?|#))?)[ \t]*(?:is|:|#|-)?[ \t]*(\d{3}[- ]?\d{2}[- ]?\d{4})\b")
+
+_ID_LABEL_RE = _ci(
+    r"(?:MRN|MR#|medical[ ]record|record|chart|account|acct|licen[cs]e|DL|device|serial|policy|member|"
+    r"subscriber|insurance|health[ ]plan|beneficiary|certificate|card|IBAN|plate|VIN|patient[ ]ID|"
+    r"ID|identifier|accession|encounter|case|FIN|CSN|NPI|DEA|passport|visa|claim|group|pin|badge|"
+    r"employee|routing|bank|specimen|requisition|order)"
+    r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
+    r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
+_CARD_RE = re.compile(r"\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}(?![\w]|[.-]\d)")
+_LONG_DIGITS_RE = re.compile(r"\d{8,30}(?![\w]|[.,]\d)")
+_DIGIT5_RE = re.compile(r"\d{5,}")
+_ID_SAFE_PREFIX = ("nct", "isrctn", "actrn", "eudract", "rs", "grch", "hg", "chr", "nm_", "np_", "ctri",
+                   "jrct", "drks", "umin", "chictr", "pmid", "doi")
+
+_PHONE_LABEL_RE = _ci(
+    r"(?:phone|tel|telephone|mobile|cell|cellphone|fax|pager|beeper|contact|call|desk|office|home|work|"
+    r"ph|mob|direct|landline|number)\b\.?[ \t]{0,3}(?:#|no\.?|number|num)?[ \t]{0,3}[:\-]?\s{0,4}"
+    r"(\+?[\d(][\d \t().-]{5,24}\d(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?)")
+_PHONE_RE = re.compile(
+    r"(?:\+[ ]?\d{1,3}[ .-]?)?(?:1[ .-])?(?:\(\d{1,5}\)[ .-]?(?:\d{1,4}[ .-]?)?)?\d{2,5}"
+    r"(?:[ .-]\d{2,5}){1,4}(?:[ ]?(?:x|ext\.?)[ ]?\d{1,6})?(?![\w]|[.-]\d)"
+    r"|\+[ ]?\d{7,15}(?![\w]|[.-]\d)"
+    r"|\d{10,11}(?![\w]|[.,]\d)")
+_UNIT_AFTER_RE = re.compile(
+    r"[ \t]{0,2}(?:mg|mcg|µg|ug|g\b|kg|ml|mL|l\b|L\b|%|cells|copies|iu|IU|u\b|U\b|units?|/|x[ ]?10|×|"
+    r"mm|cm|gy|Gy|cgy|cGy|mmol|µmol|pg|ng|mci|mbq|patients|cases|pts|people|women|men|subjects)")
+
+_ZIP_LABEL_RE = _ci(
+    r"(?:zip(?:[ ]?code)?|postal[ ]code|post[ ]?code)[ \t]{0,3}(?:is|:|#|=)?[ \t]{0,3}"
+    r"(\d{3,5}(?:[ -]\d{2,4})?|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})\b")
+_ZIP5_RE = re.compile(r"\d{5}(?:-\d{4})?(?![\w-])")
+
+# --- street addresses -------------------------------------------------------------------------------
+_AW = r"[^\W\d_][\w'’.∆-]{0,40}"  # an address word
+_STREET_TYPES = (
+    r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Square|Sq|Terrace|"
+    r"Ter|Way|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Close|Crescent|Cres|Row|Alley|Trail|Trl|Path|Walk|Mews|"
+    r"Grove|Gardens|Park|Plaza|Loop|Pike|Run|Point|Ridge|Heights|Hill|View|Crossing|Cove|Coves|Mall|"
+    r"Squares|Isle|Islands|Pass|Route|Expressway|Freeway|Landing|Junction|Gate|Quay|Wharf|Esplanade|"
+    r"Causeway|Manor|Meadows?|Villas?|Estates?|Fort|Harbor|Harbour|Shores?|Springs?|Station|Summit|"
+    r"Turnpike|Viaduct|Vista|Ways|Wells?|Greens?|Groves?|Lakes?|Hollow|Bypass|Center|Centre|Common|Port")
+_STREET_TYPE_LONG = r"Street|Avenue|Road|Boulevard|Lane|Drive|Terrace|Parkway|Highway|Close|Crescent|Square"
+_ADDR_US_RE = re.compile(
+    rf"\d{{1,6}}(?:[ -]\d{{1,6}})?[A-Za-z]?[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{1,4}})"
+    rf"(?:{_STREET_TYPES})\b\.?")
+_ADDR_US_RE_I = _ci(_ADDR_US_RE.pattern)
+_ADDR_NONUM_RE = re.compile(rf"((?:[A-Z][\w'’-]{{1,40}}[ ]){{1,3}})(?:{_STREET_TYPE_LONG})\b")
+_STREET_PREFIX = (
+    r"rue|rua|avenue|avenida|avda\.?|av\.?|via|viale|vicolo|corso|piazza|piazzetta|largo|calle|carrer|"
+    r"camino|paseo|plaza|praça|praca|travessa|estrada|strada|ulica|ul\.|aleja|chaussée|chaussee|"
+    r"boulevard|bd\.|quai|allée|impasse|chemin|route|place|platz|Λ\.|οδός|Πλατεία|Λεωφόρος|sokak|"
+    r"cadde|calea|str\.|utca|út")
+_ADDR_PREFIX_NUM_RE = _ci(  # "Via Tasso 129", "ul. Miła 57", "Avda. Rio Nalon 58"
+    rf"(?:{_STREET_PREFIX})[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{0,5}}?)"
+    rf"\d{{1,5}}[A-Za-z]?\b\.?")
+_ADDR_LEAD_PREFIX_RE = _ci(  # "36 rue de pologne", "69 Av Sidi Lakhmi"
+    rf"\d{{1,6}}(?:[ ]{{1,3}}\d{{1,6}})?[ ]{{1,3}}(?:{_STREET_PREFIX})[ ]{{1,3}}"
+    rf"{_AW}(?:[ ]{{1,3}}{_AW}){{0,4}}")
+_STREET_SUFFIX = (
+    r"vej|vegen|veien|vägen|gata|gatan|gade|stræde|straede|strasse|straße|weg|laan|straat|gracht|plein|"
+    r"kade|dijk|katu|tie|kuja|polku|gasse|platz|allee|damm|utca|útja|sokak|backe|gränd|torget|plads|"
+    r"alle|allé|braut|stígur|vegur|stien|veg|vei|stig|tún|ulica|cesta|iela|tänav|gatve|straat|steeg|"
+    r"singel|dreef|baan|hof|ring|gården|gärde|bakken|haugen|lia|lund|road|street|avenue|út|rkp|terrasse|"
+    r"gate|sgate|vegur|stræti|tori|aukio|rinne|mäki|ranta|väylä")
+_STREET_SUFFIXES = tuple(_STREET_SUFFIX.replace("\\.", ".").split("|"))
+_ADDR_SPNUM_RE = re.compile(r"[ ]{1,3}\d{1,5}[A-Za-z]?\b\.?")
+_ADDR_PRE_WORDS_RE = re.compile(r"(?:(?<=[ \t\n,:>])|^)(?:[^\W\d_][\w'’.∆-]{0,40}[ ]{1,3}){1,3}$")
+_ADDR_LEAD_RE = re.compile(  # "30102 Kaevu 94", "975 3968 Bygget 91", "3565 Πλατεία Συντάγματος 204"
+    rf"\d{{1,6}}(?:[ ]{{1,3}}\d{{1,6}})?[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{1,4}})"
+    rf"\d{{1,5}}[A-Za-z]?(?![\w%/]|[.,-]\d)\.?")
+_ADDR_UNIT_RE = re.compile(
+    r"(?:Apt|Apartment|Suite|Ste|Unit|Flat|Bldg|Building|Floor|Fl|Room|Rm)\.?[ ]{0,2}#?[ ]?\d{1,6}[A-Za-z]?\b")
+_ADDR_HASH_RE = re.compile(r"#[ ]?\d{1,5}[A-Za-z]?\b(?=[ \t]*(?:,|\n|$))")
+_ADDR_UNIT_RE_I = _ci(
+    r"(?:apt|apartment|suite|ste|unit|flat|bldg|building|floor|room)\.?[ ]{0,2}#?[ ]?\d{1,6}[a-z]?\b")
+_ADDR_BOX_RE = _ci(
+    r"(?:P\.?[ ]?O\.?[ ]?Box|PSC|Unit|CMR)[ ]{1,3}\d{1,6}(?:,?[ ]{1,3}Box[ ]{1,3}\d{1,6})?")
+_ADDR_MIL_RE = re.compile(
+    r"(?:USNS|USNV|USS|USCGC)[ ]{1,3}[^\W\d_][\w'’-]{0,40}(?:[ ][A-Z][\w'’-]{0,40})?"
+    r"|(?:FPO|APO|DPO)[ ]{1,3}(?:AA|AE|AP)[ ]{1,3}\d{5}\b")
+_ADDR_MIL_RE_I = _ci(_ADDR_MIL_RE.pattern.replace("[A-Z]", "[^\\W\\d_]"))
+_ADDR_CORNER_RE = _ci(r"(corner[ ]of[ ]{1,3}(?:[^.?!\n]|\.(?=[ ]and[ ]|[ ][a-z]|\w)){3,120})")
+_ADDR_CUE_RE = _ci(
+    r"(?:lives?[ ](?:at|on)|living[ ](?:at|on)|resides?[ ]at|located[ ](?:at|on)|address(?:[ ]is|:)|"
+    r"send[ ](?:it|them|this|a[ ]new[ ]one|the[ ]\w{1,20})?[ ]?to|ship(?:ped)?[ ]to|mail(?:ed)?[ ]to|"
+    r"deliver(?:ed)?[ ]to|meet[ ](?:me|you|us)[ ]at|stop[ ]at|off[ ]at|is[ ]at|office[ ]is[ ]at|is[ ]on)"
+    r"[ \t]{1,3}(?:the[ ]\w{1,12}[ ]side[ ]of[ ])?((?:[^\W\d_][\w'’.-]{0,40}[ ]{1,3}){1,4}\d{1,5}[A-Za-z]?\b)")
+# continuation of an address block: separator + (unit | postcode | place)
+_ADDR_SEP_RE = re.compile(r"[ \t]*,[ \t]*(?:\n[ \t>?*•-]*)?|[ \t]*\n(?:[ \t]*\n)?[ \t>?*•-]*(?:,[ \t]*)?|[ \t]+")
+_POSTAL = (r"(?:[A-Z]{1,3}[ -])?\d{3,6}(?:[ -]\d{2,4})?(?![\w])|[A-Z]\d[A-Z][ ]?\d[A-Z]\d\b|"
+           r"[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}\b")
+_POSTAL_RE = re.compile(_POSTAL)
+_PLACE_RE = re.compile(
+    rf"[^\W\d_][\w'’.-]{{0,40}}(?:[ ]{{1,3}}[^\W\d_][\w'’.-]{{0,40}}){{0,4}}(?:[ ]{{0,2}}\([^()\n]{{1,30}}\))?"
+    rf"(?:[ ]{{1,3}}(?:{_POSTAL}))?")
+
+# --- locations -------------------------------------------------------------------------------------
+_CITY_CUE_RE = _ci(
+    r"(?:lives?[ ]in|living[ ]in|moved[ ](?:here[ ]|back[ ])?(?:from|to)|originally[ ]from|born[ ]in|"
+    r"resides?[ ]in|residing[ ]in|flew[ ](?:in[ ])?to|fly(?:ing)?[ ]to|travel(?:l?ing|l?ed)?[ ]to|"
+    r"(?:i[ ]am|i'm|we[ ]are|we're)[ ](?:currently[ ])?in|home[ ](?:city|town)|hometown|located[ ]in|"
+    r"based[ ]in|city[ ]of|town[ ]of|village[ ]of|grew[ ]up[ ]in|comes?[ ]from|came[ ]from|year[ ]in|"
+    r"visiting|trip[ ]to|where[ ]?:|location[ ]?:|city[ ]?:|town[ ]?:|birthplace[ ]?:|place[ ]of[ ]birth[ ]?:|"
+    r"arrived[ ](?:at|in)|returned[ ]to|back[ ]to)[ \t:]{1,3}(?:the[ ])?")
+# weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
+_PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
+
+# --- organisations ---------------------------------------------------------------------------------
+_ORG_HEAD_RE = re.compile(
+    r"(?:Hospitals?|Clinics?|Medical[ ]Cent(?:er|re)|Health[ ]Cent(?:er|re)|Cancer[ ]Cent(?:er|re)|"
+    r"Cancer[ ]Institute|Medical[ ]Group|Health[ ]System|Health[ ]Services|Healthcare|Health[ ]Care|"
+    r"Infirmary|Hospice|Institute|University|College|Laborator(?:y|ies)|Labs|Pharmacy|Nursing[ ]Home|"
+    r"Rehabilitation[ ]Cent(?:er|re)|Surgery[ ]Cent(?:er|re)|Surgical[ ]Cent(?:er|re)|Oncology[ ]Associates|"
+    r"Medical[ ]Associates|Inc|Incorporated|LLC|L\.L\.C\.|Ltd|Limited|Corp|Corporation|PLC|GmbH|Group|"
+    r"Partners|Associates|Technologies|Software|Consulting|Solutions|Services|Systems|Insurance|"
+    r"Holdings|Industries|Enterprises|Company|Co|Sons|Foundation|Agency|Bank|Trust|Capital|"
+    r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines)\b\.?")
+_ORG_UNIV_OF_RE = re.compile(
+    r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College)[ ]of[ ]((?:the[ ])?"
+    r"(?:[A-Z][\w'’-]{1,40}[ ]?){1,4})")
+_ORG_EXEMPT_FIRST = _wordset(
+    "national american european international world federal eastern western southwest southwestern "
+    "northern nordic british canadian japanese german french gynecologic children's childrens alliance "
+    "swog ecog nccn asco esmo nrg rtog cooperative united us u.s. the")
+_ORG_EXEMPT_ANY = _wordset(
+    "oncology cooperative study trials society network consortium association agency administration "
+    "collaborative working leukemia alliance commission committee council")
+_ORG_GENERIC_BODY = _wordset("american national international european world")
+_ORG_OF_HEADS = _wordset(
+    "university college institute bank hospital school society department center centre academy museum "
+    "church sisters daughters friends board")
+_ORG_CONNECT = {"of", "the", "and", "&", "for", "de", "du", "la", "der", "y"}
+
+# --- names -----------------------------------------------------------------------------------------
+_TOKEN_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+){0,4}")
+_COORD_LIST_RE = re.compile(
+    r"(?<![\w'’-])[A-Z][\w'’-]{1,30}(?:,[ ][A-Z][\w'’-]{1,30}){0,6},?[ ](?:and|&)[ ][A-Z][\w'’-]{1,30}(?![\w'’-])")
+_CONTRACTION_HEADS = _wordset(
+    "i you we they he she it that there what who where how let don can won isn aren wasn weren didn doesn "
+    "couldn wouldn shouldn haven hasn hadn ain here")
+# a bare capitalised word directly followed by one of these verbs is a person ("Irenka is very reliable")
+_PERSON_VERB_RE = re.compile(
+    r"[ \t]{1,2}(?:(?:lives|lived|said|says|began|begins|shouted|told|asked|wrote|writes|works|worked|spent|"
+    r"died|married|moved|flew|gave|had[ ]given|has[ ]given|denies|denied|reports|reported[ ]that|states|stated|"
+    r"complains|complained|presents|presented[ ]with|tolerated|agrees|agreed|understands|declined|"
+    r"wishes|prefers|returns|returned[ ]to|smokes|drinks|walks|ambulates|is[ ]very|was[ ]born|is[ ]from|"
+    r"is[ ]a[ ]\d{1,3}|was[ ]seen|will[ ]be[ ]talking|listed[ ]his|listed[ ]her|feels|felt|thinks|"
+    r"thought|wants|wanted|called|calls|visited|visits|arrived|came|went|lost|won)\b)|[ ]?,[ ]can[ ]I\b")
+_KIN_RE = re.compile(
+    r"['’]s[ ](?:kid|kids|son|sons|daughter|daughters|wife|husband|partner|mother|father|mom|dad|brother|"
+    r"sister|child|children|family|friend|boyfriend|girlfriend|fianc[ée]e?|widow|widower|caregiver|"
+    r"grandson|granddaughter|grandmother|grandfather|aunt|uncle|niece|nephew|cousin|killers?|doctor)\b")
+_SPEAKER_RE = re.compile(r"^[ \t>?*•-]{0,8}([^\W\d_][\w'’-]{1,30})[ \t]?:[ \t]{0,4}(?=\S)", re.M)
+_CRED_RE = re.compile(rf"(?:{_CREDENTIALS})(?![\w-])")
+_CRED_PRE_RE = re.compile(r"(?<=[^\W\d_])\.?,?[ \t]{1,3}$")
+_PROTECTED_PHRASES_RE = _ci(
+    r"(?:Sister[ ]Mary[ ]Joseph|Ann[ ]Arbor|Li-Fraumeni|Kaplan-Meier|Reed-Sternberg|Charcot-Marie-Tooth|"
+    r"Von[ ]Hippel-Lindau|von[ ]Willebrand|Mary[ ]Joseph|Lou[ ]Gehrig|Johns[ ]Hopkins[ ]criteria|"
+    r"St\.?[ ]John's[ ]wort|Hodgkin|Non-Hodgkin|Wilms|Ewing|Merkel|Burkitt|Kaposi)\b")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Span bookkeeping
+# ---------------------------------------------------------------------------------------------------
+
+_PRIO = {
+    "EMAIL": 100, "URL": 96, "IP": 95, "SSN": 92, "ID_LABEL": 90, "DATE": 88, "AGE": 87,
+    "PHONE_LABEL": 85, "ID_CARD": 91, "PHONE": 80, "ZIP": 78, "ADDRESS": 70, "PHONE_SPACE": 66,
+    "ID": 60, "LOCATION": 55,
+}
+_OUT_TYPE = {"ID_LABEL": "ID", "PHONE_LABEL": "PHONE", "ID_CARD": "ID", "PHONE_SPACE": "PHONE",
+             "ZIP": "LOCATION"}
+
+
+class _Mask:
+    """Character mask of already-claimed text."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, n: int) -> None:
+        self.m = bytearray(n)
+
+    def free(self, s: int, e: int) -> bool:
+        return e > s and self.m.find(1, s, e) == -1
+
+    def take(self, s: int, e: int) -> None:
+        self.m[s:e] = b"\x01" * (e - s)
+
+
+def _iter(rx: re.Pattern, s: str, bad: str = ""):
+    """``rx.finditer(s)`` keeping only matches not preceded by a word character or one of ``bad``.
+
+    Patterns are written without a leading ``\\b`` / look-behind (which would disable the regex
+    engine's fast first-character scan); the boundary is checked here instead.
+    """
+    for m in rx.finditer(s):
+        st = m.start()
+        if st:
+            c = s[st - 1]
+            if c.isalnum() or c == "_" or c in bad:
+                continue
+        yield m
+
+
+def _windows(anchor: re.Pattern, s: str, before: int, after: int) -> list[tuple[int, int]]:
+    """Merged windows around the matches of a cheap anchor pattern."""
+    out: list[list[int]] = []
+    n = len(s)
+    for m in anchor.finditer(s):
+        a, b = max(0, m.start() - before), min(n, m.end() + after)
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def _iter_win(rx: re.Pattern, s: str, wins: list[tuple[int, int]], bad: str = ""):
+    """Like :func:`_iter`, restricted to the given windows."""
+    for a, b in wins:
+        for m in rx.finditer(s, a, b):
+            st = m.start()
+            if st:
+                c = s[st - 1]
+                if c.isalnum() or c == "_" or c in bad:
+                    continue
+            yield m
+
+
+def _trim(text: str, s: int, e: int, chars: str = " \t\n,.;:!?)]}'\"") -> tuple[int, int]:
+    while e > s and text[e - 1] in chars:
+        e -= 1
+    while s < e and text[s] in " \t\n":
+        s += 1
+    return s, e
+
+
+# ---------------------------------------------------------------------------------------------------
+# Detectors for structured identifiers
+# ---------------------------------------------------------------------------------------------------
+
+def _valid_phone(text: str, s: int, e: int, labelled: bool) -> bool:
+    cand = text[s:e]
+    core = re.split(r"(?i)[ ]?(?:x|ext\.?|extension)[ ]?\d", cand, maxsplit=1)[0]
+    digits = sum(c.isdigit() for c in core)
+    if not 7 <= digits <= 15:
+        return labelled and 6 <= digits <= 15
+    if labelled:
+        return True
+    groups = [g for g in re.split(r"[ \t().-]+", core) if g]
+    if len(groups) > 6:
+        return False
+    if _UNIT_AFTER_RE.match(text, e) is not None:
+        return False
+    if s > 0 and text[s - 1] in "$€£":
+        return False
+    if core.startswith("+") or "(" in core:
+        return True
+    if len(groups) == 1:
+        return 10 <= digits <= 11
+    if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in groups):
+        return False
+    small = [g for g in groups if len(g) < 2]
+    if small and not (len(small) == 1 and groups[0] == "1" and digits == 11):
+        return False
+    if "." in core and not re.fullmatch(r"[\d.]+", core):
+        return False
+    return True
+
+
+def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
+    """Return candidate (start, end, kind) spans for pattern-based identifiers."""
+    out: list[tuple[int, int, str]] = []
+    add = out.append
+
+    if "@" in text:
+        for m in _EMAIL_RE.finditer(text):
+            s, e = _trim(text, m.start(), m.end(), ".-")
+            if "@" in text[s:e] and "." in text[text.index("@", s):e]:
+                add((s, e, "EMAIL"))
+    for m in _iter(_URL_RE, low):
+        s, e = _trim(text, m.start(), m.end())
+        if ")" in text[s:e] and "(" not in text[s:e]:  # markdown "(url)"
+            e = text.index(")", s)
+        add((s, e, "URL"))
+    if "." in text and _TLD_ANCHOR_RE.search(low):
+        for m in _DOMAIN_RE.finditer(text):
+            s, e = _trim(text, m.start(), m.end())
+            host = text[s:e].split("/")[0].lower()
+            if host.count(".") == 1 and host.split(".")[0] in ("e", "i", "fig", "vs", "no", "al", "et"):
+                continue
+            add((s, e, "URL"))
+    if "." in text and _IPV4_ANCHOR_RE.search(text):
+        for m in _IPV4_RE.finditer(text):
+            add((m.start(), m.end(), "IP"))
+    if "::" in text or text.count(":") >= 5:
+        for m in _IPV6_RE.finditer(text):
+            v = m.group()
+            if v.count(":") >= 2 and (any(c.isalpha() for c in v) or v.count(":") >= 4):
+                add((m.start(), m.end(), "IP"))
+    for m in _iter(_SSN_RE, text, "-"):
+        add((m.start(), m.end(), "SSN"))
+    for m in _iter(_SSN_LABEL_RE, low):
+        add((m.start(1), m.end(1), "SSN"))
+
+    num_wins = _windows(_NUMDATE_ANCHOR_RE, text, 12, 40)
+    mon_wins = _windows(_MON_ANCHOR_RE, text, 12, 40)
+    for k, rx in enumerate(_DATE_RES):
+        for m in _iter_win(rx, text, mon_wins if k in (4, 5, 6, 7) else num_wins, ".-/"):
+            s, e = _trim(text, m.start(), m.end(), " \t,")
+            v = text[s:e]
+            nums = re.findall(r"\d+", v)
+            # numeric d/m/y: one of the first two fields must be a month
+            if re.match(r"\d{1,2}[/.-]\d{1,2}[/.-]\d", v):
+                a, b = int(nums[0]), int(nums[1])
+                if a > 12 and b > 12:
+                    continue
+            add((s, e, "DATE"))
+    if lower_mode:
+        for rx in _DATE_RES_LOWER:
+            for m in rx.finditer(text):
+                add((m.start(), m.end(), "DATE"))
+
+    for rx in _AGE_RES:
+        for m in _iter(rx, low):
+            add((m.start(1), m.end(1), "AGE"))
+
+    for m in _iter(_ID_LABEL_RE, low):
+        v = m.group(1)
+        if sum(c.isdigit() for c in v) >= 3 and not v.lower().startswith(_ID_SAFE_PREFIX):
+            s, e = _trim(text, m.start(1), m.end(1), "-")
+            add((s, e, "ID_LABEL"))
+    for m in _iter(_CARD_RE, text, "+.-"):
+        add((m.start(), m.end(), "ID_CARD"))
+    for m in _iter(_LONG_DIGITS_RE, text, "+.-"):
+        n = m.end() - m.start()
+        add((m.start(), m.end(), "ID_CARD" if n >= 12 else "ID"))
+    seen_tok = set()
+    for m in _DIGIT5_RE.finditer(text):  # alphanumeric tokens with >= 9 digits ("F162823540116")
+        a, b = m.start(), m.end()
+        while a > 0 and (text[a - 1].isascii() and (text[a - 1].isalnum() or text[a - 1] == "-")):
+            a -= 1
+        while b < len(text) and (text[b].isascii() and (text[b].isalnum() or text[b] == "-")):
+            b += 1
+        a, b = _trim(text, a, b, "-")
+        while a < b and text[a] == "-":
+            a += 1
+        if (a, b) in seen_tok:
+            continue
+        seen_tok.add((a, b))
+        v = text[a:b]
+        if sum(c.isdigit() for c in v) >= 9 and any(c.isalpha() for c in v) and len(v) <= 60:
+            if not v.lower().startswith(_ID_SAFE_PREFIX):
+                add((a, b, "ID_CARD"))
+
+    for m in _iter(_PHONE_LABEL_RE, low):
+        s, e = _trim(text, m.start(1), m.end(1), " \t.-(")
+        if _valid_phone(text, s, e, True):
+            add((s, e, "PHONE_LABEL"))
+    for m in _iter_win(_PHONE_RE, text, _windows(_PHONE_ANCHOR_RE, text, 12, 40), "+.-"):
+        s, e = _trim(text, m.start(), m.end(), " \t.-")
+        if _valid_phone(text, s, e, False):
+            core = text[s:e]
+            spaced = not any(c in core for c in "+()-.")
+            add((s, e, "PHONE_SPACE" if spaced else "PHONE"))
+
+    for m in _iter(_ZIP_LABEL_RE, low):
+        add((m.start(1), m.end(1), "ZIP"))
+    for m in _ZIP5_RE.finditer(text):  # "IL 62704"
+        st = m.start()
+        sm = re.search(r"(?:^|[^\w])([A-Z]{2})[ ]{1,2}$", text[max(0, st - 5):st])
+        if sm and sm.group(1) in _US_STATE_ABBR:
+            add((st, m.end(), "ZIP"))
+
+    out.extend(_addresses(text, low, lower_mode))
+    return out
+
+
+def _addr_words_ok(words: str, lower_mode: bool, allow_vocab: bool = False) -> bool:
+    ws = [w for w in re.split(r"[ ]+", words.strip()) if w]
+    if not ws or all(_fold(w.strip(".'’")) in _PARTICLES or _fold(w.strip(".'’")) in _ADDR_PARTICLES
+                     for w in ws):
+        return False
+    for w in ws:
+        f = _fold(w.strip(".'’"))
+        if f in _PARTICLES or f in _ADDR_PARTICLES:
+            continue
+        if f in _UNITS or f in _HARD_STOP and f not in ("st", "place", "way", "park"):
+            if f not in ("street", "road", "avenue", "lane", "drive", "court", "square"):
+                return False
+        if not allow_vocab and w.lower().strip(".") in _VOCAB:
+            return False
+        if not lower_mode and not w[0].isupper():
+            return False
+        if _is_drugish(f):
+            return False
+    return True
+
+
+_ADDR_PARTICLES = _wordset(
+    "u ul st av avda nan dei degli delle dello dal della do da das dos du d y e i na nad pod v von van zu "
+    "zum zur am an auf im sur sous les aux del de la le l el al o of the")
+
+
+def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
+    out: list[tuple[int, int, str]] = []
+    add = out.append
+    for m in _iter(_ADDR_US_RE_I, low, ".,/:-") if lower_mode else _iter(_ADDR_US_RE, text, ".,/:-"):
+        if _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_NONUM_RE, text):
+        if _addr_words_ok(m.group(1), False):
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_PREFIX_NUM_RE, low, "."):
+        head = text[m.start():m.end()]
+        pre = head.split()[0]
+        lead = re.search(r"\d[ ]{1,3}$", text[max(0, m.start() - 4):m.start()])
+        if not lower_mode and not (pre[0].isupper() or pre.lower() in ("ul.", "str.", "av.", "av")) and not lead:
+            continue
+        if m.group(1) and not _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
+            continue
+        add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_LEAD_PREFIX_RE, low, ".,/:-"):
+        s, e = m.start(), m.end()
+        # stop at the first common (non-particle) word after the street name
+        seg = text[s:e]
+        words = list(re.finditer(r"\S+", seg))
+        keep = len(words)
+        for k, w in enumerate(words[3:], start=3):
+            wl = w.group().lower().strip(".,")
+            if wl in _VOCAB and wl not in _PARTICLES and wl not in ("street", "st"):
+                keep = k
+                break
+        e = s + words[keep - 1].end()
+        s2, e2 = _trim(text, s, e)
+        add((s2, e2, "ADDRESS"))
+    for m in _ADDR_SPNUM_RE.finditer(text):  # "<street word> <number>", checked backwards
+        j = m.start()
+        if j and text[j - 1] == ".":
+            j -= 1
+        i = j
+        while i > 0 and j - i <= 41 and (text[i - 1].isalnum() or text[i - 1] in "'’-"):
+            i -= 1
+        if i == j or not text[i].isalpha() or (i and text[i - 1] in "."):
+            continue
+        name = text[i:j]
+        f = name.lower()
+        if not f.endswith(_STREET_SUFFIXES) or _is_drugish(f):
+            continue
+        pm = _ADDR_PRE_WORDS_RE.search(text, max(0, i - 130), i)
+        pre_words = pm.group().split() if pm else []
+        pre_ok = [w for w in pre_words if (w[0].isupper() or lower_mode) and w.lower() not in _VOCAB]
+        if (f in _VOCAB or len(f) < 4) and not pre_ok:
+            continue
+        if not lower_mode and not name[0].isupper() and not pre_ok:
+            continue
+        s = pm.start() if pm else i
+        # drop leading common words ("the", "on") from the words before the street name
+        for w in pre_words:
+            if w.lower() in _VOCAB or not (w[0].isupper() or lower_mode):
+                s = text.index(w, s) + len(w)
+            else:
+                break
+        s, e = _trim(text, s, m.end(), ",;:!?)")
+        add((s, e, "ADDRESS"))
+    for m in _iter(_ADDR_LEAD_RE, text, ".,/:-"):
+        if _addr_words_ok(m.group(1), lower_mode):
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_UNIT_RE_I, low) if lower_mode else _iter(_ADDR_UNIT_RE, text):
+        add((m.start(), m.end(), "ADDRESS"))
+    if "#" in text:
+        for m in _iter(_ADDR_HASH_RE, text):
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_BOX_RE, low):
+        v = text[m.start():m.end()]
+        if lower_mode or v[0].isupper():
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_MIL_RE_I, low) if lower_mode else _iter(_ADDR_MIL_RE, text):
+        add((m.start(), m.end(), "ADDRESS"))
+    for m in _iter(_ADDR_CORNER_RE, low):
+        v = text[m.start(1):m.end(1)]
+        if any(c.isdigit() for c in v) or re.search(r"\b[A-Z]", v):
+            s, e = _trim(text, m.start(1), m.end(1))
+            if low[max(0, s - 4):s] == "the ":
+                s -= 4
+            add((s, e, "ADDRESS"))
+    for m in _iter(_ADDR_CUE_RE, low):
+        words = text[m.start(1):m.end(1)].rsplit(None, 1)[0]
+        if _addr_words_ok(words, lower_mode, allow_vocab=False):
+            add((m.start(1), m.end(1), "ADDRESS"))
+    return out
+
+
+_PLACE_WORD_RE = re.compile(r"[^\W\d_][\w'’∆-]{0,40}(?:[ ]?\([^()\n]{1,30}\))?")
+
+
+def _same_line_place(text: str, p: int, lower_mode: bool) -> int | None:
+    """Up to 4 capitalised non-vocabulary words (city / region / country) right after an address."""
+    end = None
+    pos = p
+    phrase_start = p
+    for _ in range(4):
+        m = _PLACE_WORD_RE.match(text, pos)
+        if not m:
+            break
+        w = m.group().split("(")[0].strip()
+        ok = (w[0].isupper() or lower_mode) and (
+            w.lower() not in _VOCAB or _fold(w) in _COUNTRIES_STATES
+            or _fold(text[phrase_start:m.end()].split("(")[0].strip()) in _COUNTRY_PHRASES
+            or (w.lower() == "new" and text[m.end():m.end() + 1] == " "))
+        if not ok or _fold(w) in _HARD_STOP:
+            break
+        end = m.end()
+        nxt = text[m.end():m.end() + 1]
+        if nxt != " ":
+            break
+        pos = m.end() + 1
+    if end is None:
+        return None
+    pm = re.match(r"[ ](?:" + _POSTAL + r")", text[end:end + 20])
+    if pm:
+        end += pm.end()
+    if text[end:end + 1] not in ("", ".", ",", "?", "!", "\n", ";", " ", ")"):
+        return None
+    return end
+
+
+def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) -> int:
+    """Extend an address over following units, places and postcodes (same or next lines)."""
+    n = len(text)
+    for _ in range(8):
+        sm = _ADDR_SEP_RE.match(text, e)
+        if sm is None:
+            break
+        sep = sm.group()
+        p = sm.end()
+        if p >= n:
+            break
+        blank = sep.count("\n") >= 2
+        newline_or_comma = "\n" in sep or "," in sep
+        got = None
+        um = (_ADDR_UNIT_RE_I if lower_mode else _ADDR_UNIT_RE).match(text, p) or _ADDR_BOX_RE.match(text, p) \
+            or (_ADDR_MIL_RE_I if lower_mode else _ADDR_MIL_RE).match(text, p)
+        if um:
+            got = um.end()
+        if got is None:
+            pm = _POSTAL_RE.match(text, p)
+            if pm and (newline_or_comma or sep.strip() == ""):
+                got = pm.end()
+        if got is None:
+            if not newline_or_comma:
+                got = _same_line_place(text, p, lower_mode)
+        if got is None and newline_or_comma:
+            pl = _PLACE_RE.match(text, p)
+            if pl:
+                chunk = pl.group()
+                words = re.findall(r"[^\W\d_][\w'’.-]*", chunk)
+                after = text[pl.end():pl.end() + 2]
+                ok = bool(words) and not after.startswith(":") and len(chunk) <= 60
+                if ok and blank and not re.search(r"\d", chunk):
+                    ok = False
+                if ok:
+                    for k, w in enumerate(words):
+                        f = _fold(w.strip(".'’"))
+                        wl = w.lower().strip(".")
+                        if f in _HARD_STOP and f not in ("st",) or f in ("phone", "fax", "mobile", "email",
+                                                                        "website", "tel", "desk", "office"):
+                            ok = False
+                            break
+                        if w[0].isupper() or lower_mode or f in _PARTICLES or f == "nan":
+                            if wl in _VOCAB and w.islower():
+                                ok = False
+                                break
+                            continue
+                        ok = False
+                        break
+                if ok:
+                    got = pl.end()
+        if got is None or not mask.free(p, got):
+            break
+        e = _trim(text, p, got, " \t,.")[1]
+    return e
+
+
+# ---------------------------------------------------------------------------------------------------
+# Organisations
+# ---------------------------------------------------------------------------------------------------
+
+def _tokens(text: str) -> list[tuple[int, int]]:
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        s, e = m.start(), m.end()
+        if e - s > 3 and text[e - 2] in "'’" and text[e - 1] in "sS":
+            e -= 2
+        out.append((s, e))
+    return out
+
+
+def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: _Mask,
+          lower_mode: bool) -> list[tuple[int, int]]:
+    out = []
+    if lower_mode:
+        return out
+    import bisect
+    tstarts = [t[0] for t in toks]
+    for m in _iter(_ORG_HEAD_RE, text):
+        hs, he = m.start(), m.end()
+        k = bisect.bisect_left(tstarts, hs)  # token index of head start
+        j = k - 1
+        first = None
+        while j >= 0 and k - j <= 7:
+            ts, te = toks[j]
+            gap = text[te:toks[j + 1][0]] if j + 1 < len(toks) else ""
+            if "\n" in gap or any(c not in " \t.&-" for c in gap.replace("'s", "").replace("’s", "")):
+                break
+            w = text[ts:te]
+            f = w.lower()
+            if f in _ORG_CONNECT and first is not None:
+                if f == "of" and (j == 0 or text[toks[j - 1][0]:toks[j - 1][1]].lower() not in _ORG_OF_HEADS):
+                    break  # "Jeremy Hartmann of Acme Inc": the person is not part of the organisation
+                j -= 1
+                continue
+            if w[0].isupper():
+                first = j
+                j -= 1
+                continue
+            break
+        if first is None:
+            continue
+        # drop leading connectors / sentence-initial function words
+        while first < k and text[toks[first][0]:toks[first][1]].lower() in _ORG_CONNECT | {"the", "a", "an",
+                                                                                        "at", "in", "to"}:
+            first += 1
+        if first >= k:
+            continue
+        words = [text[toks[i][0]:toks[i][1]].lower() for i in range(first, k)]
+        if words[0] in _ORG_EXEMPT_FIRST or any(w in _ORG_EXEMPT_ANY or w in _ORG_GENERIC_BODY for w in words):
+            continue  # research bodies, cooperative groups, national institutes: not identifying
+        if not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
+            continue
+        head = m.group().lower()
+        if head in ("group", "research", "services", "systems", "capital", "media", "trust", "bank", "lines",
+                    "traffic", "transit", "analytics", "co", "sons", "company", "agency", "foundation",
+                    "institute", "college", "university", "labs", "lab", "partners", "associates") and all(
+                w in _VOCAB for w in words):
+            continue
+        s = toks[first][0]
+        e = he
+        if text[e - 1] == "." and head.rstrip(".") not in ("inc", "ltd", "corp", "co"):
+            e -= 1  # a sentence full stop, not an abbreviation        # "University of X" style continuation
+        um = re.match(r"[ ]of[ ](?:the[ ])?((?:[A-Z][\w'’-]{1,40}[ ]?){1,3})", text[e:e + 120])
+        if um:
+            e = e + um.end(1)
+        s, e = _trim(text, s, e, " \t,")
+        if mask.free(s, e):
+            out.append((s, e))
+    for m in _iter(_ORG_UNIV_OF_RE, text):
+        s, e = _trim(text, m.start(), m.end(1))
+        words = m.group(1).lower().split()
+        if any(w in _ORG_EXEMPT_ANY or w in _ORG_GENERIC_BODY for w in words):
+            continue
+        if mask.free(s, e):
+            out.append((s, e))
+    return out
+
+
+_GREETINGS = {"hi", "hello", "hey", "dear", "thanks", "thank", "user", "attn", "cc"}
+
+
+def _cue_possible(text: str, pos: int) -> bool:
+    """Cheap pre-check before looking for a cue phrase ending at ``pos``: cue phrases end with a
+    lower-case word, a colon / question mark, or a greeting ("Dear", "Hi")."""
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\n":
+        i -= 1
+    if i < 0:
+        return False
+    c = text[i]
+    if c in ":?":
+        return True
+    if not c.isalpha():
+        return False
+    j = i
+    while j > 0 and (text[j - 1].isalpha() or text[j - 1] in "'’"):
+        j -= 1
+    w = text[j:i + 1]
+    return w.islower() or w.lower() in _GREETINGS
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\"'“‘(":
+        i -= 1
+    return i < 0 or text[i] in ".!?\n:;>*•-"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Person names
+# ---------------------------------------------------------------------------------------------------
+
+_LABEL_CUE_RE = _ci(
+    r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
+    r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|signed(?:[ ]by)?|"
+    r"electronically[ ]signed(?:[ ]by)?|attending(?:[ ]physician)?|physician|provider|surgeon|"
+    r"oncologist|radiologist|pathologist|referring(?:[ ]physician|[ ]provider)?|pcp|cc|"
+    r"emergency[ ]contact|contact|contact[ ]person|next[ ]of[ ]kin|guardian|mother|father|spouse|"
+    r"husband|wife|son|daughter|caregiver|interpreter|witness|nurse|np|pa|resident|fellow|"
+    r"dictated[ ]by|reviewed[ ]by|user|author|by|from|to|attn|re))[ \t]*:[ \t]{0,12}(?:\n[ \t]{0,12})?")
+_NAME_LABELS = {  # labels after which ALL-CAPS and common words are still taken as the name"name", "patient name", "pt name", "full name", "first name", "last name", "maiden name",
+                "middle name", "given name", "family name", "legal name", "preferred name",
+                "patient's name", "signed", "signed by", "electronically signed", "electronically signed by",
+                "contact name", "client name", "member name", "insured name", "subscriber name",
+                "guarantor name", "employee name"}
+_VERB_CUE_RE = _ci(
+    r"(?:(?:referred|dictated|reviewed|seen|evaluated|examined|signed|prepared|authored|verified|"
+    r"approved|performed|interpreted|transcribed|attended|treated|managed|operated|consented|"
+    r"accompanied|covered)[ ]by|"
+    r"(?:seen|discussed|spoke|speak|spoken|met|consulted|talked|follow[ -]up|followed[ ]up|"
+    r"appointment|visit|visits|consult|consultation)[ ]with|"
+    r"my[ ]name[ ]is|name[ ]is|(?:first|last|maiden|middle|full|your)[ ]name(?:[ ]is)?\??|"
+    r"names?[ ]are|i[ ]am|i'm|this[ ]is|call[ ]me|calls[ ]me|called|named|known[ ]as|"
+    r"(?:named|called|call)[ ](?:him|her|them|it)|"
+    r"name[ ]on[ ]the[ ]account\??|(?:it's[ ]|it[ ]is[ ])?under(?:[ ]my(?:[ ][\w']{1,20}){0,3}[ ]name)?|"
+    r"said|says|told|tell|asked|ask|thanks?|dear|hi|hello|hey|shouted[ ]at|"
+    r"(?:my|our|her|his|their)[ ](?:kid|son|daughter|wife|husband|partner|brother|sister|mother|father|"
+    r"friend|doctor|nurse|oncologist|surgeon|neighbou?r|cousin|uncle|aunt|nephew|niece|grandson|"
+    r"granddaughter|grandmother|grandfather|caregiver|colleague|boss)|"
+    r"add|tribute[ ]to|player|producer|commenter|songwriter|director|author|actor|actress|singer|"
+    r"writer|colleague|neighbou?r|cousin|uncle|aunt|nephew|niece|grandson|granddaughter|"
+    r"grandmother|grandfather|husband|wife|fianc[ée]e?|boyfriend|girlfriend|"
+    r"was[ ]called|is[ ]called|change[ ]it[ ]to|correct[ ]it[ ]to|speak[ ]to|contact|"
+    r"heard|(?:(?:was|is)[ ])?(?:written|directed|sung|recorded|produced|composed|painted|arranged)[ ]by|"
+    r"features|featuring|starring|with[ ]guest|(?:not[ ])?by)"
+    r"[ \t]{1,6}")
+
+_LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
+_VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
+
+
+def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
+           ends: dict[int, int], mask: _Mask, lower_mode: bool) -> list[tuple[int, int, tuple[str, ...]]]:
+    n = len(toks)
+    if n == 0:
+        return []
+    words = [text[s:e] for s, e in toks]
+    lowers = [w.lower() for w in words]
+    folds = [_fold(w) for w in words]
+    free = [mask.free(s, e) for s, e in toks]
+
+    capv = [w[0].isupper() and (len(w) == 1 or (not w.isupper() and not w[1].isupper())) for w in words]
+
+    def cap(i: int) -> bool:
+        return capv[i]
+
+    def initial(i: int) -> bool:
+        w = words[i]
+        return len(w) == 1 and (w.isupper() or lower_mode) and w.isalpha()
+
+    def joinable(i: int) -> bool:
+        """Token i continues the name that token i-1 belongs to."""
+        if i <= 0 or i >= n:
+            return False
+        g = text[toks[i - 1][1]:toks[i][0]]
+        if g in (" ", "  ", "\t"):
+            return True
+        if g in (". ", ".  ") and (initial(i - 1) or lowers[i - 1] in ("st", "ste")):
+            return True
+        return False
+
+    def namey(i: int, allow_vocab: bool = False) -> bool:
+        if not free[i]:
+            return False
+        w = words[i]
+        if ("'" in w or "’" in w) and re.split(r"['’]", lowers[i])[0] in _CONTRACTION_HEADS:
+            return False
+        if not (cap(i) or (lower_mode and w.islower())):
+            return False
+        f = folds[i]
+        if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f):
+            return False
+        if "-" in w and _clinical_compound(w):
+            return False
+        if f in _COUNTRIES_STATES:
+            return False
+        if lowers[i] in _VOCAB and (not allow_vocab or lower_mode) and f not in _FIRST_NAMES:
+            return False
+        if lowers[i] in _VOCAB and f in _AMBIGUOUS_NAMES and not allow_vocab:
+            return False
+        return True
+
+    def head_follows(j: int) -> bool:
+        if j + 1 >= n:
+            return False
+        g = text[toks[j][1]:toks[j + 1][0]]
+        if g.strip(" '’s-") != "":
+            return False
+        return lowers[j + 1] in _CLINICAL_HEADS
+
+    def extend(i: int, vocab_first: bool, vocab_after: bool, allcaps: bool = False,
+               max_names: int = 4) -> int | None:
+        last = None
+        count = 0
+        k = i
+        while k < n and count < max_names:
+            if k > i and not joinable(k):
+                break
+            if initial(k) and free[k]:
+                k += 1
+                continue
+            if k > i and lowers[k] in _PARTICLES and k + 1 < n and joinable(k + 1) and (
+                    cap(k + 1) or lower_mode or (lowers[k + 1] in _PARTICLES and k + 2 < n and cap(k + 2))) \
+                    and free[k]:
+                k += 1
+                continue
+            ok = namey(k, vocab_first if k == i else vocab_after)
+            if not ok and allcaps and free[k] and len(words[k]) > 1 and words[k].isupper() and \
+                    folds[k] not in _HARD_STOP and folds[k] not in _EPONYMS:
+                ok = True
+            if not ok:
+                break
+            last = k
+            count += 1
+            k += 1
+        if last is not None and head_follows(last):
+            return None
+        return last
+
+    found: list[tuple[int, int]] = []  # token index ranges (inclusive)
+
+    # 1. titles: "Dr. Jane Doe", "Mrs. O'Neil", "Pt. Smith"
+    for i in range(n - 1):
+        li = lowers[i]
+        if li in _TITLES and (cap(i) or lower_mode) and free[i]:
+            g = text[toks[i][1]:toks[i + 1][0]]
+            if g not in (" ", ". ", ".  ", "  "):
+                continue
+            strong = li in _STRONG_TITLES
+            j = extend(i + 1, strong, strong)
+            if j is not None:
+                found.append((i + 1, j))
+
+    # cue phrases are looked up right before candidate tokens (cheaper than scanning the whole text)
+    label_hits: list[tuple[re.Match, int]] = []
+    verb_hits: list[tuple[re.Match, int]] = []
+    if lower_mode:
+        for m in _iter(_LABEL_CUE_RE, low):
+            k = starts.get(m.end())
+            if k is not None:
+                label_hits.append((m, k))
+        for m in _iter(_VERB_CUE_RE, low):
+            k = starts.get(m.end())
+            if k is not None:
+                verb_hits.append((m, k))
+    else:
+        for i in range(n):
+            if not free[i] or not words[i][0].isupper():
+                continue
+            s0 = toks[i][0]
+            j = s0 - 1
+            while j >= 0 and text[j] in " \t\n":
+                j -= 1
+            if j >= 0 and text[j] == ":":
+                m = _LABEL_CUE_END_RE.search(low, max(0, s0 - 70), s0)
+                if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
+                    label_hits.append((m, i))
+            if cap(i) and (folds[i] in _FIRST_NAMES or namey(i)) and _cue_possible(text, s0):
+                m = _VERB_CUE_END_RE.search(low, max(0, s0 - 50), s0)
+                if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
+                    verb_hits.append((m, i))
+
+    # 2. form labels: "Name: John Smith", "Patient: ...", "Signed: Anna Berg RN"
+    for m, k in label_hits:
+        label = re.sub(r"\s+", " ", m.group(1).lower())
+        strong = label in _NAME_LABELS
+        j = extend(k, strong, True, allcaps=strong)
+        if j is None:
+            continue
+        if not strong:
+            nm = [x for x in range(k, j + 1) if not initial(x)]
+            if not nm or (len(nm) == 1 and folds[nm[0]] not in _FIRST_NAMES and lowers[nm[0]] in _VOCAB):
+                continue
+        found.append((k, j))
+
+    # 3. verbal cues: "seen by", "my name is", "follow up with", "said", "Hi ..."
+    for m, k in verb_hits:
+        naming = bool(re.search(r"name|call|known", m.group()))
+        j = extend(k, naming, True)
+        if j is not None:
+            found.append((k, j))
+
+    # 4. credentials: "J. Smith, MD", "Anna Berg RN"
+    for m in _iter(_CRED_RE, text):
+        pm = _CRED_PRE_RE.search(text, max(0, m.start() - 6), m.start())
+        if pm is None:
+            continue
+        j = ends.get(pm.start())
+        if j is None:
+            continue
+        i = j
+        while i - 1 >= 0 and joinable(i) and (cap(i - 1) or initial(i - 1)) and free[i - 1] and \
+                folds[i - 1] not in _HARD_STOP and j - i < 3:
+            i -= 1
+        while i <= j and lowers[i] in _TITLES:
+            i += 1
+        toks_in = [x for x in range(i, j + 1) if not initial(x)]
+        if not toks_in or not all(namey(x, True) for x in toks_in):
+            continue
+        if len(toks_in) == 1 and i == j and lowers[j] in _VOCAB:
+            continue
+        found.append((i, j))
+
+    # 5. known first names (+ surname)
+    for i in range(n):
+        f = folds[i]
+        if f not in _FIRST_NAMES or not free[i]:
+            continue
+        if not (cap(i) or (lower_mode and words[i].islower())):
+            continue
+        amb = f in _AMBIGUOUS_NAMES or lowers[i] in _VOCAB
+        if head_follows(i):
+            continue
+        if amb:
+            if lower_mode:
+                continue
+            j = extend(i, True, False)
+            if j is None or j == i:
+                continue
+        else:
+            j = extend(i, True, not lower_mode)
+            if j is None:
+                continue
+        found.append((i, j))
+
+    # 6. sequences of capitalised non-vocabulary words: "Zargan Vedzizhev", "Csanád P Gere"
+    if not lower_mode:
+        i = 0
+        while i < n:
+            if not namey(i):
+                i += 1
+                continue
+            k = i + 1
+            names_in = 1
+            last = i
+            while k < n and joinable(k):
+                if initial(k) and free[k]:
+                    k += 1
+                    continue
+                if lowers[k] in _PARTICLES and k + 1 < n and joinable(k + 1) and (
+                        cap(k + 1) or (lowers[k + 1] in _PARTICLES and k + 2 < n and joinable(k + 2)
+                                       and cap(k + 2))):
+                    k += 1
+                    continue
+                if namey(k):
+                    names_in += 1
+                    last = k
+                    k += 1
+                    continue
+                break
+            if names_in >= 2 and not head_follows(last):
+                found.append((i, last))
+            i = max(k, i + 1)
+
+    # 7. dialogue speakers: "Matthew: Remember me"
+    for m in _SPEAKER_RE.finditer(text):
+        k = starts.get(m.start(1))
+        if k is not None and folds[k] in _FIRST_NAMES and (cap(k) or lower_mode) and free[k]:
+            found.append((k, k))
+
+    # 7b. a lone unknown capitalised word acting as a person: "Irenka is very reliable", "Kuba, can I",
+    #     "Franciska's kid", vocatives "..., Mark!"
+    for i in range(n):
+        if not free[i] or not (cap(i) or lower_mode):
+            continue
+        f = folds[i]
+        known = f in _FIRST_NAMES
+        if not (namey(i) or (known and cap(i))):
+            continue
+        e = toks[i][1]
+        if _PERSON_VERB_RE.match(text, e) or _KIN_RE.match(text, e) or (
+                re.match(r"[ \t]?[!?]", text[e:e + 2]) and re.search(r",[ \t]$", text[max(0, toks[i][0] - 2):toks[i][0]])):
+            if lower_mode and not known:
+                continue
+            found.append((i, i))
+    if lower_mode:
+        # a line made only of 2-4 unknown words is a name line ("emidio p lombardo")
+        for m in re.finditer(r"(?m)^[ \t>?*•-]{0,8}([^\W\d_]+(?:[ ][^\W\d_]+\.?){1,3})[ \t]*$", text):
+            k = starts.get(m.start(1))
+            if k is None:
+                continue
+            j = k
+            while j + 1 < n and toks[j + 1][1] <= m.end(1):
+                j += 1
+            ws = list(range(k, j + 1))
+            first_line = not text[:m.start()].strip(" \t\n>?*•-")
+            if all(initial(x) or namey(x) for x in ws) and sum(1 for x in ws if not initial(x)) >= 2 and \
+                    (first_line or any(folds[x] in _FIRST_NAMES for x in ws)):
+                found.append((k, j))
+
+    is_person = [False] * n
+    for a, b in found:
+        for x in range(a, b + 1):
+            is_person[x] = True
+
+    def add_run(a: int, b: int) -> bool:
+        if any(is_person[x] for x in range(a, b + 1)):
+            return False
+        found.append((a, b))
+        for x in range(a, b + 1):
+            is_person[x] = True
+        return True
+
+    # 7c. a coordinated list of >= 2 unknown capitalised words: "Kadiev and Adams", "Gerste, Johnson and
+    #     Johnson" (brand-name drugs are in the vocabulary, so "Keytruda and Opdivo" is left alone)
+    if not lower_mode:
+        for m in _COORD_LIST_RE.finditer(text):
+            items = [starts.get(x.start()) for x in re.finditer(r"[^\W\d_][\w'’-]*", m.group())]
+            items = [k for k in items if k is not None and lowers[k] not in ("and", "or", "&")]
+            if len(items) < 2 or any(k is None for k in items):
+                continue
+            good = [k for k in items if namey(k) or (folds[k] in _FIRST_NAMES and cap(k))]
+            if len(good) >= 2 and all(cap(k) and free[k] and folds[k] not in _HARD_STOP and
+                                      folds[k] not in _EPONYMS for k in items) and not head_follows(items[-1]):
+                for k in items:
+                    if _sentence_start(text, toks[k][0]) and k not in good:
+                        continue
+                    found.append((k, k))
+
+    # 8. coordination: "Kateřina, James and Emily", "Park and Mann"
+    coord_r = re.compile(r"[ \t]*,[ \t]*(?:and[ \t]+|&[ \t]*)?|[ \t]+(?:and|&|or)[ \t]+")
+    coord_l = re.compile(r"(?:,[ \t]*|[ \t]+(?:and|&|or)[ \t]+)$")
+    queue = sorted(set(found))
+    seen_runs: set[tuple[int, int]] = set()
+    while queue:  # each run is examined once; newly added neighbours are examined in turn
+        a, b = queue.pop()
+        if (a, b) in seen_runs:
+            continue
+        seen_runs.add((a, b))
+        # right neighbour
+        mr = coord_r.match(text, toks[b][1])
+        if mr:
+            k = starts.get(mr.end())
+            if k is not None and not is_person[k]:
+                j = extend(k, False, False, max_names=2)
+                if j is not None and not (j == k and lowers[k] in _VOCAB) and add_run(k, j):
+                    queue.append((k, j))
+        # left neighbour
+        ml = coord_l.search(text, max(0, toks[a][0] - 8), toks[a][0])
+        if ml:
+            j = ends.get(ml.start())
+            if j is not None and not is_person[j]:
+                i = j
+                while i - 1 >= 0 and joinable(i) and (namey(i - 1) or initial(i - 1)) and j - i < 2:
+                    i -= 1
+                if namey(i) and all(namey(x) or initial(x) for x in range(i, j + 1)) and add_run(i, j):
+                    queue.append((i, j))
+
+    # 9. propagation: later bare mentions of a surname / first name already found
+    name_tokens: dict[str, int] = {}
+    for a, b in found:
+        for x in range(a, b + 1):
+            if not initial(x) and lowers[x] not in _PARTICLES and len(words[x]) > 1:
+                name_tokens.setdefault(folds[x], 0)
+    for i in range(n):
+        if is_person[i] or folds[i] not in name_tokens or not free[i]:
+            continue
+        if not (cap(i) or lower_mode):
+            continue
+        if lowers[i] in _VOCAB and folds[i] not in _FIRST_NAMES:
+            continue
+        if folds[i] in _HARD_STOP or head_follows(i):
+            continue
+        add_run(i, i)
+
+    out = []
+    for a, b in sorted(set(found)):
+        key = tuple(folds[x] for x in range(a, b + 1) if not initial(x) and lowers[x] not in _PARTICLES)
+        if not key:
+            continue
+        out.append((toks[a][0], toks[b][1], key))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Locations (sub-state geography)
+# ---------------------------------------------------------------------------------------------------
+
+_CITY_STATE_RE = re.compile(
+    r"\b([A-Z][\w'’.-]{1,40}(?:[ ][A-Z][\w'’.-]{1,40}){0,2}),[ ]{1,2}(?:" + "|".join(sorted(_US_STATE_ABBR))
+    + r")\b(?![\w-])")
+
+
+_CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
+
+
+def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
+               mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
+    out = []
+    hits = []
+    if lower_mode:
+        hits = [starts.get(m.end()) for m in _iter(_CITY_CUE_RE, low)]
+    else:
+        for i, (s0, e0) in enumerate(toks):
+            if text[s0].isupper() and low[s0 - 1:s0] in (" ", "\t") and _cue_possible(text, s0) and \
+                    mask.free(s0, e0):
+                m = _CITY_CUE_END_RE.search(low, max(0, s0 - 40), s0)
+                if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
+                    hits.append(i)
+    weak: set[int] = set()
+    strong_hits = set(hits)
+    if not lower_mode:
+        for i, (s0, e0) in enumerate(toks):
+            if i in strong_hits or not text[s0].isupper() or s0 < 3:
+                continue
+            w = text[s0:e0]
+            lw = w.lower()
+            if len(w) <= 2 or (len(w) > 1 and w[1].isupper()) or lw in _VOCAB or _fold(w) in _EPONYMS or \
+                    _clinical_compound(w) or \
+                    _fold(w) in _FIRST_NAMES or _fold(w) in _HARD_STOP or _is_drugish(lw):
+                continue
+            pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
+            prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
+            if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB:
+                # Title Case heading ("... Research to Generate ..."), not prose
+                continue
+            if pm and not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
+                m = re.match(r"(?:[ ]?['’]s)?[ ]([a-z]+)", text[e0:e0 + 30])
+                if m and m.group(1) in _CLINICAL_HEADS:
+                    continue
+                hits.append(i)
+                weak.add(i)
+    for k in hits:
+        if k is None:
+            continue
+        last = None
+        j = k
+        while j < len(toks) and j - k < 5:
+            s, e = toks[j]
+            if j > k:
+                g = text[toks[j - 1][1]:s]
+                if g not in (" ", "  ", "' ", "’ ", "-", ". "):
+                    break
+            w = text[s:e]
+            lw = w.lower()
+            if not mask.free(s, e):
+                break
+            if j > k and lw in ("de", "del", "la", "le", "du", "des", "da", "do", "di", "of", "sur", "am",
+                                "an", "der", "den", "y", "o"):
+                j += 1
+                continue
+            if not (w[0].isupper() or (lower_mode and lw not in _VOCAB)):
+                break
+            if k in weak and (w.isupper() and len(w) > 1 or (j > k and lw in _VOCAB)):
+                break
+            if j == k and (lw in _VOCAB or (w.isupper() and len(w) <= 3)):
+                break
+            if _fold(w) in _HARD_STOP:
+                break
+            last = j
+            j += 1
+        if last is None:
+            continue
+        s, e = toks[k][0], toks[last][1]
+        pz = re.match(r"[ ](\d{4,5}|\d{3}[ ]\d{2})(?![\w.,]\d|\w)", text[e:e + 8])
+        if pz and not re.fullmatch(r"(?:19|20)\d\d", pz.group(1)):
+            e += pz.end()
+        phrase = _fold(text[s:e])
+        if phrase in _COUNTRIES_STATES or phrase in _COUNTRY_PHRASES:
+            continue
+        if mask.free(s, e):
+            out.append((s, e))
+    if not lower_mode:
+        for m in _CITY_STATE_RE.finditer(text):
+            s, e = m.start(1), m.end(1)
+            words = m.group(1).split()
+            if all(w.lower() in _VOCAB for w in words) or any(len(w) > 1 and w[1].isupper() for w in words):
+                continue
+            if mask.free(s, e):
+                out.append((s, e))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------------
+
+def _norm_key(typ: str, surface: str) -> str:
+    if typ in ("PHONE", "SSN", "ID"):
+        d = re.sub(r"[^0-9A-Za-z]", "", surface).lower()
+        return d or surface.lower()
+    return re.sub(r"\s+", " ", _fold(surface)).strip(" .,")
+
+
+def _detect(text: str) -> list[tuple[int, int, str, object]]:
+    """All accepted spans as (start, end, TYPE, key), non-overlapping, sorted."""
+    n = len(text)
+    upper = sum(map(str.isupper, text))
+    letters = sum(map(str.isalpha, text))
+    low = _lowered(text)
+    lower_mode = letters > 0 and upper * 400 < letters
+    mask = _Mask(n)
+
+    # protected clinical phrases are claimed first so that nothing else redacts them
+    protected = [(m.start(), m.end()) for m in _iter(_PROTECTED_PHRASES_RE, low)]
+
+    cands = _structured(text, low, lower_mode)
+    # overlapping / abutting address pieces form one address; a bare leading number joins it too
+    addr = sorted((c[0], c[1]) for c in cands if c[2] == "ADDRESS")
+    cands = [c for c in cands if c[2] != "ADDRESS"]
+    blocks: list[list[int]] = []
+    for a_s, a_e in addr:
+        if blocks and (a_s <= blocks[-1][1] or re.fullmatch(r"[ \t]{1,2}", text[blocks[-1][1]:a_s])):
+            blocks[-1][1] = max(blocks[-1][1], a_e)
+        else:
+            blocks.append([a_s, a_e])
+    for b in blocks:
+        lm = re.search(r"(?<![\w.,/:()-])\d{1,6}[ ]{1,2}$", text[max(0, b[0] - 10):b[0]])
+        if lm:
+            b[0] -= len(lm.group())
+        cands.append((b[0], b[1], "ADDRESS"))
+    cands.sort(key=lambda c: (-_PRIO[c[2]], -(c[1] - c[0]), c[0]))
+    pmask = _Mask(n)
+    for s, e in protected:
+        pmask.take(s, e)
+    accepted: list[list] = []
+    for s, e, kind in cands:
+        if e <= s or not mask.free(s, e):
+            continue
+        typ = _OUT_TYPE.get(kind, kind)
+        if typ in ("ADDRESS", "LOCATION", "PHONE", "ID") and not pmask.free(s, e):
+            continue
+        mask.take(s, e)
+        accepted.append([s, e, typ, None])
+
+    # merge neighbouring address pieces and extend address blocks
+    accepted.sort(key=lambda a: a[0])
+    merged: list[list] = []
+    for a in accepted:
+        if merged and merged[-1][2] == "ADDRESS" and a[2] in ("ADDRESS", "LOCATION") and \
+                re.fullmatch(r"[ \t,]*\n?[ \t>?*•-]*", text[merged[-1][1]:a[0]]):
+            merged[-1][1] = a[1]
+            continue
+        merged.append(a)
+    for a in merged:
+        if a[2] == "ADDRESS":
+            new_e = _extend_address(text, a[0], a[1], mask, lower_mode)
+            if new_e > a[1]:
+                mask.take(a[1], new_e)
+                a[1] = new_e
+    # a second merge pass (extension may have joined blocks)
+    final: list[list] = []
+    for a in sorted(merged, key=lambda a: a[0]):
+        if final and final[-1][2] == "ADDRESS" and a[2] in ("ADDRESS", "LOCATION") and \
+                (a[0] <= final[-1][1] or re.fullmatch(r"[ \t,]*\n?[ \t>?*•-]*(?:[A-Z]{2}[ \t]{1,2})?",
+                                                      text[final[-1][1]:a[0]])):
+            final[-1][1] = max(final[-1][1], a[1])
+            continue
+        final.append(a)
+
+    for s, e in protected:
+        if mask.free(s, e):
+            mask.take(s, e)
+
+    toks = _tokens(text)
+    starts = {s: i for i, (s, _) in enumerate(toks)}
+    ends = {e: i for i, (_, e) in enumerate(toks)}
+
+    for s, e in _orgs(text, toks, starts, mask, lower_mode):
+        if mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "ORGANIZATION", None])
+
+    for s, e, key in _names(text, low, toks, starts, ends, mask, lower_mode):
+        if mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "PERSON", key])
+
+    for s, e in _locations(text, low, toks, starts, mask, lower_mode):
+        if mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "LOCATION", None])
+
+    final.sort(key=lambda a: a[0])
+    return [tuple(a) for a in final]
+
+
+def redact(text: str) -> Redaction:
+    """Redact PHI from ``text``.  Never raises; a non-string input is converted with ``str()``."""
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        try:
+            text = str(text)
+        except Exception:  # pragma: no cover - pathological __str__
+            text = ""
+    if not text:
+        return Redaction(text="", counts={}, spans=())
+    try:
+        found = _detect(text)
+    except Exception:  # pragma: no cover - defensive: fall back to the structured detectors only
+        found = _fallback_detect(text)
+
+    # placeholder identity: people cluster on shared name tokens ("John Smith" ~ "Smith" ~ "Dr. John A.
+    # Smith"); everything else on its normalised surface string
+    clusters: list[set[str]] = []
+    person_cluster: dict[tuple[str, ...], int] = {}
+    for s, e, typ, key in found:
+        if typ != "PERSON" or not key or key in person_cluster:
+            continue
+        ks = set(key)
+        idx = None
+        for ci, toks in enumerate(clusters):
+            if (len(ks) == 1 and ks <= toks) or (len(ks) > 1 and (toks <= ks or ks <= toks)):
+                idx = ci
+                break
+        if idx is None:
+            clusters.append(set(ks))
+            idx = len(clusters) - 1
+        else:
+            clusters[idx] |= ks
+        person_cluster[key] = idx
+
+    numbering: dict[str, dict[object, int]] = {}
+    out_parts: list[str] = []
+    spans: list[tuple[str, int, int]] = []
+    pos = 0
+    for s, e, typ, key in found:
+        if typ == "PERSON" and key:
+            ident: object = ("P", person_cluster[key])
+        else:
+            ident = _norm_key(typ, text[s:e])
+        table = numbering.setdefault(typ, {})
+        if ident not in table:
+            table[ident] = len(table) + 1
+        out_parts.append(text[pos:s])
+        out_parts.append(f"[{typ}_{table[ident]}]")
+        spans.append((typ, s, e))
+        pos = e
+    out_parts.append(text[pos:])
+    counts = {t: len(v) for t, v in numbering.items()}
+    return Redaction(text="".join(out_parts), counts=counts, spans=tuple(spans))
+
+
+def _fallback_detect(text: str) -> list[tuple[int, int, str, object]]:
+    try:
+        cands = _structured(text, _lowered(text), False)
+    except Exception:
+        return []
+    cands.sort(key=lambda c: (-_PRIO[c[2]], -(c[1] - c[0]), c[0]))
+    mask = _Mask(len(text))
+    out = []
+    for s, e, kind in cands:
+        if e > s and mask.free(s, e):
+            mask.take(s, e)
+            out.append((s, e, _OUT_TYPE.get(kind, kind), None))
+    out.sort(key=lambda a: a[0])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------
+
+# dataset label type -> redaction type
+_LABEL_MAP = {
+    "PERSON": "PERSON", "PER": "PERSON", "NAME": "PERSON",
+    "STREET_ADDRESS": "ADDRESS", "ADDRESS": "ADDRESS",
+    "DATE_TIME": "DATE", "DATE": "DATE",
+    "PHONE_NUMBER": "PHONE", "PHONE": "PHONE", "FAX": "PHONE",
+    "EMAIL_ADDRESS": "EMAIL", "EMAIL": "EMAIL",
+    "US_SSN": "SSN", "SSN": "SSN",
+    "IP_ADDRESS": "IP", "IP": "IP",
+    "DOMAIN_NAME": "URL", "URL": "URL",
+    "CREDIT_CARD": "ID", "IBAN_CODE": "ID", "US_DRIVER_LICENSE": "ID", "US_PASSPORT": "ID",
+    "US_BANK_NUMBER": "ID", "US_ITIN": "ID", "MEDICAL_LICENSE": "ID", "ID": "ID", "MRN": "ID",
+    "ZIP_CODE": "LOCATION", "GPE": "LOCATION", "LOCATION": "LOCATION", "LOC": "LOCATION",
+    "AGE": "AGE",
+    "ORGANIZATION": "ORGANIZATION", "ORG": "ORGANIZATION",
+}
+# label types that are not identifiers at all (job titles / honorifics, nationality-religion-politics)
+_NOT_IDENTIFIER_LABELS = {"TITLE", "NRP"}
+# scored per type but left out of the overall figure (not one of the Safe Harbor identifiers)
+_NOT_IN_OVERALL = {"ORGANIZATION"}
+_WEEKDAY_RE = re.compile(
+    r"(?i)\s*(?:(?:on|this|next|last|every)\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)"
+    r"(?:day)?s?\.?(?:\s+(?:morning|afternoon|evening|night))?\s*")
+
+
+def _exclusion(label: str, value: str) -> str | None:
+    """Why a labelled item is not counted as an identifier (None = it is counted)."""
+    if label in _NOT_IDENTIFIER_LABELS:
+        return f"{label}: not an identifier"
+    v = value.strip()
+    if label in ("DATE_TIME", "DATE"):
+        if re.fullmatch(r"\d{4}", v):
+            return "DATE_TIME: bare year (Safe Harbor keeps years)"
+        if _WEEKDAY_RE.fullmatch(v):
+            return "DATE_TIME: weekday name only"
+    if label == "AGE":
+        if re.fullmatch(r"\d{1,3}", v) and int(v) <= 89:
+            return "AGE: 89 or under (Safe Harbor keeps ages <= 89)"
+    if label in ("GPE", "LOCATION", "LOC"):
+        f = re.sub(r"\s+", " ", _fold(v)).strip(" .,")
+        if f == "nan":
+            return "GPE: 'nan' generator artefact"
+        if f in _COUNTRIES_STATES or f in _COUNTRY_PHRASES:
+            return "GPE: country or US state (not below state level)"
+    return None
+
+
+def evaluate(records: Iterable[dict]) -> dict:
+    """Score :func:`redact` on labelled records.
+
+    Each record is ``{"text": str, "spans": [{"type", "start", "end", "value"}, ...]}``.
+
+    * Recall: a labelled identifier counts as removed only when none of its alphanumeric tokens (``\\w+`` in
+      ``text[start:end]``) survives, i.e. every token's characters lie inside some redacted span.  The
+      check is positional, so the same word elsewhere in the text neither helps nor hurts.
+    * Excluded from recall (not identifiers under HIPAA Safe Harbor, see ``_exclusion``): TITLE and NRP
+      labels; DATE_TIME values that are a bare 4-digit year or only a weekday name; AGE values <= 89;
+      GPE values that are a country or US state (or the generator artefact "nan").  ORGANIZATION is
+      scored per type but left out of the overall recall (organisation names are not one of the 18
+      Safe Harbor identifiers; the redactor targets healthcare institutions).
+    * Precision is character based: the fraction of redacted characters that overlap any labelled span
+      (of any label type, excluded ones included), overall and per redaction type.
+
+    Returns ``{"recall", "precision", "by_type": {TYPE: {"recall", "precision", "support"}}, "support",
+    "excluded": {reason: n}, "records": n}``.
+    """
+    sup: dict[str, int] = {}
+    hit: dict[str, int] = {}
+    red_chars: dict[str, int] = {}
+    good_chars: dict[str, int] = {}
+    excluded: dict[str, int] = {}
+    n_rec = 0
+    for rec in records:
+        n_rec += 1
+        text = rec.get("text") or ""
+        labels = rec.get("spans") or []
+        r = redact(text)
+        covered = bytearray(len(text))
+        for _, s, e in r.spans:
+            covered[s:e] = b"\x01" * (e - s)
+        labelled = bytearray(len(text))
+        for lab in labels:
+            s, e = int(lab["start"]), int(lab["end"])
+            labelled[s:e] = b"\x01" * max(0, min(e, len(text)) - s)
+        for typ, s, e in r.spans:
+            red_chars[typ] = red_chars.get(typ, 0) + (e - s)
+            good_chars[typ] = good_chars.get(typ, 0) + labelled[s:e].count(1)
+        for lab in labels:
+            ltype = str(lab.get("type", ""))
+            s, e = int(lab["start"]), int(lab["end"])
+            value = text[s:e] if 0 <= s <= e <= len(text) else str(lab.get("value", ""))
+            why = _exclusion(ltype, value)
+            if why is not None:
+                excluded[why] = excluded.get(why, 0) + 1
+                continue
+            cat = _LABEL_MAP.get(ltype, ltype)
+            sup[cat] = sup.get(cat, 0) + 1
+            toks = [(s + m.start(), s + m.end()) for m in re.finditer(r"\w+", value)]
+            if all(covered.find(0, ts, te) == -1 for ts, te in toks):
+                hit[cat] = hit.get(cat, 0) + 1
+    by_type: dict[str, dict] = {}
+    for cat in sorted(set(sup) | set(red_chars)):
+        n = sup.get(cat, 0)
+        by_type[cat] = {
+            "recall": (hit.get(cat, 0) / n) if n else None,
+            "precision": (good_chars.get(cat, 0) / red_chars[cat]) if red_chars.get(cat) else None,
+            "support": n,
+        }
+    tot = sum(n for c, n in sup.items() if c not in _NOT_IN_OVERALL)
+    tot_hit = sum(hit.get(c, 0) for c in sup if c not in _NOT_IN_OVERALL)
+    all_red = sum(red_chars.values())
+    return {
+        "recall": tot_hit / tot if tot else 1.0,
+        "precision": sum(good_chars.values()) / all_red if all_red else 1.0,
+        "by_type": by_type,
+        "support": tot,
+        "excluded": excluded,
+        "records": n_rec,
+    }
