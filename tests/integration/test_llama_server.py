@@ -120,3 +120,28 @@ def test_json_schema_through_the_server(remote: OpenAICompatModel) -> None:
     text = remote.generate([{"role": "user", "content": "Name a planet as JSON."}],
                            GenerationParams(max_tokens=64, temperature=0.0, json_schema=schema))
     assert isinstance(json.loads(text)["planet"], str)
+
+
+def test_consult_through_the_http_backend(server_url: str, tmp_path: Path) -> None:
+    """A whole consult whose Specialist is served over HTTP by the real llama.cpp server."""
+    import asyncio
+
+    from engine.config import Settings
+    from engine.graph import Engine
+    from tests.fakes import FakeKB
+
+    settings = Settings().with_overrides({
+        "paths.data_dir": str(tmp_path),
+        "models.profiles": {"server": {"backend": "openai", "base_url": server_url, "max_tokens": 200,
+                                       "timeout_s": 120}},
+        "models.tier1": "server", "models.tier2": "server", "models.fallback_chain": ["server"]})
+    engine = Engine(settings, kb=FakeKB())
+
+    async def go() -> list:
+        return [e async for e in engine.stream("PT-0001", "Pancreatic adenocarcinoma: first-line options?")]
+
+    events = asyncio.run(go())
+    kinds = [e.kind for e in events]
+    assert "Token" in kinds and "ErrorEvent" not in kinds, kinds
+    assert "CriticChecked" in kinds
+    assert "Final" in kinds or "HitlRequired" in kinds
