@@ -137,7 +137,7 @@ class KBConfig(_Section):
 
 class RagConfig(_Section):
     grader: Literal["cross_encoder", "llm"] = "cross_encoder"
-    relevance_min_score: float = 0.0  # cross-encoder logit at or above which a passage counts as relevant
+    relevance_min_score: float = -3.0  # cross-encoder logit at or above which a passage counts as relevant
     min_relevant: int = Field(1, ge=1)
     rewrite: Literal["rule", "llm"] = "rule"
     hyde: bool = False

@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     ki = ksub.add_parser("ingest", help="index Markdown/PDF files or folders (idempotent)")
     ki.add_argument("paths", nargs="*", type=Path)
     ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
+    ki.add_argument("--rebuild", action="store_true",
+                    help="drop the collection first (needed after changing embedding.model)")
     ksub.add_parser("status", help="documents and chunks in the collection")
     kr = ksub.add_parser("remove", help="drop a document's chunks")
     kr.add_argument("source")
@@ -289,7 +291,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
     from engine.kbfactory import open_kb
 
     settings = _settings(args)
-    kb = open_kb(settings)
+    kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild)
     if args.kb_command == "status":
         sources = kb.sources()
         print(f"collection {settings.kb.collection!r}: {len(sources)} documents, {kb.count()} chunks "

@@ -1,0 +1,107 @@
+"""Cross-encoder reranking with an ONNX model on onnxruntime's CPU provider (never downloads)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kb.errors import KBError
+from kb.models import resolve_reranker, verify_weights
+
+MAX_LENGTH = 512  # ms-marco-MiniLM-L-12-v2 (vectrix_config.json: max_length 512)
+
+
+class CrossEncoderReranker:
+    """Scores (query, passage) pairs; higher is more relevant. The model loads on first ``score``."""
+
+    def __init__(self, spec: str, batch_size: int = 16) -> None:
+        self.name = spec
+        self.batch_size = max(1, int(batch_size))
+        self.path = resolve_reranker(spec)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: set[str] = set()
+        self._pad_id = 0
+        self._lock = threading.Lock()
+
+    def load(self) -> CrossEncoderReranker:
+        if self._session is not None:
+            return self
+        with self._lock:
+            if self._session is None:
+                verify_weights(self.name, self.path, "reranker")
+                try:
+                    import onnxruntime as ort
+                    from tokenizers import Tokenizer
+                except ImportError as e:  # pragma: no cover - broken install
+                    raise KBError(f"onnxruntime/tokenizers are not importable ({e}); run `make setup`") from e
+                try:
+                    tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+                    tok.enable_truncation(max_length=MAX_LENGTH, strategy="longest_first")
+                    tok.no_padding()  # score() pads each length-sorted batch itself
+                    pad_id = tok.token_to_id("[PAD]")
+                    self._pad_id = 0 if pad_id is None else pad_id
+                    opts = ort.SessionOptions()
+                    opts.log_severity_level = 3
+                    session = ort.InferenceSession(str(self.path / "model.onnx"), sess_options=opts,
+                                                   providers=["CPUExecutionProvider"])
+                except Exception as e:
+                    raise KBError(f"`rerank.model` = {self.name!r}: could not load {self.path} "
+                                  f"({type(e).__name__}: {e})") from e
+                names = {i.name for i in session.get_inputs()}
+                if not {"input_ids", "attention_mask"} <= names:
+                    raise KBError(f"`rerank.model` = {self.name!r}: {self.path / 'model.onnx'} takes inputs "
+                                  f"{sorted(names)}, expected input_ids and attention_mask")
+                self._tokenizer, self._inputs, self._session = tok, names, session
+        return self
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        """Raw logits, one per text, in order."""
+        texts = list(texts)
+        if not texts:
+            return []
+        import numpy as np
+
+        self.load()
+        encs = self._tokenizer.encode_batch([(query, t) for t in texts])  # truncated, not padded
+        # batch similar lengths together so that little compute goes to padding
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        out: list[float] = [0.0] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            width = max(len(encs[i].ids) for i in idx)
+            ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            types = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = encs[i].attention_mask
+                types[row, :n] = encs[i].type_ids
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = types
+            logits = self._session.run(None, feeds)[0]
+            for i, x in zip(idx, np.asarray(logits).reshape(len(idx), -1)[:, 0]):
+                out[i] = float(x)
+        return out
+
+    def __repr__(self) -> str:
+        return f"CrossEncoderReranker({self.name!r}, loaded={self.loaded})"
+
+
+_shared: dict[str, CrossEncoderReranker] = {}
+_shared_lock = threading.Lock()
+
+
+def get_reranker(spec: str) -> CrossEncoderReranker:
+    """A process-wide reranker per spec, so the weights load once."""
+    with _shared_lock:
+        rr = _shared.get(spec)
+        if rr is None:
+            rr = _shared[spec] = CrossEncoderReranker(spec)
+        return rr

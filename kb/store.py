@@ -1,0 +1,503 @@
+"""The guideline knowledge base: Chroma storage, idempotent ingestion, and gated two-stage retrieval.
+
+Retrieval (``KnowledgeBase.retrieve``):
+
+1. embed the query (or ``query + "\\n" + anchor`` for HyDE) and take the ``recall_k`` nearest chunks by cosine
+   distance (0 = same direction, 1 = unrelated, 2 = opposite);
+2. distance gate: keep hits with ``distance <= distance_threshold``; when none pass, ``gate_passed`` is False, no
+   hits are returned and ``closest`` says what came closest and how far;
+3. rerank the survivors with the cross-encoder (against the query alone) and keep the best ``rerank_k``;
+4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
+
+Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
+lookup and no embedding work. The chunk with ``chunk_index == 0`` of each document doubles as the registry row
+(``sources()``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from kb.chunking import Chunk, chunk_markdown, chunk_sections, context_text, doc_hash_of, embedding_text, \
+    parse_front_matter, trim_to_budget
+from kb.errors import KBError
+
+DEMO_DIR = Path(__file__).parent / "demo"  # the shipped demo guideline set (Markdown)
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
+PDF_SUFFIXES = (".pdf",)
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES
+REBUILD_HINT = "re-ingest with `oncotui kb ingest --rebuild`"
+_WRITE_BATCH = 256
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    recall_k: int = 15
+    distance_threshold: float = 0.75  # cosine distance; the docstring of package kb says how it was chosen
+    rerank_k: int = 5
+    char_budget: int = 6000
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
+    text: str
+    title: str
+    source: str
+    section: str
+    page: int | None
+    distance: float
+    rerank_score: float | None
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    query: str
+    hits: tuple[Hit, ...]
+    gate_passed: bool
+    closest: Hit | None  # the nearest candidate (by distance) whether or not it passed the gate; None if no candidates
+    recalled: int
+    passed_gate: int
+    timings: dict[str, float]  # seconds: embed, search, gate, rerank, trim, total
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    added_docs: int
+    updated_docs: int
+    skipped_docs: int
+    chunks_added: int
+    removed_chunks: int
+    errors: tuple[tuple[str, str], ...]  # (path, reason); duplicates are reported here too ("duplicate of ...")
+
+
+class _DocError(Exception):
+    pass
+
+
+_EF_CLASS: Any = None
+_EF_LOCK = threading.Lock()
+
+
+def _embedding_function_class() -> Any:
+    """A Chroma EmbeddingFunction backed by our Embedder, registered once so Chroma never falls back to its own
+    (downloading) default. We always pass vectors ourselves; this only guards against Chroma embedding text."""
+    global _EF_CLASS
+    with _EF_LOCK:
+        if _EF_CLASS is not None:
+            return _EF_CLASS
+        from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+        from chromadb.utils.embedding_functions import register_embedding_function
+
+        class OncotuiEmbeddingFunction(EmbeddingFunction[Documents]):
+            def __init__(self, spec: str = "", device: str = "cpu", embedder: Any = None) -> None:
+                self._spec = spec
+                self._device = device
+                self._embedder = embedder
+
+            def __call__(self, input: Documents) -> Embeddings:
+                if self._embedder is None:
+                    from kb.embed import get_embedder
+
+                    self._embedder = get_embedder(self._spec, self._device)
+                import numpy as np
+
+                return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input))]
+
+            @staticmethod
+            def name() -> str:
+                return "oncotui-kb"
+
+            def get_config(self) -> dict[str, Any]:
+                return {"spec": self._spec}
+
+            @staticmethod
+            def build_from_config(config: dict[str, Any]) -> OncotuiEmbeddingFunction:
+                return OncotuiEmbeddingFunction(str(config.get("spec", "")))
+
+            def default_space(self) -> Any:
+                return "cosine"
+
+            def supported_spaces(self) -> Any:
+                return ["cosine"]
+
+            def is_legacy(self) -> bool:
+                return False
+
+        register_embedding_function(OncotuiEmbeddingFunction)
+        _EF_CLASS = OncotuiEmbeddingFunction
+        return _EF_CLASS
+
+
+def _parse_chroma_url(url: str) -> tuple[str, int, bool]:
+    raw = url.strip()
+    parsed = urlparse(raw if "://" in raw else f"http://{raw}")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise KBError(f"`kb.chroma_url` = {url!r} is not an http(s)://host:port address")
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+    except ValueError as e:
+        raise KBError(f"`kb.chroma_url` = {url!r}: bad port ({e})") from e
+    return parsed.hostname, port, parsed.scheme == "https"
+
+
+class KnowledgeBase:
+    """A Chroma collection of guideline chunks plus the models that index and rank them.
+
+    Storage: ``PersistentClient(chroma_dir)`` when ``chroma_url`` is empty, an ``HttpClient`` when it is set, and an
+    in-memory client when both are empty (tests). The embedder loads at the first ingest/query and the reranker at
+    the first rerank; pass ``embedder=``/``reranker=`` to share already-loaded models. ``rebuild=True`` drops the
+    collection first (for ``oncotui kb ingest --rebuild``, e.g. after changing ``embedding.model``).
+    """
+
+    def __init__(self, *, chroma_dir: Path | None, chroma_url: str = "", collection: str, embedder_spec: str,
+                 reranker_spec: str, device: str = "cpu", embedder: Any = None, reranker: Any = None,
+                 batch_size: int = 32, rebuild: bool = False) -> None:
+        name = (collection or "").strip()
+        if not 3 <= len(name) <= 512:
+            raise KBError(f"`kb.collection` = {collection!r}: a collection name needs 3 to 512 characters")
+        self.collection_name = name
+        self.embedder_spec = embedder_spec
+        self.reranker_spec = reranker_spec
+        self.device = device or "cpu"
+        self.batch_size = batch_size
+        self.chroma_dir = Path(chroma_dir).expanduser() if chroma_dir else None
+        self.chroma_url = (chroma_url or "").strip()
+        self._embedder = embedder
+        self._reranker = reranker
+        self._model_lock = threading.Lock()
+        self._client = self._connect()
+        try:
+            if rebuild:
+                self._drop()
+            self._collection = self._open_collection()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the Chroma client (HTTP connections / the local store's files). Safe to call twice."""
+        client, self._client = getattr(self, "_client", None), None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # closing is best effort
+                pass
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ storage
+
+    @property
+    def location(self) -> str:
+        return self.chroma_url or (str(self.chroma_dir) if self.chroma_dir else "(in memory)")
+
+    def _connect(self) -> Any:
+        try:
+            import chromadb
+            from chromadb.config import Settings
+        except ImportError as e:  # pragma: no cover - broken install
+            raise KBError(f"chromadb is not importable ({e}); run `make setup`") from e
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        if self.chroma_url:
+            host, port, ssl = _parse_chroma_url(self.chroma_url)
+            try:
+                client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+                client.heartbeat()
+            except Exception as e:
+                raise KBError(f"cannot reach the Chroma server at {self.chroma_url} (`kb.chroma_url`): "
+                              f"{type(e).__name__}: {e}. Start it (`chroma run --path DIR --host {host} --port "
+                              f"{port}`) or set kb.chroma_url = \"\" to use the local store.") from e
+            return client
+        if self.chroma_dir:
+            try:
+                self.chroma_dir.mkdir(parents=True, exist_ok=True)
+                return chromadb.PersistentClient(path=str(self.chroma_dir), settings=settings)
+            except Exception as e:
+                raise KBError(f"cannot open the knowledge base at {self.chroma_dir}: {type(e).__name__}: {e}") from e
+        return chromadb.EphemeralClient(settings=settings)
+
+    def _ef(self) -> Any:
+        return _embedding_function_class()(self.embedder_spec, self.device, self._embedder)
+
+    def _drop(self) -> None:
+        try:
+            self._client.delete_collection(self.collection_name)
+        except Exception:  # not there: nothing to drop
+            pass
+
+    def _open_collection(self) -> Any:
+        try:
+            col = self._client.get_or_create_collection(
+                self.collection_name,
+                metadata={"hnsw:space": "cosine", "embedding_model": self.embedder_spec},
+                embedding_function=self._ef(),
+            )
+        except ValueError as e:
+            raise KBError(f"cannot open collection {self.collection_name!r} at {self.location}: {e}") from e
+        built = (col.metadata or {}).get("embedding_model")
+        if built != self.embedder_spec:
+            raise KBError(f"the knowledge base collection {self.collection_name!r} at {self.location} was built with "
+                          f"{built or 'an unknown embedding model'}, configured {self.embedder_spec} "
+                          f"(`embedding.model`): {REBUILD_HINT}")
+        return col
+
+    def reset(self) -> None:
+        """Delete every chunk (drop and recreate the collection)."""
+        self._drop()
+        self._collection = self._open_collection()
+
+    def count(self) -> int:
+        return int(self._collection.count())
+
+    # ------------------------------------------------------------------ models
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            with self._model_lock:
+                if self._embedder is None:
+                    from kb.embed import get_embedder
+
+                    self._embedder = get_embedder(self.embedder_spec, self.device, self.batch_size)
+        return self._embedder
+
+    @property
+    def reranker(self) -> Any:
+        if self._reranker is None:
+            with self._model_lock:
+                if self._reranker is None:
+                    from kb.rerank import get_reranker
+
+                    self._reranker = get_reranker(self.reranker_spec)
+        return self._reranker
+
+    def rerank_scores(self, query: str, texts: list[str]) -> list[float]:
+        """Cross-encoder logits for (query, text) pairs, in order."""
+        return self.reranker.score(query, list(texts))
+
+    # ------------------------------------------------------------------ registry
+
+    def _get(self, where: dict[str, Any], include: list[str]) -> dict[str, Any]:
+        return self._collection.get(where=where, include=include)
+
+    def _chunks_of(self, source: str) -> dict[str, dict[str, Any]]:
+        res = self._get({"source": source}, ["metadatas"])
+        return dict(zip(res["ids"], res["metadatas"] or [{}] * len(res["ids"])))
+
+    def _source_with_hash(self, doc_hash: str, exclude: str) -> str | None:
+        res = self._get({"doc_hash": doc_hash}, ["metadatas"])
+        for meta in res["metadatas"] or []:
+            if meta and meta.get("source") != exclude:
+                return str(meta.get("source"))
+        return None
+
+    def sources(self) -> list[dict[str, Any]]:
+        """One row per document: source, title, chunks, doc_hash (sorted by source)."""
+        res = self._get({"chunk_index": 0}, ["metadatas"])
+        rows = [{"source": m.get("source", ""), "title": m.get("title", ""), "chunks": int(m.get("n_chunks", 0)),
+                 "doc_hash": m.get("doc_hash", "")} for m in (res["metadatas"] or []) if m]
+        return sorted(rows, key=lambda r: r["source"])
+
+    def _delete_ids(self, ids: Iterable[str]) -> int:
+        ids = list(ids)
+        for start in range(0, len(ids), _WRITE_BATCH):
+            self._collection.delete(ids=ids[start:start + _WRITE_BATCH])
+        return len(ids)
+
+    def remove(self, source: str) -> int:
+        """Delete a document's chunks; ``source`` as listed by ``sources()`` or a path to the file. Returns the
+        number of chunks removed (0 when unknown)."""
+        candidates = [str(source)]
+        try:
+            candidates.append(str(Path(source).expanduser().resolve()))
+        except (OSError, RuntimeError):
+            pass
+        for cand in dict.fromkeys(candidates):
+            ids = list(self._chunks_of(cand))
+            if ids:
+                return self._delete_ids(ids)
+        return 0
+
+    # ------------------------------------------------------------------ ingestion
+
+    @staticmethod
+    def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[str, str]]]:
+        files: dict[Path, None] = {}
+        errors: list[tuple[str, str]] = []
+        supported = ", ".join(SUPPORTED_SUFFIXES)
+        for raw in paths:
+            p = Path(raw).expanduser()
+            if p.is_dir():
+                found = sorted(
+                    f for f in p.rglob("*")
+                    if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES
+                    and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                )
+                if not found:
+                    errors.append((str(p), f"no {supported} files in this folder"))
+                for f in found:
+                    files[f.resolve()] = None
+            elif p.is_file():
+                if p.suffix.lower() in SUPPORTED_SUFFIXES:
+                    files[p.resolve()] = None
+                else:
+                    errors.append((str(p), f"unsupported file type {p.suffix or '(none)'!r}; supported: {supported}"))
+            else:
+                errors.append((str(p), "no such file or folder"))
+        return list(files), errors
+
+    @staticmethod
+    def _chunk_file(path: Path, data: bytes, source: str, doc_hash: str, chunk_chars: int
+                    ) -> tuple[list[Chunk], dict[str, Any]]:
+        if path.suffix.lower() in PDF_SUFFIXES:
+            from kb.pdf import PdfError, extract_pdf
+
+            try:
+                title, pages = extract_pdf(path, data)
+            except PdfError as e:
+                raise _DocError(str(e)) from e
+            chunks = chunk_sections(((f"Page {n}", n, text) for n, text in pages), title=title, source=source,
+                                    doc_hash=doc_hash, max_chars=chunk_chars)
+            return chunks, {"kind": "pdf"}
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise _DocError(f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from e
+        extra: dict[str, Any] = {"kind": "markdown"}
+        meta, _ = parse_front_matter(text)
+        types = meta.get("cancerTypes")
+        if isinstance(types, list) and types:
+            extra["cancer_types"] = "; ".join(str(t) for t in types)
+        elif isinstance(types, str) and types:
+            extra["cancer_types"] = types
+        return chunk_markdown(text, source, chunk_chars, doc_hash=doc_hash), extra
+
+    def ingest(self, paths: list[Path], chunk_chars: int = 900,
+               progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
+        """Index Markdown/.txt/PDF files and folders of them (recursive; hidden entries skipped).
+
+        Unchanged documents (same SHA-256 and chunk size) are skipped without embedding work; a changed document's
+        chunks are replaced; a file whose content is already indexed under another path is reported as a
+        duplicate. Unreadable files go to ``errors`` and the batch continues (a changed file that can no longer
+        be read keeps its previous chunks). ``progress(source, done, total)`` is called after each file.
+        """
+        if chunk_chars < 1:
+            raise KBError("chunk size (`kb.chunk_chars`) must be positive")
+        files, errors = self._collect(paths)
+        added = updated = skipped = chunks_added = removed = 0
+        batch_hashes: dict[str, str] = {}
+        total = len(files)
+        for done, path in enumerate(files, 1):
+            source = str(path)
+            try:
+                try:
+                    data = path.read_bytes()
+                except OSError as e:
+                    raise _DocError(f"cannot read: {e.strerror or e}") from e
+                doc_hash = doc_hash_of(data)
+                existing = self._chunks_of(source)
+                if existing and all(m.get("doc_hash") == doc_hash and m.get("chunk_chars") == chunk_chars
+                                    for m in existing.values()):
+                    skipped += 1
+                    batch_hashes.setdefault(doc_hash, source)
+                    continue
+                dup = batch_hashes.get(doc_hash) or self._source_with_hash(doc_hash, exclude=source)
+                if dup and dup != source:
+                    if existing:  # this path used to hold other content; that content is gone now
+                        removed += self._delete_ids(existing)
+                    errors.append((source, f"duplicate of {dup} (identical content); not indexed again"))
+                    continue
+                chunks, extra = self._chunk_file(path, data, source, doc_hash, chunk_chars)
+                if not chunks:
+                    raise _DocError("no text to index (empty document)")
+                vectors = self.embedder.embed([embedding_text(c) for c in chunks])
+                metas = []
+                for i, c in enumerate(chunks):
+                    meta: dict[str, Any] = {"source": source, "title": c.title, "section": c.section,
+                                            "doc_hash": doc_hash, "chunk_index": i, "n_chunks": len(chunks),
+                                            "chunk_chars": chunk_chars, **extra}
+                    if c.page is not None:
+                        meta["page"] = c.page
+                    metas.append(meta)
+                ids = [c.id for c in chunks]
+                for start in range(0, len(chunks), _WRITE_BATCH):
+                    end = start + _WRITE_BATCH
+                    self._collection.upsert(ids=ids[start:end], embeddings=vectors[start:end],
+                                            documents=[c.text for c in chunks[start:end]], metadatas=metas[start:end])
+                stale = set(existing) - set(ids)
+                removed += self._delete_ids(sorted(stale))
+                if existing:
+                    updated += 1
+                else:
+                    added += 1
+                chunks_added += len(chunks)
+                batch_hashes[doc_hash] = source
+            except _DocError as e:
+                errors.append((source, str(e)))
+            finally:
+                if progress is not None:
+                    progress(source, done, total)
+        return IngestReport(added_docs=added, updated_docs=updated, skipped_docs=skipped, chunks_added=chunks_added,
+                            removed_chunks=removed, errors=tuple(errors))
+
+    # ------------------------------------------------------------------ retrieval
+
+    def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
+                 ) -> RetrievalResult:
+        params = params or RetrievalParams()
+        timings: dict[str, float] = {}
+        t_start = time.perf_counter()
+
+        def lap(name: str, since: float) -> float:
+            now = time.perf_counter()
+            timings[name] = now - since
+            return now
+
+        n = self.count()
+        if n == 0 or not query.strip():
+            timings["total"] = time.perf_counter() - t_start
+            return RetrievalResult(query, (), False, None, 0, 0, timings)
+        probe = f"{query}\n{anchor}" if anchor else query
+        vec = self.embedder.embed([probe])[0]
+        t = lap("embed", t_start)
+        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(params.recall_k, n)),
+                                     include=["documents", "metadatas", "distances"])
+        t = lap("search", t)
+        candidates: list[Hit] = []
+        for cid, doc, meta, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0]):
+            meta = meta or {}
+            page = meta.get("page")
+            candidates.append(Hit(chunk_id=cid, text=doc or "", title=str(meta.get("title", "")),
+                                  source=str(meta.get("source", "")), section=str(meta.get("section", "")),
+                                  page=int(page) if page is not None else None, distance=float(dist),
+                                  rerank_score=None))
+        candidates.sort(key=lambda h: h.distance)
+        closest = candidates[0] if candidates else None
+        passed = [h for h in candidates if h.distance <= params.distance_threshold]
+        t = lap("gate", t)
+        if not passed:
+            timings["total"] = time.perf_counter() - t_start
+            return RetrievalResult(query, (), False, closest, len(candidates), 0, timings)
+        scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
+        ranked = sorted(zip(passed, scores), key=lambda hs: hs[1], reverse=True)[:max(1, params.rerank_k)]
+        t = lap("rerank", t)
+        kept = trim_to_budget([h.text for h, _s in ranked], params.char_budget)
+        hits = tuple(replace(ranked[i][0], text=text, rerank_score=float(ranked[i][1])) for i, text in kept)
+        lap("trim", t)
+        timings["total"] = time.perf_counter() - t_start
+        return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings)
+
+    def __repr__(self) -> str:
+        return f"KnowledgeBase({self.collection_name!r} at {self.location}, embedder={self.embedder_spec!r})"
