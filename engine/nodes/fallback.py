@@ -23,6 +23,9 @@ def reason_for(state: ConsultState) -> str:
         return f"A reviewer ({state.decision.reviewer}) rejected the draft" + (
             f": {state.decision.note}" if state.decision.note else ".")
     r = state.retrieval
+    if r is not None and not r.gate_passed and r.closest_title is None:
+        return ("The guideline knowledge base is empty: run `oncotui kb ingest --demo` (demo set) or "
+                "`oncotui kb ingest PATH` with your guidelines.")
     if r is not None and not r.gate_passed:
         closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}."
                    if r.closest_title and r.closest_distance is not None else "")

@@ -121,6 +121,18 @@ def test_out_of_domain_question_is_refused_without_calling_the_model(tmp_path):
     assert model.calls == 0
 
 
+def test_empty_knowledge_base_says_what_to_do(tmp_path):
+    from tests.fakes import FakeKB, FakeResult
+
+    class EmptyKB(FakeKB):
+        def retrieve(self, query, params, anchor=None):
+            return FakeResult(query, (), False, None)
+
+    engine, model, _ = make_engine(tmp_path, kb=EmptyKB())
+    f = final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1)))
+    assert f.status == "refused" and "oncotui kb ingest --demo" in f.report and model.calls == 0
+
+
 def test_critic_retries_are_capped_at_two(tmp_path):
     engine, model, _ = make_engine(tmp_path, model=FakeModel(outputs=[BAD_DRAFT]))
     events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
