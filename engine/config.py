@@ -151,6 +151,12 @@ class EngineConfig(_Section):
     history_turns: int = Field(3, ge=0)
 
 
+class UIConfig(_Section):
+    theme: str = "textual-dark"  # any Textual theme name, e.g. "textual-light"
+    reviewer: str = ""  # reviewer id used when signing off in the app; empty: the OS user
+    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"submit" = "ctrl+s"}
+
+
 class Settings(_Section):
     """The whole settings tree. ``config.toml`` documents each key; a test keeps it equal to these defaults."""
 
@@ -162,6 +168,7 @@ class Settings(_Section):
     kb: KBConfig = KBConfig()
     rag: RagConfig = RagConfig()
     engine: EngineConfig = EngineConfig()
+    ui: UIConfig = UIConfig()
     source: str = ""  # where these settings came from (for messages)
 
     @property
