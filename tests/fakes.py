@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from engine.models.base import GenerationParams, Message
+from engine.models.manager import LoadedModel
+from kb.store import Hit, RetrievalResult
 
 PANCREAS_PASSAGE = ("For metastatic pancreatic adenocarcinoma with good performance status, FOLFIRINOX or "
                     "gemcitabine plus nab-paclitaxel are first-line options. Olaparib maintenance is an option "
@@ -58,43 +60,13 @@ class FakeModel:
             yield text[i:i + 16]
 
 
-@dataclass(frozen=True)
-class Loaded:
-    model: FakeModel
-    profile: str
-    tier: int
-    notices: tuple[str, ...] = ()
-
-
 class FakeModels:
     def __init__(self, model: FakeModel, profile: str = "smollm2") -> None:
         self.model = model
         self.profile = profile
 
-    def get(self, tier: int) -> Loaded:
-        return Loaded(self.model, self.profile, tier)
-
-
-@dataclass(frozen=True)
-class FakeHit:
-    chunk_id: str
-    text: str
-    title: str
-    source: str
-    section: str
-    page: int | None
-    distance: float
-    rerank_score: float | None
-
-
-@dataclass(frozen=True)
-class FakeResult:
-    query: str
-    hits: tuple[FakeHit, ...]
-    gate_passed: bool
-    closest: FakeHit | None
-    recalled: int = 0
-    passed_gate: int = 0
+    def get(self, tier: int) -> LoadedModel:
+        return LoadedModel(self.model, self.profile, tier)
 
 
 class FakeKB:
@@ -103,18 +75,18 @@ class FakeKB:
     def __init__(self, rerank_score: float = 4.0) -> None:
         self.rerank_score = rerank_score
         self.queries: list[str] = []
-        self.docs = [FakeHit("c1", PANCREAS_PASSAGE, "Pancreatic Cancer (Demo)", "pancreatic.md",
+        self.docs = [Hit("c1", PANCREAS_PASSAGE, "Pancreatic Cancer (Demo)", "pancreatic.md",
                              "## Treatment > ### Metastatic", None, 0.31, rerank_score),
-                     FakeHit("c2", BREAST_PASSAGE, "Breast Cancer (Demo)", "breast.md", "## Treatment", None,
+                     Hit("c2", BREAST_PASSAGE, "Breast Cancer (Demo)", "breast.md", "## Treatment", None,
                              0.35, rerank_score)]
 
-    def retrieve(self, query: str, params: object, anchor: str | None = None) -> FakeResult:
+    def retrieve(self, query: str, params: object, anchor: str | None = None) -> RetrievalResult:
         self.queries.append(query)
         q = query.lower()
         hits = tuple(h for h in self.docs if h.title.split()[0].lower()[:6] in q)
-        closest = hits[0] if hits else FakeHit("c9", "Unrelated.", "Melanoma (Demo)", "melanoma.md", "## X",
+        closest = hits[0] if hits else Hit("c9", "Unrelated.", "Melanoma (Demo)", "melanoma.md", "## X",
                                                 None, 0.93, None)
-        return FakeResult(query, hits, bool(hits), closest)
+        return RetrievalResult(query, hits, bool(hits), closest, len(self.docs), len(hits), {})
 
     def rerank_scores(self, query: str, texts: list[str]) -> list[float]:
         return [self.rerank_score for _ in texts]

@@ -122,11 +122,12 @@ def test_out_of_domain_question_is_refused_without_calling_the_model(tmp_path):
 
 
 def test_empty_knowledge_base_says_what_to_do(tmp_path):
-    from tests.fakes import FakeKB, FakeResult
+    from kb.store import RetrievalResult
+    from tests.fakes import FakeKB
 
     class EmptyKB(FakeKB):
         def retrieve(self, query, params, anchor=None):
-            return FakeResult(query, (), False, None)
+            return RetrievalResult(query, (), False, None, 0, 0, {})
 
     engine, model, _ = make_engine(tmp_path, kb=EmptyKB())
     f = final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1)))
