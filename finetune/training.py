@@ -1,0 +1,302 @@
+"""train: LoRA / QLoRA supervised fine-tuning on the prepared data.
+
+Backends:
+  * ``unsloth``: Unsloth ``FastLanguageModel`` (GPU only, its own environment: see finetune/README.md);
+  * ``hf``: transformers + PEFT + TRL ``SFTTrainer``; NF4 4-bit through bitsandbytes when a GPU and bitsandbytes
+    are present, else 16-bit (GPU) or fp32 (CPU) LoRA.
+``train.backend = "auto"`` picks Unsloth when it is importable and a GPU is present, else ``hf``.
+
+Pitfalls handled: the inner tokenizer is passed to TRL, never a processor wrapper; the end-of-turn token of the
+chat template (``<|im_end|>`` for ChatML) is the EOS the model learns; ROCm builds that report bf16 unsupported are
+probed with a real bf16 matmul. Training resumes from the newest checkpoint under ``<output_dir>/checkpoints``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import FinetuneError, JobConfig
+
+__all__ = ["TrainResult", "train", "choose_backend", "pick_dtype"]
+
+
+@dataclass
+class TrainResult:
+    backend: str
+    dtype: str
+    quantized_4bit: bool
+    device: str
+    resumed_from: str | None
+    global_step: int
+    train_loss: float | None
+    best_eval_loss: float | None
+    tokens_per_s: float | None
+    runtime_s: float
+    adapter_dir: str
+    loss_png: str | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def choose_backend(cfg: JobConfig) -> tuple[str, str]:
+    """(backend, reason)."""
+    want = cfg.train.backend
+    gpu = _has_gpu()
+    has_unsloth = importlib.util.find_spec("unsloth") is not None
+    if want == "unsloth":
+        if not gpu:
+            raise FinetuneError("train.backend = 'unsloth' needs a GPU, and none is visible; use 'hf' or 'auto'")
+        if not has_unsloth:
+            raise FinetuneError("train.backend = 'unsloth' but unsloth is not installed in this environment; "
+                                "see finetune/README.md (Unsloth on a GPU machine), or use 'hf' / 'auto'")
+        return "unsloth", "requested"
+    if want == "hf":
+        return "hf", "requested"
+    if gpu and has_unsloth:
+        return "unsloth", "auto: GPU present and unsloth importable"
+    return "hf", "auto: " + ("unsloth not installed" if gpu else "no GPU")
+
+
+def pick_dtype(cfg: JobConfig) -> tuple[Any, list[str]]:
+    import torch
+
+    notes: list[str] = []
+    names = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    if not torch.cuda.is_available():
+        if cfg.model.dtype in ("auto", "fp16"):
+            if cfg.model.dtype == "fp16":
+                notes.append("fp16 training is not supported on the CPU: using fp32")
+            return torch.float32, notes
+        return names[cfg.model.dtype], notes
+    if cfg.model.dtype != "auto":
+        return names[cfg.model.dtype], notes
+    if torch.cuda.is_bf16_supported():
+        return torch.bfloat16, notes
+    if getattr(torch.version, "hip", None):
+        # ROCm builds have reported bf16 unsupported on GPUs that run it fine (MI200/MI300): try it.
+        try:
+            a = torch.ones(8, 8, dtype=torch.bfloat16, device="cuda")
+            ok = bool(torch.isfinite((a @ a).float()).all())
+        except Exception:  # noqa: BLE001
+            ok = False
+        if ok:
+            notes.append("ROCm reported bf16 unsupported but a bf16 matmul works: using bf16")
+            return torch.bfloat16, notes
+    notes.append("bf16 unsupported on this GPU: using fp16")
+    return torch.float16, notes
+
+
+def _load_split(path: Path, with_kwargs: bool) -> Any:
+    from datasets import Dataset
+
+    rows = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                row = {"prompt": r["prompt"], "completion": r["completion"]}
+                if with_kwargs and "chat_template_kwargs" in r:
+                    row["chat_template_kwargs"] = r["chat_template_kwargs"]
+                rows.append(row)
+    return Dataset.from_list(rows) if rows else None
+
+
+def _lora_targets(model: Any, wanted: list[str], notes: list[str]) -> list[str]:
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    found = [t for t in wanted if t in names]
+    if not found:
+        linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if type(m).__name__ == "Linear"})
+        raise FinetuneError(f"lora.target_modules = {wanted}: none of them exist in this model; its linear "
+                            f"layers are: {', '.join(linear)}")
+    if len(found) < len(wanted):
+        notes.append(f"LoRA targets not in this model, skipped: {sorted(set(wanted) - set(found))}")
+    return found
+
+
+def _load_hf(cfg: JobConfig, dtype: Any, gpu: bool, notes: list[str]) -> tuple[Any, Any, Any, bool]:
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM
+
+    from .tokenizer import load_tokenizer
+
+    tok, tnotes = load_tokenizer(cfg.job.base_model, cfg.model.trust_remote_code)
+    notes.extend(tnotes)
+    quant = None
+    if cfg.model.load_in_4bit:
+        if not gpu:
+            notes.append("model.load_in_4bit: no GPU, so 4-bit is off (LoRA on fp32 weights on the CPU)")
+        elif importlib.util.find_spec("bitsandbytes") is None:
+            notes.append("model.load_in_4bit: bitsandbytes is not installed, so 4-bit is off (16-bit LoRA)")
+        else:
+            from transformers import BitsAndBytesConfig
+
+            quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=cfg.model.quant_type,
+                                       bnb_4bit_use_double_quant=cfg.model.double_quant,
+                                       bnb_4bit_compute_dtype=dtype)
+    kwargs: dict[str, Any] = {"dtype": dtype, "local_files_only": True,
+                              "trust_remote_code": cfg.model.trust_remote_code}
+    if quant is not None:
+        kwargs["quantization_config"] = quant
+    if gpu:
+        kwargs["device_map"] = {"": 0}
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(cfg.job.base_model), **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise FinetuneError(f"cannot load the base model from {cfg.job.base_model}: {exc}") from None
+    if quant is not None:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.train.gradient_checkpointing)
+    targets = _lora_targets(model, cfg.lora.target_modules, notes)
+    peft_config = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                             target_modules=targets, bias="none", task_type="CAUSAL_LM")
+    return model, tok, peft_config, quant is not None
+
+
+def _load_unsloth(cfg: JobConfig, dtype: Any, notes: list[str]) -> tuple[Any, Any, Any, bool]:
+    from unsloth import FastLanguageModel  # must come before transformers/trl are imported
+
+    from .tokenizer import CHATML_TEMPLATE, inner_tokenizer
+
+    model, tok = FastLanguageModel.from_pretrained(
+        model_name=str(cfg.job.base_model), max_seq_length=cfg.model.max_seq_length, dtype=dtype,
+        load_in_4bit=cfg.model.load_in_4bit, local_files_only=True, trust_remote_code=cfg.model.trust_remote_code)
+    tok = inner_tokenizer(tok)  # Unsloth may hand back a processor for multimodal bases
+    if not getattr(tok, "chat_template", None):
+        tok.chat_template = CHATML_TEMPLATE
+        notes.append("the base model has no chat template: using ChatML")
+    targets = _lora_targets(model, cfg.lora.target_modules, notes)
+    model = FastLanguageModel.get_peft_model(
+        model, r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout, target_modules=targets,
+        bias="none", use_gradient_checkpointing="unsloth" if cfg.train.gradient_checkpointing else False,
+        random_state=cfg.train.seed, max_seq_length=cfg.model.max_seq_length)
+    return model, tok, None, cfg.model.load_in_4bit
+
+
+def _checkpointing_kwargs(config_cls: Any, enabled: bool) -> dict[str, Any]:
+    """transformers 5.x renamed gradient_checkpointing -> activation_checkpointing; use what this version has.
+    (Unsloth applies its own checkpointing inside get_peft_model.)"""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config_cls)}
+    prefix = "activation" if "activation_checkpointing" in names else "gradient"
+    out: dict[str, Any] = {f"{prefix}_checkpointing": enabled}
+    if enabled:
+        out[f"{prefix}_checkpointing_kwargs"] = {"use_reentrant": False}
+    return out
+
+
+def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) -> TrainResult:
+    from rich.console import Console
+
+    console = console or Console(stderr=True, highlight=False)
+    train_file, eval_file = cfg.data_dir / "train.jsonl", cfg.data_dir / "eval.jsonl"
+    if not train_file.is_file():
+        raise FinetuneError(f"no prepared data at {train_file}: run `oncotui finetune prepare --config ...` first")
+    backend, why = choose_backend(cfg)
+    notes: list[str] = [f"backend {backend} ({why})"]
+    dtype, dnotes = pick_dtype(cfg)
+    notes.extend(dnotes)
+    gpu = _has_gpu()
+    if backend == "unsloth":
+        model, tok, peft_config, q4 = _load_unsloth(cfg, dtype, notes)
+    else:
+        model, tok, peft_config, q4 = _load_hf(cfg, dtype, gpu, notes)
+
+    import torch
+    from transformers import EarlyStoppingCallback, PrinterCallback, ProgressCallback
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import SFTConfig, SFTTrainer
+
+    from .progress import make_progress_callback, plot_loss, read_metrics, sparkline
+    from .tokenizer import chat_eos
+
+    train_ds = _load_split(train_file, with_kwargs=True)
+    eval_ds = _load_split(eval_file, with_kwargs=True)
+    if train_ds is None:
+        raise FinetuneError(f"{train_file} is empty: nothing to train on")
+    t = cfg.train
+    use_eval = eval_ds is not None
+    early = use_eval and t.early_stopping_patience > 0
+    if not use_eval:
+        notes.append("no eval records: evaluation and early stopping are off")
+    save_steps = t.save_steps
+    if use_eval and save_steps % t.eval_steps:
+        save_steps = (save_steps // t.eval_steps + 1) * t.eval_steps
+        notes.append(f"train.save_steps rounded up to {save_steps} (a multiple of eval_steps)")
+    eos = chat_eos(tok, cfg.model.eos_token)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    args = SFTConfig(
+        output_dir=str(cfg.checkpoints_dir), per_device_train_batch_size=t.per_device_batch_size,
+        per_device_eval_batch_size=t.per_device_batch_size, gradient_accumulation_steps=t.gradient_accumulation_steps,
+        learning_rate=t.learning_rate, num_train_epochs=t.num_epochs, max_steps=t.max_steps,
+        warmup_steps=t.warmup_ratio, lr_scheduler_type=t.lr_scheduler, weight_decay=t.weight_decay,
+        logging_steps=t.logging_steps, logging_first_step=True,
+        eval_strategy="steps" if use_eval else "no", eval_steps=t.eval_steps if use_eval else None,
+        save_strategy="steps", save_steps=save_steps, save_total_limit=t.save_total_limit,
+        load_best_model_at_end=early, metric_for_best_model="eval_loss" if early else None,
+        greater_is_better=False if early else None,
+        bf16=gpu and dtype == torch.bfloat16,
+        fp16=gpu and dtype == torch.float16, use_cpu=not gpu,
+        report_to="none", disable_tqdm=True, seed=t.seed, data_seed=t.seed,
+        max_length=cfg.model.max_seq_length, packing=t.packing, completion_only_loss=t.completion_only_loss,
+        eos_token=eos, include_num_input_tokens_seen=True, dataloader_num_workers=0,
+        **_checkpointing_kwargs(SFTConfig, t.gradient_checkpointing and backend == "hf"),
+    )
+    callbacks: list[Any] = [make_progress_callback(cfg.metrics_file, console, show_progress)]
+    if early:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=t.early_stopping_patience))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
+                         processing_class=tok, peft_config=peft_config, callbacks=callbacks)
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)
+    last = get_last_checkpoint(str(cfg.checkpoints_dir)) if (t.resume and cfg.checkpoints_dir.is_dir()) else None
+    if last:
+        console.print(f"resuming from {last}")
+    elif cfg.metrics_file.exists():
+        cfg.metrics_file.unlink()  # a fresh run: do not mix curves
+    t0 = time.monotonic()
+    out = trainer.train(resume_from_checkpoint=last)
+    runtime = time.monotonic() - t0
+
+    cfg.adapter_dir.mkdir(parents=True, exist_ok=True)
+    trainer.save_model(str(cfg.adapter_dir))  # the adapter only (PEFT)
+    tok.save_pretrained(str(cfg.adapter_dir))  # with the chat template and EOS actually trained on
+    metrics = read_metrics(cfg.metrics_file)
+    losses = [float(r["loss"]) for r in metrics if "loss" in r]
+    evals = [float(r["eval_loss"]) for r in metrics if "eval_loss" in r]
+    tps = [float(r["tokens_per_s"]) for r in metrics if r.get("tokens_per_s")]
+    png = cfg.out / "loss.png"
+    skipped = plot_loss(metrics, png)
+    if skipped:
+        notes.append(f"loss.png skipped: {skipped}")
+    result = TrainResult(
+        backend=backend, dtype=str(dtype).removeprefix("torch."), quantized_4bit=q4,
+        device="cuda" if gpu else "cpu", resumed_from=last, global_step=int(trainer.state.global_step),
+        train_loss=float(out.training_loss) if out.training_loss is not None else None,
+        best_eval_loss=min(evals) if evals else None, tokens_per_s=tps[-1] if tps else None,
+        runtime_s=round(runtime, 2), adapter_dir=str(cfg.adapter_dir), loss_png=None if skipped else str(png),
+        notes=notes)
+    (cfg.out / "train_summary.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    if losses:
+        console.print(f"loss {losses[0]:.3f} {sparkline(losses)} {losses[-1]:.3f}")
+    if evals:
+        console.print(f"eval {evals[0]:.3f} {sparkline(evals)} {evals[-1]:.3f}")
+    for n in notes:
+        console.print(f"  [dim]note: {n}[/dim]")
+    console.print(f"adapter saved to {cfg.adapter_dir}" + (f"; loss curve {png}" if not skipped else ""))
+    return result

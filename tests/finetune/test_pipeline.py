@@ -1,0 +1,133 @@
+"""The whole path on a tiny random-weight model, no download: prepare -> train (CPU) -> merge -> export f16 ->
+quantize -> load with llama.cpp -> verify. About a minute on two cores."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+_MISSING = [m for m in ("peft", "trl", "datasets", "sentencepiece") if importlib.util.find_spec(m) is None]
+if _MISSING and os.environ.get("CI", "").lower() == "true":
+    raise RuntimeError(f"CI: the 'finetune' extra is not installed (missing {_MISSING})")
+needs_extra = pytest.mark.skipif(bool(_MISSING), reason=f"pip install -e '.[finetune]' (missing {_MISSING})")
+
+
+@needs_extra
+def test_prepare_train_merge_export_verify(make_job, converter):
+    from finetune import export_gguf, merge, prepare, train, verify
+
+    cfg = make_job(n_cases=120)
+    rep = prepare(cfg, quiet=True)
+    assert rep.accepted == 120 and rep.records_with_phi == 12
+
+    res = train(cfg, show_progress=False)
+    assert res.backend == "hf" and res.device == "cpu" and res.global_step == 4 and not res.quantized_4bit
+    assert (cfg.adapter_dir / "adapter_config.json").is_file()
+    metrics = [json.loads(x) for x in cfg.metrics_file.read_text().splitlines()]
+    assert any("loss" in m for m in metrics) and any("eval_loss" in m for m in metrics)
+    assert all(m["tokens_per_s"] >= 0 for m in metrics)
+    assert res.loss_png and Path(res.loss_png).stat().st_size > 1000
+    adapter_cfg = json.loads((cfg.adapter_dir / "adapter_config.json").read_text())
+    assert set(adapter_cfg["target_modules"]) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                  "down_proj"}
+
+    # resumable: more steps continue from the last checkpoint instead of starting over
+    cfg.train.max_steps = 6
+    res2 = train(cfg, show_progress=False)
+    assert res2.resumed_from and res2.resumed_from.endswith("checkpoint-4") and res2.global_step == 6
+
+    merge(cfg)
+    assert (cfg.merged_dir / "model.safetensors").is_file()
+    exported = export_gguf(cfg)
+    assert Path(exported.base_gguf).name == "tiny-f16.gguf"
+    assert set(exported.quantized) == {"Q4_K_M", "Q8_0"} and exported.lora_gguf
+    q4 = Path(exported.quantized["Q4_K_M"])
+    assert q4.stat().st_size < Path(exported.base_gguf).stat().st_size
+
+    result = verify(cfg)
+    assert result.ok, result
+    f16 = next(c for c in result.checks if c.file.endswith("tiny-f16.gguf"))
+    assert f16.top1_agreement >= 0.9
+    manifest = json.loads(cfg.manifest_file.read_text())
+    names = {f["path"] for f in manifest["files"]["gguf"]}
+    assert {"gguf/tiny-f16.gguf", "gguf/tiny-Q4_K_M.gguf", "gguf/tiny-lora-f16.gguf"} <= names
+    assert all(len(f["sha256"]) == 64 for f in manifest["files"]["gguf"])
+    assert manifest["base_model"]["path"] == str(cfg.job.base_model)
+    assert manifest["training"]["global_step"] == 6 and manifest["config"]["lora"]["r"] == 8
+
+    # the adapter GGUF applies at load time onto a GGUF of the base (what the llama_cpp backend's lora_path does)
+    from finetune.converter import find_converter
+    from finetune.gguf import captured_native_output, convert_hf
+
+    base_gguf = convert_hf(find_converter(), cfg.job.base_model, cfg.out / "base-f16.gguf", "f16", "base")
+    from llama_cpp import Llama
+
+    with captured_native_output():
+        llm = Llama(model_path=str(base_gguf), lora_path=exported.lora_gguf, n_ctx=128, verbose=False)
+    assert llm.n_vocab() > 0
+    llm.close()
+
+
+@needs_extra
+def test_merge_refuses_a_4bit_base(make_job, tmp_path, tiny_model):
+    import shutil
+
+    from finetune import merge
+    from finetune.config import FinetuneError
+
+    base = tmp_path / "base4"
+    shutil.copytree(tiny_model, base)
+    cfgj = json.loads((base / "config.json").read_text())
+    cfgj["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    (base / "config.json").write_text(json.dumps(cfgj))
+    cfg = make_job(n_cases=10, job={"base_model": str(base)})
+    cfg.adapter_dir.mkdir(parents=True)
+    (cfg.adapter_dir / "adapter_config.json").write_text("{}")
+    with pytest.raises(FinetuneError, match=r"refusing to merge onto a quantised base \(bitsandbytes 4-bit"):
+        merge(cfg)
+
+
+def test_export_without_converter_says_how_to_set_it_up(make_job, tmp_path):
+    from finetune import export_gguf
+    from finetune.config import FinetuneError
+
+    cfg = make_job(n_cases=10, export={"converter_dir": str(tmp_path / "none")})
+    with pytest.raises(FinetuneError, match="oncotui finetune setup-converter"):
+        export_gguf(cfg)
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=REPO, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_finetune_stands_alone_and_imports_lazily():
+    mods = _modules_after("import finetune, finetune.api, finetune.cli; from finetune import prepare, verify")
+    assert not {m for m in mods if m.split(".")[0] in {"textual", "oncotui"}}
+    assert not {m for m in mods if m.startswith("engine") and m not in {"engine", "engine.phi"}}
+    assert not mods & {"torch", "transformers", "peft", "trl", "datasets", "llama_cpp", "matplotlib"}
+
+
+def test_cli_parses_finetune_without_heavy_imports():
+    mods = _modules_after("from oncotui.cli import build_parser\n"
+                          "a = build_parser().parse_args(['finetune', 'train', '--config', 'x.toml'])\n"
+                          "assert a.command == 'finetune' and a.finetune_command == 'train' and a.job_config == 'x.toml'")
+    assert not mods & {"torch", "transformers", "peft", "trl", "finetune", "llama_cpp"}
+
+
+def test_cli_reports_config_errors_without_traceback(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[job]\nbase_model = "/m"\noutput_dir = "/o"\n[data]\ntrain_file = "x"\n[train]\nbackend = "x"\n')
+    proc = subprocess.run([sys.executable, "-m", "oncotui", "finetune", "prepare", "--config", str(bad)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    assert "[train] backend = 'x': not allowed" in proc.stderr and "Traceback" not in proc.stderr
