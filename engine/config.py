@@ -116,13 +116,15 @@ class RouterConfig(_Section):
 
 
 class EmbeddingConfig(_Section):
-    model: str = "embedded:all-minilm-l6-v2"  # local sentence-transformers folder or embedded:NAME
+    model: str = "embedded:bge-small-en-v1.5-int8"  # local model folder or embedded:NAME (see kb.models)
     device: str = "cpu"
     batch_size: int = Field(32, ge=1)
+    max_tokens: int = Field(256, ge=16, le=512)  # inputs are truncated to this many tokens
 
 
 class RerankConfig(_Section):
     model: str = "embedded:ms-marco-minilm-l12-int8"  # ONNX cross-encoder folder or embedded:NAME
+    max_tokens: int = Field(256, ge=32, le=512)  # query + passage, truncated longest-first
 
 
 class KBConfig(_Section):
@@ -130,7 +132,9 @@ class KBConfig(_Section):
     chroma_url: str = ""  # empty: embedded PersistentClient under data_dir; else http://host:port
     chunk_chars: int = Field(900, ge=200)
     recall_k: int = Field(15, ge=1)
-    distance_threshold: float = Field(0.75, gt=0.0, le=2.0)
+    distance_threshold: float = Field(0.0, ge=0.0, le=2.0)  # 0: calibrated (collection) > built-in default
+    hybrid: bool = True  # Stage 1 fuses BM25 (SQLite FTS5) with dense recall
+    lexical_weight: float = Field(0.25, ge=0.0, le=1.0)  # BM25's weight in the rank fusion (dense: 1)
     rerank_k: int = Field(5, ge=1)
     char_budget: int = Field(6000, ge=500)
 

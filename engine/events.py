@@ -66,6 +66,7 @@ class EvidenceReady(Event):
     rag_confidence: float
     closest_title: str | None = None
     closest_distance: float | None = None
+    threshold: float | None = None
 
 
 @dataclass(frozen=True)

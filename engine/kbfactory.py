@@ -13,4 +13,16 @@ def open_kb(settings: Settings, rebuild: bool = False) -> Any:
     return KnowledgeBase(chroma_dir=settings.chroma_dir, chroma_url=settings.kb.chroma_url,
                          collection=settings.kb.collection, embedder_spec=settings.embedding.model,
                          reranker_spec=settings.rerank.model, device=settings.embedding.device,
-                         batch_size=settings.embedding.batch_size, rebuild=rebuild)
+                         batch_size=settings.embedding.batch_size, rebuild=rebuild,
+                         max_tokens=settings.embedding.max_tokens, rerank_max_tokens=settings.rerank.max_tokens)
+
+
+def retrieval_params(settings: Settings, **overrides: Any) -> Any:
+    """kb.store.RetrievalParams from ``[kb]`` (distance_threshold 0 = the collection's calibrated threshold)."""
+    from kb.store import RetrievalParams
+
+    k = settings.kb
+    values = dict(recall_k=k.recall_k, distance_threshold=k.distance_threshold, rerank_k=k.rerank_k,
+                  char_budget=k.char_budget, hybrid=k.hybrid, lexical_weight=k.lexical_weight)
+    values.update(overrides)
+    return RetrievalParams(**values)

@@ -66,6 +66,7 @@ class Retrieval:
     gate_passed: bool = False
     closest_title: str | None = None
     closest_distance: float | None = None
+    threshold: float | None = None  # the distance gate actually applied (configured or calibrated)
     rewritten_query: str | None = None
     rag_confidence: float = 0.0
     attempts: int = 1

@@ -5,24 +5,24 @@ The lowest layer of the project: it imports neither ``engine`` nor ``oncotui`` a
 store is first used. Public names are importable from here (resolved lazily) or from their submodules:
 
 * :mod:`kb.models` — ``resolve_embedder``, ``resolve_reranker``, ``KBError``
-* :mod:`kb.embed` — ``Embedder`` (sentence-transformers, normalized vectors)
-* :mod:`kb.rerank` — ``CrossEncoderReranker`` (ONNX cross-encoder, raw logits)
+* :mod:`kb.embed` — ``Embedder`` (sentence-transformers on torch, or INT8 ONNX BGE on onnxruntime; unit vectors)
+* :mod:`kb.rerank` — ``CrossEncoderReranker`` (ONNX cross-encoder, raw logits, pairs truncated to 256 tokens)
+* :mod:`kb.lexical` — ``LexicalIndex`` (BM25 over chunks in SQLite FTS5) and ``rrf`` (reciprocal rank fusion)
 * :mod:`kb.chunking` — ``Chunk``, ``parse_markdown``, ``chunk_markdown``, ``trim_to_budget``
+* :mod:`kb.pdf` — ``extract_pdf`` (reading order across two columns, running heads stripped, page numbers kept)
+* :mod:`kb.evaluate` — recall@k / MRR, gate rates, the calibration rule (maximise balanced accuracy)
 * :mod:`kb.store` — ``KnowledgeBase``, ``RetrievalParams``, ``Hit``, ``RetrievalResult``, ``IngestReport``,
   ``DEMO_DIR``
 
-Default distance gate (``RetrievalParams.distance_threshold`` = 0.75 cosine distance, all-MiniLM-L6-v2), measured
-as the distance of the nearest chunk (demo set: 12 docs / 96 chunks; a 6-document NCI PDQ sample: 505 chunks):
+Stage 2 threshold: ``kb.distance_threshold`` when > 0, else the threshold ``oncotui kb calibrate`` stored in the
+collection's metadata, else ``kb.store.DEFAULT_THRESHOLDS`` for the embedder. Measured figures (dev sets with
+the PDQ corpus, both embedders, with and without rerank, gate rates, ingest and latency) are in ``kb/EVAL.md``.
 
-* specific oncology treatment questions: 0.21-0.49; patient-case style questions: 0.35-0.48;
-* vague oncology questions with no cancer type ("PD-L1", "side effects of immunotherapy", "second-line options
-  after progression"): 0.48-0.79; oncology topics the sample lacks (glioblastoma, CLL): 0.49-0.58;
-* other medicine (type 2 diabetes, kidney stones, asthma, pneumonia, heart failure, RA): 0.55-0.79;
-* unrelated (car engine repair, banana bread, Kubernetes, football): 0.88-0.95.
-
-Distance cannot separate other medicine from vague oncology, so the gate rejects the clearly unrelated (and the
-vaguest questions, which the engine can rewrite with the case's context) and leaves the rest to the cross-encoder
-grade (best-passage logits seen: in-domain >= -2.7, other medicine <= -5.6).
+Earlier hand measurements for all-MiniLM-L6-v2 (nearest-chunk cosine distance; demo set and a 6-document PDQ
+sample): specific oncology questions 0.21-0.49; vague oncology questions with no cancer type 0.48-0.79; other
+medicine 0.55-0.79; unrelated topics 0.88-0.95. Distance alone cannot separate other medicine from vague oncology,
+so the gate rejects the clearly unrelated and the cross-encoder grade does the rest (best-passage logits seen:
+in-domain >= -2.7, other medicine <= -5.6).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ _EXPORTS = {
     "resolve_embedder": "kb.models",
     "resolve_reranker": "kb.models",
     "Embedder": "kb.embed",
+    "LexicalIndex": "kb.lexical",
+    "rrf": "kb.lexical",
+    "extract_pdf": "kb.pdf",
     "get_embedder": "kb.embed",
     "CrossEncoderReranker": "kb.rerank",
     "get_reranker": "kb.rerank",

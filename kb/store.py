@@ -2,11 +2,17 @@
 
 Retrieval (``KnowledgeBase.retrieve``):
 
-1. embed the query (or ``query + "\\n" + anchor`` for HyDE) and take the ``recall_k`` nearest chunks by cosine
-   distance (0 = same direction, 1 = unrelated, 2 = opposite);
-2. distance gate: keep hits with ``distance <= distance_threshold``; when none pass, ``gate_passed`` is False, no
-   hits are returned and ``closest`` says what came closest and how far;
-3. rerank the survivors with the cross-encoder (against the query alone) and keep the best ``rerank_k``;
+1. recall: embed the query (or ``query + "\\n" + anchor`` for HyDE; with the embedder's query prefix) and take the
+   nearest chunks by cosine distance (0 = same direction, 1 = unrelated, 2 = opposite). With ``hybrid`` (default)
+   the dense top ``pool`` and a BM25 top ``pool`` from the SQLite FTS5 index beside the collection
+   (:mod:`kb.lexical`) are fused by reciprocal rank fusion (k = 60) and the best ``recall_k`` are kept; chunks
+   found only lexically get their true cosine distance from their stored vectors. ``pool`` = max(2 x recall_k, 30);
+2. distance gate: keep hits with ``distance <= threshold``; when none pass, ``gate_passed`` is False, no hits are
+   returned and ``closest`` (always the dense nearest chunk) says what came closest and how far. The threshold:
+   ``RetrievalParams.distance_threshold`` when > 0, else the one ``oncotui kb calibrate`` stored in the collection's
+   metadata, else the embedder's built-in default (``DEFAULT_THRESHOLDS``);
+3. rerank the survivors with the cross-encoder (query against title + heading path + passage) and keep the best
+   ``rerank_k`` (``rerank=False`` keeps the fused recall order instead);
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -24,9 +30,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from kb.chunking import Chunk, chunk_markdown, chunk_sections, context_text, doc_hash_of, embedding_text, \
+from kb.chunking import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_sections, context_text, doc_hash_of, embedding_text, \
     parse_front_matter, trim_to_budget
 from kb.errors import KBError
+from kb.lexical import rrf
 
 DEMO_DIR = Path(__file__).parent / "demo"  # the shipped demo guideline set (Markdown)
 
@@ -35,14 +42,25 @@ PDF_SUFFIXES = (".pdf",)
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES
 REBUILD_HINT = "re-ingest with `oncotui kb ingest --rebuild`"
 _WRITE_BATCH = 256
+RRF_K = 60
+
+# Stage 2 thresholds used when neither config nor a calibration says otherwise; see kb/EVAL.md for the evidence.
+DEFAULT_THRESHOLDS = {
+    "embedded:all-minilm-l6-v2": 0.75,
+    "embedded:bge-small-en-v1.5-int8": 0.27,
+}
+FALLBACK_THRESHOLD = 0.75
 
 
 @dataclass(frozen=True)
 class RetrievalParams:
     recall_k: int = 15
-    distance_threshold: float = 0.75  # cosine distance; the docstring of package kb says how it was chosen
+    distance_threshold: float = 0.0  # cosine distance; 0 = the collection's calibrated threshold (module docstring)
     rerank_k: int = 5
     char_budget: int = 6000
+    hybrid: bool = True  # fuse BM25 (FTS5) with dense recall
+    lexical_weight: float = 0.25  # weight of the BM25 ranking in the fusion (the dense ranking has 1)
+    rerank: bool = True  # Stage 3 cross-encoder; False keeps the recall order (for evaluation)
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,7 @@ class Hit:
     page: int | None
     distance: float
     rerank_score: float | None
+    origin: str = ""  # Stage 1: "dense", "lexical" or "dense+lexical"
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,10 @@ class RetrievalResult:
     closest: Hit | None  # the nearest candidate (by distance) whether or not it passed the gate; None if no candidates
     recalled: int
     passed_gate: int
-    timings: dict[str, float]  # seconds: embed, search, gate, rerank, trim, total
+    timings: dict[str, float]  # seconds: embed, search, lexical, gate, rerank, trim, total
+    threshold: float = 0.0  # the Stage 2 threshold applied
+    candidates: tuple[Hit, ...] = ()  # Stage 1 output in recall (fused) order, before the gate
+    ranked: tuple[Hit, ...] = ()  # Stage 3 output: every gate survivor in final order, before the rerank_k cut
 
 
 @dataclass(frozen=True)
@@ -159,7 +181,8 @@ class KnowledgeBase:
 
     def __init__(self, *, chroma_dir: Path | None, chroma_url: str = "", collection: str, embedder_spec: str,
                  reranker_spec: str, device: str = "cpu", embedder: Any = None, reranker: Any = None,
-                 batch_size: int = 32, rebuild: bool = False) -> None:
+                 batch_size: int = 32, rebuild: bool = False, max_tokens: int = 256,
+                 rerank_max_tokens: int = 256) -> None:
         name = (collection or "").strip()
         if not 3 <= len(name) <= 512:
             raise KBError(f"`kb.collection` = {collection!r}: a collection name needs 3 to 512 characters")
@@ -168,6 +191,9 @@ class KnowledgeBase:
         self.reranker_spec = reranker_spec
         self.device = device or "cpu"
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.rerank_max_tokens = rerank_max_tokens
+        self._lexical: Any = None
         self.chroma_dir = Path(chroma_dir).expanduser() if chroma_dir else None
         self.chroma_url = (chroma_url or "").strip()
         self._embedder = embedder
@@ -185,6 +211,9 @@ class KnowledgeBase:
     def close(self) -> None:
         """Release the Chroma client (HTTP connections / the local store's files). Safe to call twice."""
         client, self._client = getattr(self, "_client", None), None
+        lexical, self._lexical = getattr(self, "_lexical", None), None
+        if lexical is not None:
+            lexical.close()
         if client is not None:
             try:
                 client.close()
@@ -231,12 +260,6 @@ class KnowledgeBase:
     def _ef(self) -> Any:
         return _embedding_function_class()(self.embedder_spec, self.device, self._embedder)
 
-    def _drop(self) -> None:
-        try:
-            self._client.delete_collection(self.collection_name)
-        except Exception:  # not there: nothing to drop
-            pass
-
     def _open_collection(self) -> Any:
         try:
             col = self._client.get_or_create_collection(
@@ -257,6 +280,99 @@ class KnowledgeBase:
         """Delete every chunk (drop and recreate the collection)."""
         self._drop()
         self._collection = self._open_collection()
+        if self._lexical is not None:
+            self._lexical.clear()
+
+    def _drop(self) -> None:
+        try:
+            self._client.delete_collection(self.collection_name)
+        except Exception:  # not there: nothing to drop
+            pass
+        if self._lexical is not None:
+            self._lexical.clear()
+        elif self.chroma_dir and not self.chroma_url and self._lexical_path().exists():
+            self.lexical.clear()
+
+    # ------------------------------------------------------------------ lexical index
+
+    def _lexical_path(self) -> Path | None:
+        if self.chroma_url or not self.chroma_dir:
+            return None
+        return self.chroma_dir / f"lexical-{self.collection_name}.sqlite3"
+
+    @property
+    def lexical(self) -> Any:
+        """The BM25 index beside the collection (kb.lexical), opened and synchronised on first use."""
+        if self._lexical is None:
+            with self._model_lock:
+                if self._lexical is None:
+                    from kb.lexical import LexicalIndex
+
+                    try:
+                        self._lexical = LexicalIndex(self._lexical_path())
+                    except OSError as e:
+                        raise KBError(str(e)) from e
+        return self._lexical
+
+    def sync_lexical(self, force: bool = False) -> int:
+        """Rebuild the lexical index from the collection when their chunk counts differ (or ``force``).
+        Returns the number of rows written (0 when already in step)."""
+        lex = self.lexical
+        n = self.count()
+        if not force and lex.count() == n:
+            return 0
+        lex.clear()
+        written = 0
+        for offset in range(0, n, 2000):
+            res = self._collection.get(include=["documents", "metadatas"], limit=2000, offset=offset)
+            rows = []
+            for cid, doc, meta in zip(res["ids"], res["documents"] or [], res["metadatas"] or []):
+                meta = meta or {}
+                page = meta.get("page")
+                rows.append((cid, str(meta.get("source", "")),
+                             context_text(str(meta.get("title", "")), str(meta.get("section", "")),
+                                          int(page) if page is not None else None, doc or "")))
+            lex.add(rows)
+            written += len(rows)
+        return written
+
+    # ------------------------------------------------------------------ threshold
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return dict(self._collection.metadata or {})
+
+    def calibrated_threshold(self) -> float | None:
+        value = self.metadata.get("distance_threshold")
+        try:
+            return float(value) if value is not None and float(value) > 0 else None
+        except (TypeError, ValueError):
+            return None
+
+    def threshold_for(self, configured: float = 0.0) -> tuple[float, str]:
+        """(Stage 2 threshold, where it came from): config (> 0) > calibrated (collection metadata) > built-in."""
+        if configured and configured > 0:
+            return float(configured), "config (kb.distance_threshold)"
+        cal = self.calibrated_threshold()
+        if cal is not None:
+            return cal, "calibrated (stored with the collection)"
+        return DEFAULT_THRESHOLDS.get(self.embedder_spec, FALLBACK_THRESHOLD), "built-in default for this embedder"
+
+    def set_threshold(self, threshold: float, **info: Any) -> None:
+        """Store a calibrated Stage 2 threshold (and scalar facts about the calibration) in the collection."""
+        meta = {k: v for k, v in self.metadata.items() if not k.startswith("hnsw:")}
+        meta.update({k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))})
+        meta["distance_threshold"] = float(threshold)
+        meta["embedding_model"] = self.embedder_spec
+        self._collection.modify(metadata=meta)
+        self._collection = self._client.get_collection(self.collection_name, embedding_function=self._ef())
+
+    def stats(self) -> dict[str, Any]:
+        threshold, origin = self.threshold_for(0.0)
+        return {"collection": self.collection_name, "location": self.location, "documents": len(self.sources()),
+                "chunks": self.count(), "embedding_model": self.metadata.get("embedding_model", self.embedder_spec),
+                "threshold": threshold, "threshold_source": origin,
+                "calibrated_at": self.metadata.get("calibrated_at")}
 
     def count(self) -> int:
         return int(self._collection.count())
@@ -270,7 +386,8 @@ class KnowledgeBase:
                 if self._embedder is None:
                     from kb.embed import get_embedder
 
-                    self._embedder = get_embedder(self.embedder_spec, self.device, self.batch_size)
+                    self._embedder = get_embedder(self.embedder_spec, self.device, self.batch_size,
+                                                  self.max_tokens)
         return self._embedder
 
     @property
@@ -280,7 +397,7 @@ class KnowledgeBase:
                 if self._reranker is None:
                     from kb.rerank import get_reranker
 
-                    self._reranker = get_reranker(self.reranker_spec)
+                    self._reranker = get_reranker(self.reranker_spec, self.rerank_max_tokens)
         return self._reranker
 
     def rerank_scores(self, query: str, texts: list[str]) -> list[float]:
@@ -314,6 +431,8 @@ class KnowledgeBase:
         ids = list(ids)
         for start in range(0, len(ids), _WRITE_BATCH):
             self._collection.delete(ids=ids[start:start + _WRITE_BATCH])
+        if ids:
+            self.lexical.delete(ids)
         return len(ids)
 
     def remove(self, source: str) -> int:
@@ -398,6 +517,12 @@ class KnowledgeBase:
         files, errors = self._collect(paths)
         added = updated = skipped = chunks_added = removed = 0
         batch_hashes: dict[str, str] = {}
+        self.sync_lexical()
+        # one read of the registry rows (chunk 0 of each document) answers "unchanged?" for every file at once
+        registry: dict[str, list[dict[str, Any]]] = {}
+        for meta in self._get({"chunk_index": 0}, ["metadatas"])["metadatas"] or []:
+            if meta:
+                registry.setdefault(str(meta.get("source", "")), []).append(meta)
         total = len(files)
         for done, path in enumerate(files, 1):
             source = str(path)
@@ -407,9 +532,15 @@ class KnowledgeBase:
                 except OSError as e:
                     raise _DocError(f"cannot read: {e.strerror or e}") from e
                 doc_hash = doc_hash_of(data)
+                rows = registry.get(source, [])
+                if len(rows) == 1 and rows[0].get("doc_hash") == doc_hash and rows[0].get("chunk_chars") == chunk_chars \
+                        and rows[0].get("chunker") == CHUNKER_VERSION:
+                    skipped += 1  # unchanged: no chunking, no embedding, no further queries
+                    batch_hashes.setdefault(doc_hash, source)
+                    continue
                 existing = self._chunks_of(source)
                 if existing and all(m.get("doc_hash") == doc_hash and m.get("chunk_chars") == chunk_chars
-                                    for m in existing.values()):
+                                    and m.get("chunker") == CHUNKER_VERSION for m in existing.values()):
                     skipped += 1
                     batch_hashes.setdefault(doc_hash, source)
                     continue
@@ -427,7 +558,7 @@ class KnowledgeBase:
                 for i, c in enumerate(chunks):
                     meta: dict[str, Any] = {"source": source, "title": c.title, "section": c.section,
                                             "doc_hash": doc_hash, "chunk_index": i, "n_chunks": len(chunks),
-                                            "chunk_chars": chunk_chars, **extra}
+                                            "chunk_chars": chunk_chars, "chunker": CHUNKER_VERSION, **extra}
                     if c.page is not None:
                         meta["page"] = c.page
                     metas.append(meta)
@@ -436,6 +567,7 @@ class KnowledgeBase:
                     end = start + _WRITE_BATCH
                     self._collection.upsert(ids=ids[start:end], embeddings=vectors[start:end],
                                             documents=[c.text for c in chunks[start:end]], metadatas=metas[start:end])
+                self.lexical.add((c.id, source, embedding_text(c)) for c in chunks)
                 stale = set(existing) - set(ids)
                 removed += self._delete_ids(sorted(stale))
                 if existing:
@@ -454,6 +586,27 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ retrieval
 
+    def _query_vector(self, probe: str) -> list[float]:
+        embed_query = getattr(self.embedder, "embed_query", None)
+        return embed_query(probe) if embed_query is not None else self.embedder.embed([probe])[0]
+
+    @staticmethod
+    def _hit(cid: str, doc: str | None, meta: dict[str, Any] | None, dist: float, origin: str) -> Hit:
+        meta = meta or {}
+        page = meta.get("page")
+        return Hit(chunk_id=cid, text=doc or "", title=str(meta.get("title", "")), source=str(meta.get("source", "")),
+                   section=str(meta.get("section", "")), page=int(page) if page is not None else None,
+                   distance=float(dist), rerank_score=None, origin=origin)
+
+    def nearest_distance(self, query: str) -> float | None:
+        """Cosine distance from ``query`` to its nearest chunk (what the gate looks at); None when empty."""
+        if self.count() == 0:
+            return None
+        res = self._collection.query(query_embeddings=[self._query_vector(query)], n_results=1,
+                                     include=["distances"])
+        dists = res["distances"][0]
+        return float(dists[0]) if dists else None
+
     def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
                  ) -> RetrievalResult:
         params = params or RetrievalParams()
@@ -466,38 +619,72 @@ class KnowledgeBase:
             return now
 
         n = self.count()
+        threshold, _origin = self.threshold_for(params.distance_threshold)
         if n == 0 or not query.strip():
             timings["total"] = time.perf_counter() - t_start
-            return RetrievalResult(query, (), False, None, 0, 0, timings)
+            return RetrievalResult(query, (), False, None, 0, 0, timings, threshold)
         probe = f"{query}\n{anchor}" if anchor else query
-        vec = self.embedder.embed([probe])[0]
+        vec = self._query_vector(probe)
         t = lap("embed", t_start)
-        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(params.recall_k, n)),
+        recall_k = max(1, params.recall_k)
+        pool = max(2 * recall_k, 30) if params.hybrid else recall_k
+        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
                                      include=["documents", "metadatas", "distances"])
+        dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
+                 zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+        dense.sort(key=lambda h: h.distance)
         t = lap("search", t)
-        candidates: list[Hit] = []
-        for cid, doc, meta, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0]):
-            meta = meta or {}
-            page = meta.get("page")
-            candidates.append(Hit(chunk_id=cid, text=doc or "", title=str(meta.get("title", "")),
-                                  source=str(meta.get("source", "")), section=str(meta.get("section", "")),
-                                  page=int(page) if page is not None else None, distance=float(dist),
-                                  rerank_score=None))
-        candidates.sort(key=lambda h: h.distance)
-        closest = candidates[0] if candidates else None
-        passed = [h for h in candidates if h.distance <= params.distance_threshold]
+        closest = dense[0] if dense else None
+        if params.hybrid:
+            if self.lexical.count() != n:
+                self.sync_lexical()
+            lexical_ids = [cid for cid, _s in self.lexical.search(probe, pool)]
+            by_id = {h.chunk_id: h for h in dense}
+            fused = [cid for cid, _s in rrf([[h.chunk_id for h in dense], lexical_ids], RRF_K,
+                                                [1.0, params.lexical_weight])][:recall_k]
+            lexical_set = set(lexical_ids)
+            missing = [cid for cid in fused if cid not in by_id]
+            if missing:
+                import numpy as np
+
+                got = self._collection.get(ids=missing, include=["documents", "metadatas", "embeddings"])
+                q = np.asarray(vec, dtype=np.float32)
+                for cid, doc, meta, emb in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
+                    e = np.asarray(emb, dtype=np.float32)
+                    cos = float(q @ e / max(float(np.linalg.norm(q) * np.linalg.norm(e)), 1e-12))
+                    by_id[cid] = self._hit(cid, doc, meta, 1.0 - cos, "lexical")
+            candidates = []
+            for cid in fused:
+                h = by_id.get(cid)
+                if h is None:  # deleted between the two reads
+                    continue
+                if h.origin == "dense" and cid in lexical_set:
+                    h = replace(h, origin="dense+lexical")
+                candidates.append(h)
+            lap("lexical", t)
+            t = time.perf_counter()
+        else:
+            candidates = dense[:recall_k]
+        passed = [h for h in candidates if h.distance <= threshold]
         t = lap("gate", t)
         if not passed:
             timings["total"] = time.perf_counter() - t_start
-            return RetrievalResult(query, (), False, closest, len(candidates), 0, timings)
-        scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
-        ranked = sorted(zip(passed, scores), key=lambda hs: hs[1], reverse=True)[:max(1, params.rerank_k)]
+            return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
+                                   tuple(candidates))
+        if params.rerank:
+            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
+            ranked = [replace(h, rerank_score=float(sc)) for h, sc in
+                      sorted(zip(passed, scores), key=lambda hs: hs[1], reverse=True)]
+        else:
+            ranked = list(passed)
         t = lap("rerank", t)
-        kept = trim_to_budget([h.text for h, _s in ranked], params.char_budget)
-        hits = tuple(replace(ranked[i][0], text=text, rerank_score=float(ranked[i][1])) for i, text in kept)
+        top = ranked[:max(1, params.rerank_k)]
+        kept = trim_to_budget([h.text for h in top], params.char_budget)
+        hits = tuple(replace(top[i], text=text) for i, text in kept)
         lap("trim", t)
         timings["total"] = time.perf_counter() - t_start
-        return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings)
+        return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings, threshold,
+                               tuple(candidates), tuple(ranked))
 
     def __repr__(self) -> str:
         return f"KnowledgeBase({self.collection_name!r} at {self.location}, embedder={self.embedder_spec!r})"

@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.context import NodeContext, stream_model
 from engine.events import EvidenceReady
+from engine.kbfactory import retrieval_params
 from engine.models.base import GenerationParams
 from engine.state import CaseFacts, ConsultState, Passage, Retrieval
 
@@ -91,11 +92,7 @@ async def grade(ctx: NodeContext, state: ConsultState, query: str, passages: tup
 
 
 async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
-    from kb.store import RetrievalParams  # heavy deps load inside kb on first use
-
-    k = ctx.settings.kb
-    params = RetrievalParams(recall_k=k.recall_k, distance_threshold=k.distance_threshold, rerank_k=k.rerank_k,
-                             char_budget=k.char_budget)
+    params = retrieval_params(ctx.settings)
     kb = await asyncio.to_thread(ctx.kb)
     query = build_query(state.case_text, state.facts)
     anchor = None
@@ -122,7 +119,9 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         query=query, passages=passages, gate_passed=result.gate_passed,
         closest_title=closest.title if closest else None,
         closest_distance=round(float(closest.distance), 4) if closest else None,
-        rewritten_query=rewritten, rag_confidence=confidence(passages), attempts=attempts)
+        threshold=result.threshold or None, rewritten_query=rewritten, rag_confidence=confidence(passages),
+        attempts=attempts)
     ctx.emit(EvidenceReady(state.thread_id, state.consult_id, query, passages, retrieval.gate_passed,
-                           retrieval.rag_confidence, retrieval.closest_title, retrieval.closest_distance))
+                           retrieval.rag_confidence, retrieval.closest_title, retrieval.closest_distance,
+                           retrieval.threshold))
     return replace(state, retrieval=retrieval)

@@ -27,7 +27,8 @@ def reason_for(state: ConsultState) -> str:
         return ("The guideline knowledge base is empty: run `oncotui kb ingest --demo` (demo set) or "
                 "`oncotui kb ingest PATH` with your guidelines.")
     if r is not None and not r.gate_passed:
-        closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}."
+        closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}"
+                   + (f" (the gate admits <= {r.threshold:.3f})." if r.threshold is not None else ".")
                    if r.closest_title and r.closest_distance is not None else "")
         return "No guideline passage in the knowledge base is close enough to this question." + closest
     if r is not None and not any(p.relevant for p in r.passages):

@@ -262,3 +262,13 @@ def test_kb_sources_do_not_import_higher_layers():
     for path in (REPO / "kb").glob("*.py"):
         text = path.read_text()
         assert not re.search(r"^\s*(from|import)\s+(engine|oncotui)\b", text, re.M), path
+
+
+def test_reference_lists_and_boilerplate_sections_are_skipped():
+    from kb.chunking import chunk_markdown
+
+    doc = ("# T\n\n## Prognosis\nSurvival is good.\n\n###### References\n1. Smith J: Prognosis of cancer. 2001.\n\n"
+           "## About This PDQ Summary\n\n### Purpose of This Summary\nBoilerplate.\n\n## Treatment\nSurgery.\n")
+    chunks = chunk_markdown(doc, "t.md", 900)
+    assert [c.section for c in chunks] == ["## Prognosis", "## Treatment"]
+    assert not any("Smith" in c.text or "Boilerplate" in c.text for c in chunks)

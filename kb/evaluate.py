@@ -1,0 +1,200 @@
+"""Retrieval and gate evaluation, and gate calibration, over JSONL query sets.
+
+Retrieval sets (shape of ``../shared/eval/retrieval_dev.jsonl``): one object per line with ``query``,
+``relevant_doc`` (a file name) and optionally ``relevant_section`` (a regular expression). For each query the
+ranked list is the Stage 3 output (every gate survivor, reranked or, with ``rerank=False``, in recall order):
+
+* document level: a hit is a chunk whose source file name equals ``relevant_doc``;
+* section level (only rows with ``relevant_section``): a hit is a chunk from ``relevant_doc`` whose heading path,
+  written as heading texts joined by " > " without the '#' marks (``General Information About Pancreatic Cancer >
+  Prognosis``), matches the expression (``re.search``);
+* the gate applies as configured (a question refused at the gate has no hits); pass ``distance_threshold=2.0``
+  in the params to measure ranking alone (kb/EVAL.md's subset figures were measured that way);
+* recall@k = share of queries with a hit in the top k; MRR = mean of 1 / rank of the first hit (0 when none in
+  the ranked list, which holds at most ``recall_k`` chunks).
+
+Gate sets: in-domain queries (``query`` field, e.g. the retrieval set) and out-of-domain queries (``query``
+field, e.g. ``out_of_domain_dev.jsonl``). A query passes the gate when its nearest chunk's cosine distance is
+<= the threshold.
+
+Calibration rule (``calibrate``): candidate thresholds are the midpoints between consecutive distinct observed
+nearest-chunk distances of both sets; the one that maximises balanced accuracy = (in-domain pass rate +
+out-of-domain refusal rate) / 2 wins; ties go to the candidate in the middle of the tied range (the widest margin).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kb.chunking import plain_section
+from kb.errors import KBError
+
+KS = (1, 5, 15)
+
+
+def read_jsonl(path: Path, required: Iterable[str] = ("query",)) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; blank lines skipped; KBError naming the line when a row is bad."""
+    rows: list[dict[str, Any]] = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise KBError(f"cannot read {path}: {e.strerror or e}") from e
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise KBError(f"{path}:{n}: not JSON ({e})") from e
+        if not isinstance(row, dict):
+            raise KBError(f"{path}:{n}: expected a JSON object")
+        missing = [k for k in required if not isinstance(row.get(k), str) or not row.get(k, "").strip()]
+        if missing:
+            raise KBError(f"{path}:{n}: missing {', '.join(missing)}")
+        rows.append(row)
+    if not rows:
+        raise KBError(f"{path}: no queries")
+    return rows
+
+
+def heading_path(section: str) -> str:
+    """The stored section path (``## A > ### B``) as the eval sets write it: ``A > B``."""
+    return plain_section(section)
+
+
+def first_hit(hits: Iterable[Any], doc: str, section_re: re.Pattern[str] | None) -> int | None:
+    """1-based rank of the first hit (see module docstring) or None."""
+    for rank, h in enumerate(hits, 1):
+        if Path(h.source).name != doc:
+            continue
+        if section_re is None or section_re.search(heading_path(h.section)):
+            return rank
+    return None
+
+
+@dataclass
+class _Acc:
+    n: int = 0
+    at: dict[int, int] | None = None
+    rr: float = 0.0
+
+    def add(self, rank: int | None) -> None:
+        self.at = self.at or {k: 0 for k in KS}
+        self.n += 1
+        if rank is not None:
+            self.rr += 1.0 / rank
+            for k in KS:
+                if rank <= k:
+                    self.at[k] += 1
+
+    def metrics(self, prefix: str) -> dict[str, float]:
+        at = self.at or {k: 0 for k in KS}
+        out = {f"{prefix}_recall@{k}": round(at[k] / self.n, 4) if self.n else 0.0 for k in KS}
+        out[f"{prefix}_mrr"] = round(self.rr / self.n, 4) if self.n else 0.0
+        return out
+
+
+def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: bool = True,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
+    ``section_mrr``, ``n`` (queries), ``n_section`` (rows with ``relevant_section``)."""
+    p = replace(params, rerank=rerank, rerank_k=max(params.recall_k, 1), char_budget=10**9)
+    doc, sec = _Acc(), _Acc()
+    for i, row in enumerate(rows, 1):
+        rel = str(row.get("relevant_doc") or "")
+        if not rel:
+            raise KBError(f"row {i} has no relevant_doc: {row.get('query')!r}")
+        result = kb.retrieve(row["query"], p)
+        ranked = result.ranked
+        doc.add(first_hit(ranked, Path(rel).name, None))
+        pattern = row.get("relevant_section")
+        if pattern:
+            try:
+                rx = re.compile(pattern)
+            except re.error as e:
+                raise KBError(f"row {i}: bad relevant_section {pattern!r}: {e}") from e
+            sec.add(first_hit(ranked, Path(rel).name, rx))
+        if progress is not None:
+            progress(i, len(rows))
+    return {**doc.metrics("doc"), **sec.metrics("section"), "n": doc.n, "n_section": sec.n}
+
+
+def nearest_distances(kb: Any, queries: list[str], progress: Callable[[int, int], None] | None = None
+                      ) -> list[float]:
+    out = []
+    for i, q in enumerate(queries, 1):
+        d = kb.nearest_distance(q)
+        if d is None:
+            raise KBError("the knowledge base is empty: ingest guidelines first (`oncotui kb ingest`)")
+        out.append(d)
+        if progress is not None:
+            progress(i, len(queries))
+    return out
+
+
+def gate_rates(in_d: list[float], out_d: list[float], threshold: float) -> dict[str, float]:
+    return {"in_domain_pass_rate": round(sum(d <= threshold for d in in_d) / len(in_d), 4) if in_d else 0.0,
+            "out_of_domain_refusal_rate": round(sum(d > threshold for d in out_d) / len(out_d), 4) if out_d else 0.0,
+            "threshold": round(float(threshold), 4)}
+
+
+def best_threshold(in_d: list[float], out_d: list[float]) -> tuple[float, float]:
+    """(threshold, balanced accuracy) by the rule of the module docstring."""
+    if not in_d or not out_d:
+        raise KBError("calibration needs in-domain and out-of-domain queries")
+    values = sorted(set(in_d) | set(out_d))
+    cands = [(a + b) / 2 for a, b in zip(values, values[1:])] or [values[0]]
+    cands = [values[0] - 1e-6, *cands, values[-1] + 1e-6]
+    scored = []
+    for t in cands:
+        r = gate_rates(in_d, out_d, t)
+        scored.append(((r["in_domain_pass_rate"] + r["out_of_domain_refusal_rate"]) / 2, t))
+    best = max(sc for sc, _t in scored)
+    tied = [t for sc, t in scored if abs(sc - best) < 1e-12]
+    lo, hi = min(tied), max(tied)
+    # ties: the candidate closest to the middle of the tied range
+    mid = (lo + hi) / 2
+    t = min(tied, key=lambda x: abs(x - mid))
+    return round(t, 4), round(best, 4)
+
+
+def percentiles(values: list[float], ps: Iterable[int] = (0, 5, 25, 50, 75, 95, 100)) -> dict[int, float]:
+    xs = sorted(values)
+    out = {}
+    for p in ps:
+        if not xs:
+            break
+        pos = (len(xs) - 1) * p / 100
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        out[p] = xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    return out
+
+
+def histogram(in_d: list[float], out_d: list[float], threshold: float, bins: int = 20, width: int = 30) -> str:
+    """A text histogram of both distributions on one axis; the bin holding the threshold is marked."""
+    allv = in_d + out_d
+    if not allv:
+        return ""
+    lo, hi = min(allv), max(allv)
+    step = (hi - lo) / bins or 1.0
+    counts_in = [0] * bins
+    counts_out = [0] * bins
+    for d in in_d:
+        counts_in[min(int((d - lo) / step), bins - 1)] += 1
+    for d in out_d:
+        counts_out[min(int((d - lo) / step), bins - 1)] += 1
+    peak = max(max(counts_in), max(counts_out), 1)
+    lines = [f"{'distance':>13}  {'in-domain':<{width}} out-of-domain"]
+    for b in range(bins):
+        a = lo + b * step
+        mark = " <- threshold" if a <= threshold < a + step else ""
+        bar_in = "#" * round(counts_in[b] / peak * width)
+        bar_out = "o" * round(counts_out[b] / peak * width)
+        lines.append(f"{a:.3f}-{a + step:.3f}  {bar_in:<{width}} {bar_out}{mark}")
+    return "\n".join(lines)
