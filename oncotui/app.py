@@ -1,0 +1,641 @@
+"""The Textual app: patient, chat, evidence and approval panes over the headless engine.
+
+The app is one more consumer of ``engine.stream`` / ``engine.resume`` events. Engine work runs in async workers that
+only post messages (``oncotui.messages``); handlers here route each event to the pane that shows it. The engine is
+built by an injected factory, so tests drive the real engine with a fake model and knowledge base.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState
+
+from oncotui.messages import ConsultEnded, EngineEventPosted
+from oncotui.widgets.approval.approvals_pane import ApprovalsPane
+from oncotui.widgets.chat.chat_pane import ChatPane
+from oncotui.widgets.chat.consult_view import ConsultView
+from oncotui.widgets.chat.prompt_input import PromptInput
+from oncotui.widgets.evidence.evidence_pane import EvidencePane
+from oncotui.widgets.patient.patient_pane import PatientPane, tier_value
+from oncotui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from textual.command import Provider
+
+    from engine.config import Settings
+    from engine.graph import Engine
+    from oncotui.screens.help import HelpRow
+    from oncotui.screens.review import ReviewResult
+
+log = logging.getLogger("oncotui.app")
+
+EngineFactory = Callable[[], "Engine"]
+PANE_FOCUS = {"patients": "#patient-list", "chat": "#prompt", "evidence": "#passages",
+              "approvals": "#approval-table"}
+# What to do next, by the kind of failure a message names (shown under the engine's own message).
+HINTS = (("ModelError", "Check the model profile in config.toml, or run `oncotui models setup`."),
+         ("KBError", "Index guidelines with `oncotui kb ingest --demo` (or your own files)."),
+         ("Timeout", "The step took too long: try again, or raise engine.node_timeout_s."))
+
+
+def hint_for(message: str) -> str:
+    return next((hint for key, hint in HINTS if key in message), "")
+
+
+def _commands() -> type[Provider]:
+    # imported when the palette opens, not at start (cold start counts every import)
+    from oncotui.commands import OncoCommands
+
+    return OncoCommands
+
+
+class OncoApp(App[None]):
+    TITLE = "oncotui"
+    CSS_PATH = "styles/app.tcss"
+    COMMANDS = App.COMMANDS | {_commands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]  # noqa: RUF012 (Textual declares it so)
+    AUTO_FOCUS = "#patient-list"
+    ALLOW_IN_MAXIMIZED_VIEW = "#topbar, Footer"  # the demo-model badge stays visible when a pane is zoomed
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("n", "new_patient", "New patient", id="new_patient"),
+        Binding("escape", "cancel_consult", "Cancel consult", id="cancel"),
+        Binding("ctrl+t", "cycle_tier", "Tier", id="tier"),
+        Binding("ctrl+s", "export", "Export", id="export"),
+        Binding("ctrl+r", "resume_consult", "Resume", id="resume", show=False),
+        Binding("ctrl+o", "zoom", "Zoom pane", id="zoom", show=False),
+        Binding("f2", "focus_pane('patients')", "Patients", id="focus_patients", show=False),
+        Binding("f3", "focus_pane('chat')", "Chat", id="focus_chat", show=False),
+        Binding("f4", "focus_pane('evidence')", "Evidence", id="focus_evidence", show=False),
+        Binding("f5", "focus_pane('approvals')", "Approvals", id="focus_approvals", show=False),
+    ]
+
+    tier_override: reactive[int | None] = reactive(None, init=False)
+    current_patient: reactive[str | None] = reactive(None, init=False)
+
+    def __init__(self, engine_factory: EngineFactory | None = None, settings: Settings | None = None,
+                 config_path: str | Path | None = None) -> None:
+        super().__init__()
+        self._engine_factory = engine_factory
+        self._config_path = config_path
+        self.settings: Settings | None = settings
+        self.engine: Engine | None = None
+        self.reviewer = "reviewer"
+        self._consult: Worker[None] | None = None
+        self._consult_active = False  # until its worker's final state change is handled (all events shown)
+        self._live: tuple[str, str] | None = None  # (thread id, consult id) of the consult streaming now
+        self._busy_approvals: set[str] = set()
+        self._model_status = "models load on first consult"
+        self._models_ready: set[int] = set()
+        self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
+        self._user_errors: tuple[type[Exception], ...] = ()
+        self.last_export: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="topbar")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield PatientPane(id="patients", classes="pane")
+                yield ApprovalsPane(id="approvals", classes="pane")
+            with Vertical(id="center"):
+                yield ChatPane(id="chat", classes="pane")
+                yield EvidencePane(id="evidence", classes="pane")
+        yield Footer()
+
+    # -- start-up -------------------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        if self._engine_factory is not None:  # injected (tests): everything it needs is imported already
+            self._start_engine()
+        else:
+            # Settings (pydantic) and the engine's imports take about a second: paint the first frame, load
+            # them in a thread, then build the engine on this thread (SQLite connections stay where opened).
+            self.call_after_refresh(self._load_engine_modules)
+
+    @work(thread=True, group="startup", exit_on_error=False)
+    def _load_engine_modules(self) -> Settings:
+        from engine.config import load_settings
+
+        settings = self.settings or load_settings(self._config_path)
+        # also warm what the first consult and the first review need, so neither pays an import on the UI thread
+        import textual.widgets._markdown  # noqa: F401
+
+        import engine.graph  # noqa: F401
+        import oncotui.screens.review  # noqa: F401
+
+        return settings
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "startup":
+            if event.state == WorkerState.SUCCESS:
+                self.settings = worker.result
+                self._start_engine()
+            elif event.state == WorkerState.ERROR:
+                from engine.config import ConfigError
+
+                if isinstance(worker.error, ConfigError):  # as the CLI reports it, after leaving the screen
+                    self.exit(return_code=2, message=f"oncotui: {worker.error}")
+                else:
+                    self._fatal(f"The engine could not start: {worker.error}")
+            return
+        if worker is self._consult and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
+                                                       WorkerState.CANCELLED):
+            # Posted after the worker's last ConsultEnded/EngineEventPosted, so every event is on screen now.
+            self._consult_active = False
+            self.refresh_bindings()
+            pending = self.chat.drop_pending()
+            if pending is not None:  # stopped before it posted anything (e.g. cancelled at once)
+                await pending.show_stopped("Stopped before the first step: nothing was stored.", "cancelled")
+        if event.state == WorkerState.ERROR:  # safety net: _pump reports errors itself
+            self.notify(f"Unexpected error: {worker.error}", severity="error", title="oncotui")
+
+    def _fatal(self, message: str) -> None:
+        self.query_one(StatusBar).set_status("engine unavailable")
+        self.notify(message, severity="error", title="oncotui", timeout=30)
+
+    def _start_engine(self) -> None:
+        from engine.errors import user_error_types
+
+        self._user_errors = user_error_types()
+        try:
+            if self._engine_factory is not None:
+                self.engine = self._engine_factory()
+            else:
+                from engine.graph import Engine
+
+                assert self.settings is not None
+                self.engine = Engine(self.settings)  # opens SQLite; models and the KB load on first use
+        except self._user_errors as exc:
+            self._fatal(str(exc))
+            return
+        self.settings = self.settings or self.engine.settings
+        self._apply_settings(self.settings)
+        self.refresh_patients()
+        self.refresh_approvals()
+        self.set_interval(5.0, self.refresh_approvals)  # items a reviewer signs from the CLI disappear here too
+        self._update_status()
+
+    def _apply_settings(self, settings: Settings) -> None:
+        try:
+            self.theme = settings.ui.theme
+        except Exception:  # noqa: BLE001  (an unknown theme name must not stop the app)
+            self.notify(f"Unknown theme {settings.ui.theme!r} in ui.theme; using textual-dark.", severity="warning")
+        keymap = dict(settings.ui.keymap)
+        known = {row[3] for row in self.binding_rows()}
+        unknown = sorted(set(keymap) - known)
+        if unknown:
+            self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning")
+        self.set_keymap({k: v for k, v in keymap.items() if k in known})
+        self.reviewer = settings.ui.reviewer or _os_user()
+        tiers = (settings.models.tier1, settings.models.tier2)
+        labels = [settings.models.profiles[name].label.lower() for name in tiers if name in settings.models.profiles]
+        self.query_one(StatusBar).show_badge(any("tiny" in label for label in labels))
+
+    # -- panes ----------------------------------------------------------------------------------------------
+    @property
+    def chat(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    @property
+    def patients_pane(self) -> PatientPane:
+        return self.query_one(PatientPane)
+
+    @property
+    def evidence(self) -> EvidencePane:
+        return self.query_one(EvidencePane)
+
+    @property
+    def approvals(self) -> ApprovalsPane:
+        return self.query_one(ApprovalsPane)
+
+    def refresh_patients(self) -> None:
+        if self.engine is not None:
+            self.patients_pane.set_patients(self.engine.store.patients(), self.current_patient)
+
+    def refresh_approvals(self) -> None:
+        if self.engine is not None:
+            self.approvals.set_items(self.engine.store.approvals("pending"), self._busy_approvals)
+
+    async def open_patient(self, thread_id: str) -> None:
+        assert self.engine is not None
+        store = self.engine.store
+        self.current_patient = thread_id
+        self.refresh_patients()
+        history = []
+        for row in store.consults(thread_id):
+            cp = store.latest(thread_id, row["id"])
+            pending = store.pending_for(row["id"]) if cp is not None and cp.next_node == "__halt__" else None
+            history.append((row, cp, pending.id if pending else None))
+        running = self._live[1] if self._live and self._live[0] == thread_id and self.consult_running else None
+        await self.chat.show_patient(thread_id, history, running)
+        self._show_latest(thread_id)
+
+    def _show_latest(self, thread_id: str, consult_id: str | None = None) -> None:
+        """Case summary, routing and evidence from the latest checkpoint (what is stored is redacted)."""
+        assert self.engine is not None
+        cp = self.engine.store.latest(thread_id, consult_id)
+        state = cp.state if cp is not None else None
+        self.patients_pane.show_case(thread_id, state, self.engine.store.consults(thread_id))
+        if state is not None and state.retrieval is not None:
+            cited = {e for r in (state.draft.recommendations if state.draft else ()) for e in r.evidence}
+            self.evidence.show(state.retrieval, cited)
+        else:
+            self.evidence.clear()
+
+    def watch_current_patient(self) -> None:
+        self._update_status()
+
+    def watch_tier_override(self, tier: int | None) -> None:
+        self.patients_pane.set_tier(tier)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        patient = self.current_patient or "no patient"
+        self.query_one(StatusBar).set_status(f"{patient} · tier {tier_value(self.tier_override)} · "
+                                             f"{self._model_status}")
+
+    def set_tier(self, tier: int | None) -> None:
+        self.tier_override = tier
+
+    # -- pane messages --------------------------------------------------------------------------------------
+    @on(PatientPane.Selected)
+    async def _patient_selected(self, message: PatientPane.Selected) -> None:
+        if self.engine is not None and message.thread_id != self.current_patient:
+            await self.open_patient(message.thread_id)
+        self.chat.prompt.focus()
+
+    @on(PatientPane.TierChanged)
+    def _tier_changed(self, message: PatientPane.TierChanged) -> None:
+        self.tier_override = message.tier
+
+    @on(ChatPane.Submitted)
+    async def _submitted(self, message: ChatPane.Submitted) -> None:
+        if self.engine is None:
+            self.notify("Still starting: try again in a moment.", severity="warning")
+            return
+        if self.consult_running:
+            self.notify("A consult is running: wait for it, or press Esc to cancel it.", severity="warning")
+            return
+        if self.current_patient is None:
+            await self.action_new_patient()
+        thread_id = self.current_patient
+        assert thread_id is not None
+        await self.chat.begin(thread_id, message.text)
+        self.evidence.clear()
+        self._start_consult_worker(self.run_consult(thread_id, message.text, self.tier_override))
+
+    @on(ApprovalsPane.ReviewRequested)
+    def _review_requested(self, message: ApprovalsPane.ReviewRequested) -> None:
+        if self.engine is None:
+            return
+        from oncotui.screens.review import ReviewScreen
+
+        if isinstance(self.screen, ReviewScreen):  # keys typed ahead must not stack a second review
+            return
+        item = self.engine.store.approval(message.approval_id)
+        if item is None or item.status != "pending" or item.id in self._busy_approvals:
+            self.notify(f"{message.approval_id} is no longer waiting for a reviewer.", severity="warning")
+            self.refresh_approvals()
+            return
+        self.push_screen(ReviewScreen(item, self.reviewer, message.action), self._reviewed)
+
+    def _reviewed(self, result: ReviewResult | None) -> None:
+        if result is None or self.engine is None:
+            return
+        item = self.engine.store.approval(result.approval_id)
+        if item is None:
+            return
+        self._busy_approvals.add(item.id)
+        self.refresh_approvals()
+        self.sign(item.id, item.thread_id, item.consult_id, result)
+
+    # -- workers: they only post messages -------------------------------------------------------------------
+    @property
+    def consult_running(self) -> bool:
+        return self._consult_active
+
+    def _start_consult_worker(self, worker: Worker[None]) -> None:
+        self._consult = worker
+        self._consult_active = True
+        self.refresh_bindings()  # Esc (cancel) shows in the footer only while a consult runs
+
+    @work(exclusive=True, group="consult", exit_on_error=False)
+    async def run_consult(self, thread_id: str, text: str, tier: int | None) -> None:
+        assert self.engine is not None
+        engine = self.engine
+        await self._pump(thread_id, lambda: engine.stream(thread_id, text, tier_override=tier))
+
+    @work(exclusive=True, group="consult", exit_on_error=False)
+    async def resume(self, thread_id: str) -> None:
+        assert self.engine is not None
+        engine = self.engine
+        await self._pump(thread_id, lambda: engine.resume(thread_id))
+
+    @work(group="review", exit_on_error=False)
+    async def sign(self, approval_id: str, thread_id: str, consult_id: str, result: ReviewResult) -> None:
+        """Reviews run in their own group: signing must not cancel a consult that is running meanwhile."""
+        from engine.graph import decision
+
+        assert self.engine is not None
+        engine = self.engine
+
+        def start() -> AsyncIterator[Any]:
+            dec = decision(result.action, self.reviewer, result.note, result.edited_text)
+            return engine.resume(thread_id, dec, consult_id)
+
+        try:
+            await self._pump(thread_id, start, origin="review")
+        finally:
+            self._busy_approvals.discard(approval_id)
+
+    async def _pump(self, thread_id: str, start: Callable[[], AsyncIterator[Any]], origin: str = "consult") -> None:
+        consult_id: str | None = None
+        last_step = ""
+        try:
+            agen = start()
+            async with aclosing(agen):  # type: ignore[type-var]
+                async for event in agen:
+                    consult_id = event.consult_id
+                    if event.kind == "NodeFinished":
+                        last_step = event.label
+                    self.post_message(EngineEventPosted(event, origin))
+        except asyncio.CancelledError:
+            # closing the generator stopped the running node; the checkpoint stays at the last finished one
+            self.post_message(ConsultEnded(thread_id, consult_id, "cancelled", last_step=last_step, origin=origin))
+            raise
+        except self._user_errors as exc:
+            self.post_message(ConsultEnded(thread_id, consult_id, "failed", str(exc), origin=origin))
+        except Exception as exc:
+            log.exception("consult failed")
+            self.post_message(ConsultEnded(thread_id, consult_id, "failed",
+                                           f"Unexpected {type(exc).__name__}: {exc}", origin=origin))
+        else:
+            self.post_message(ConsultEnded(thread_id, consult_id, "done", last_step=last_step, origin=origin))
+
+    # -- engine events → panes ------------------------------------------------------------------------------
+    async def _view_for(self, event: Any) -> ConsultView | None:
+        assert self.engine is not None
+        store = self.engine.store
+        fresh = event.kind == "NodeStarted" and event.node == "ingestion"
+
+        def question() -> str:
+            cp = store.latest(event.thread_id, event.consult_id)
+            return cp.state.case_text if cp else ""
+
+        return await self.chat.view_for(event.thread_id, event.consult_id, adopt_pending=fresh, question=question)
+
+    async def on_engine_event_posted(self, message: EngineEventPosted) -> None:
+        try:
+            await self._route(message.event, message.origin)
+        except NoMatches:
+            if not (self._exit or self._closing):  # panes vanish only while the app shuts down
+                raise
+
+    async def _route(self, event: Any, origin: str) -> None:
+        kind = event.kind
+        if origin == "consult" and kind == "NodeStarted":
+            self._live = (event.thread_id, event.consult_id)
+        current = event.thread_id == self.current_patient
+        view = await self._view_for(event)
+        if view is not None:
+            self.chat.follow()
+        if kind == "NodeStarted":
+            if view:
+                view.step_started(event.node, event.label)
+            if event.node == "specialist":
+                tier = self._tier_in_use.get(event.consult_id)
+                if tier is not None and tier not in self._models_ready:
+                    self._set_model_status(f"loading Tier {tier} model (first use)…")
+        elif kind == "NodeFinished":
+            if view:
+                view.step_finished(event.node, event.label, event.seconds)
+            if event.node == "specialist":
+                self._model_ready(event.consult_id)
+        elif kind == "Token":
+            self._model_ready(event.consult_id)
+            if view:
+                view.token(event.text, event.attempt)
+        elif kind == "RoutingDecided":
+            r = event.routing
+            self._tier_in_use[event.consult_id] = r.tier
+            if current:
+                self.patients_pane.show_routing(r)
+            if view:
+                override = f" (override; router said Tier {r.auto_tier})" if r.override else ""
+                view.note(f"→ Tier {r.tier} · complexity score {r.score:.2f}{override}")
+        elif kind == "EvidenceReady":
+            if current:
+                self.evidence.show(event)
+            if view:
+                n = len(event.passages)
+                view.note(f"→ {n} passage{'s' if n != 1 else ''} · rag_confidence {event.rag_confidence:.2f}"
+                          if event.gate_passed else
+                          f"→ gate refused: closest “{event.closest_title}” at {event.closest_distance}",
+                          "info" if event.gate_passed else "warning")
+        elif kind == "CriticChecked":
+            if view:
+                view.note(f"→ draft {event.attempt} passed the checks" if event.passed else
+                          f"→ draft {event.attempt} rejected: " + "; ".join(event.issues),
+                          "info" if event.passed else "warning")
+        elif kind == "Notice":
+            if view:
+                view.note(event.message, "warning")
+            self.notify(event.message, severity="warning")
+        elif kind == "ErrorEvent":
+            if view:
+                view.note(event.message, "error")
+            hint = hint_for(event.message)
+            self.notify(event.message + (f"\n{hint}" if hint else "") + "\nThe consult ends in a safe refusal.",
+                        severity="error", title=f"{event.thread_id}: a step failed", timeout=12)
+        elif kind == "HitlRequired":
+            if view:
+                await view.show_waiting(event.approval_id, event.reasons)
+            self.refresh_approvals()
+            self.notify(f"{event.thread_id}: waiting for a reviewer ({event.approval_id}). F5 opens the queue.",
+                        severity="warning")
+        elif kind == "Final":
+            if view:
+                await view.show_answer(event.report, event.status, progressive=True)
+            if current:
+                self._show_latest(event.thread_id, event.consult_id)
+            else:
+                self.notify(f"{event.thread_id}: answer {event.status}.")
+
+    def _model_ready(self, consult_id: str) -> None:
+        tier = self._tier_in_use.get(consult_id)
+        if tier is not None and tier not in self._models_ready and self.settings is not None:
+            self._models_ready.add(tier)
+            _, profile = self.settings.profile_for_tier(tier)
+            self._set_model_status(f"Tier {tier} model ready")
+            log.info("tier %s model ready: %s", tier, profile.label)
+
+    def _set_model_status(self, text: str) -> None:
+        self._model_status = text
+        self._update_status()
+
+    async def on_consult_ended(self, message: ConsultEnded) -> None:
+        view = None
+        if message.thread_id == self.chat.thread_id:
+            view = (self.chat.views.get(message.consult_id) if message.consult_id else None) or (
+                self.chat.drop_pending() if message.outcome != "done" and message.origin == "consult" else None)
+        if message.outcome == "cancelled":
+            if message.last_step:
+                text = (f"Cancelled after “{message.last_step}”. The consult is saved at that step: "
+                        "ctrl+r continues it.")
+            else:
+                text = "Cancelled before the first step finished: nothing was stored. Submit the case again."
+            if view:
+                await view.show_stopped(text, "cancelled")
+            self.notify(text, title="Consult cancelled")
+        elif message.outcome == "failed":
+            hint = hint_for(message.error)
+            if view:
+                await view.show_stopped(message.error, "failed")
+            self.notify(message.error + (f"\n{hint}" if hint else ""), severity="error", title="Consult stopped",
+                        timeout=12)
+        self.refresh_patients()
+        self.refresh_approvals()
+        if message.thread_id == self.current_patient:
+            self.patients_pane.show_case(message.thread_id, self._latest_state(message.thread_id),
+                                         self.engine.store.consults(message.thread_id) if self.engine else [])
+
+    def _latest_state(self, thread_id: str) -> Any | None:
+        cp = self.engine.store.latest(thread_id) if self.engine else None
+        return cp.state if cp else None
+
+    # -- actions --------------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_consult":
+            return self.consult_running  # hidden (and Esc free for other uses) when nothing runs
+        return True
+
+    async def action_new_patient(self) -> None:
+        if self.engine is None:
+            self.notify("Still starting: try again in a moment.", severity="warning")
+            return
+        thread_id = self.engine.store.new_patient_id()
+        self.engine.store.ensure_patient(thread_id)
+        await self.open_patient(thread_id)
+        self.chat.prompt.focus()  # the status line and the chat title name the new patient: no toast needed
+
+    def action_cancel_consult(self) -> None:
+        if self._consult is not None and not self._consult.is_finished:
+            self._consult.cancel()
+
+    def action_resume_consult(self) -> None:
+        if self.engine is None or self.current_patient is None:
+            self.notify("Select a patient first.", severity="warning")
+            return
+        if self.consult_running:
+            self.notify("A consult is already running.", severity="warning")
+            return
+        self._start_consult_worker(self.resume(self.current_patient))
+
+    def action_cycle_tier(self) -> None:
+        self.tier_override = {None: 1, 1: 2, 2: None}[self.tier_override]
+        self.notify(f"Next consult: tier {tier_value(self.tier_override)}.", timeout=2)
+
+    def action_export(self) -> None:
+        from oncotui.export import export_consult
+
+        if self.engine is None or self.current_patient is None:
+            self.notify("Select a patient with a consult to export.", severity="warning")
+            return
+        assert self.settings is not None
+        try:
+            path = export_consult(self.engine.store, self.current_patient, self.settings.data_dir / "exports")
+        except (LookupError, OSError) as exc:
+            self.notify(str(exc), severity="error", title="Export failed")
+            return
+        self.last_export = path
+        self.notify(f"Exported to {path}", title="Export", timeout=8)
+
+    def action_focus_pane(self, pane: str) -> None:
+        self.query_one(PANE_FOCUS[pane]).focus()
+
+    def action_zoom(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        pane = self._focused_pane()
+        if pane is not None:
+            screen.maximize(pane, container=False)
+
+    def _focused_pane(self) -> Widget | None:
+        node = self.focused
+        while node is not None and not node.has_class("pane"):
+            node = node.parent if isinstance(node.parent, Widget) else None
+        return node
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def action_help(self) -> None:
+        from oncotui.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+            return
+        self.push_screen(HelpScreen(self.binding_rows(), self.settings.source if self.settings else ""))
+
+    def binding_rows(self) -> list[HelpRow]:
+        """Every binding the app defines (own classes only), with the key it is on after the user's keymap."""
+        from oncotui.screens.help import HelpScreen
+        from oncotui.screens.review import ReviewScreen
+
+        keymap = dict(self.settings.ui.keymap) if self.settings else {}
+        sources: list[tuple[str, type[Any]]] = [
+            ("everywhere", OncoApp), ("patients", PatientPane), ("chat", ChatPane), ("prompt", PromptInput),
+            ("evidence", EvidencePane), ("approvals", ApprovalsPane), ("review", ReviewScreen),
+            ("help", HelpScreen)]
+        rows: list[HelpRow] = []
+        for where, cls in sources:
+            for binding in cls.__dict__.get("BINDINGS", []):
+                if isinstance(binding, Binding) and binding.id:
+                    keys = keymap.get(binding.id, binding.key)
+                    shown = " / ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
+                    rows.append((shown, binding.description, where, binding.id))
+        rows.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")), "Command palette",
+                     "everywhere", "command_palette"))
+        return rows
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001  (no passwd entry in some containers)
+        return "reviewer"
+
+
+def create_app(engine_factory: EngineFactory | None = None, settings: Settings | None = None, *,
+               config_path: str | Path | None = None) -> OncoApp:
+    """Build the app. Without a factory it builds the real engine from ``settings`` (loaded from ``config_path``
+    or the usual places when not given); models and the knowledge base still load only on first use."""
+    return OncoApp(engine_factory, settings, config_path)
+
+
+def run_app(config: str | Path | None = None) -> int:
+    """Entry point for ``oncotui`` with no command. A settings error ends the app and is printed like the CLI's."""
+    app = create_app(config_path=config)
+    app.run()
+    return app.return_code or 0
+
+
+__all__ = ["OncoApp", "create_app", "run_app"]

@@ -1,0 +1,84 @@
+"""Export a consult as Markdown: case (redacted), routing, report, every passage with its scores, approval record.
+
+Pure functions over the store, so the app, a test or a future CLI command produce the same file.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) -> str:
+    cp = store.latest(thread_id, consult_id)
+    if cp is None:
+        raise LookupError(f"{thread_id} has no stored consult to export.")
+    s = cp.state
+    row = store.consult(s.consult_id) or {}
+    out = [f"# Consult {s.thread_id} · {s.consult_id}", "",
+           (f"_Exported {datetime.now(UTC).isoformat(timespec='seconds')} · started {row.get('started_at', '?')} · "
+            f"status {row.get('status', '?')}. Decision support only; the treating clinician decides._"), "",
+           "## Case (identifiers redacted)", "", s.case_text or "_(not stored)_", ""]
+    f = s.facts
+    out += ["## Extracted facts", "",
+            f"- Cancer type: {f.cancer_type or 'not stated'}",
+            f"- Stage: {f.stage or 'not stated'}" + (f" ({f.stage_text})" if f.stage_text else ""),
+            f"- Markers: {', '.join(f.markers) or 'none stated'}",
+            f"- Prior treatments: {', '.join(f.prior_treatments) or 'none stated'}",
+            f"- Performance status: {f.performance_status or 'not stated'}", ""]
+    if s.routing:
+        r = s.routing
+        out += ["## Routing", "", f"Score {r.score:.2f} → Tier {r.tier}"
+                + (f" (override; router said Tier {r.auto_tier})" if r.override else ""), ""]
+        out += [f"- +{x.weight:.2f} {x.name}: {x.detail}" for x in r.factors] + [""]
+    out += ["## Answer", ""]
+    if cp.next_node == "__end__" and s.report:
+        out += [s.report, ""]
+    elif cp.next_node == "__halt__":
+        out += ["_Waiting for a reviewer: nothing released yet._", ""]
+    else:
+        out += [f"_Not finished (stopped before {cp.next_node})._", ""]
+    out += ["## Evidence", ""]
+    if s.retrieval is None:
+        out += ["_No retrieval ran._", ""]
+    else:
+        rv = s.retrieval
+        cited = {e for rec in (s.draft.recommendations if s.draft else ()) for e in rec.evidence}
+        out += [(f"rag_confidence {rv.rag_confidence:.2f} · gate {'passed' if rv.gate_passed else 'refused'} · "
+                 f"query: {rv.rewritten_query or rv.query}"), ""]
+        if not rv.gate_passed and rv.closest_title:
+            out += [f"Closest passage: {rv.closest_title} at distance {rv.closest_distance}", ""]
+        for p in rv.passages:
+            grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
+            where = p.section + (f", p. {p.page}" if p.page else "")
+            rerank = "–" if p.rerank_score is None else f"{p.rerank_score:.2f}"
+            out += [f"### [{p.id}]{' (cited)' if p.id in cited else ''} {p.title} — {where}", "",
+                    f"Source {p.source} · distance {p.distance:.3f} · rerank {rerank} · {grade}", ""]
+            out += ["> " + line if line else ">" for line in p.text.splitlines()] + [""]
+    out += ["## Approval record", ""]
+    items = [a for a in store.approvals(None) if a.consult_id == s.consult_id]
+    if not items:
+        out += ["_No reviewer sign-off was required._", ""]
+    for a in items:
+        out += [f"- {a.id}: **{a.status}**; reasons: {'; '.join(a.reasons) or '-'}; queued {a.created_at}"
+                + (f"; decided by {a.reviewer} at {a.decided_at}" if a.reviewer else "")
+                + (f"; note: {a.note}" if a.note else "")]
+    out.append("")
+    return "\n".join(out)
+
+
+def export_consult(store: Any, thread_id: str, directory: Path, consult_id: str | None = None) -> Path:
+    """Write the export under ``directory`` (created); falls back to the working directory if it is read-only."""
+    text = consult_markdown(store, thread_id, consult_id)
+    cp = store.latest(thread_id, consult_id)
+    name = f"{thread_id}-{cp.state.consult_id}.md"
+    for folder in (directory, Path.cwd()):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    raise OSError(f"could not write {name} to {directory} or the working directory")

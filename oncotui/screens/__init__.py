@@ -1,0 +1,1 @@
+"""oncotui TUI screens."""

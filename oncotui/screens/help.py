@@ -1,0 +1,41 @@
+"""Help screen (F1): every binding with its id, the key(s) it is on now, and where it works."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label, Static
+
+from oncotui.widgets.table_fill import fill_table
+
+HelpRow = tuple[str, str, str, str]  # keys, description, where, binding id
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,q", "dismiss(None)", "Close help", id="help_close"),
+    ]
+
+    def __init__(self, rows: list[HelpRow], config_source: str = "") -> None:
+        super().__init__()
+        self.rows = rows
+        self.config_source = config_source
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog"):
+            yield Label("[b]Keys[/b]  (Esc closes)", id="help-title")
+            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            yield Static("Rebind any key by its id in config.toml, e.g. [b]\\[ui] keymap = { export = \"ctrl+x\" }"
+                         "[/b]. ctrl+p opens the command palette (new patient, export, approve, tier, theme)."
+                         + (f"\n[dim]Settings: {escape(self.config_source)}[/dim]" if self.config_source else ""),
+                         id="help-footer")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#help-table", DataTable)
+        fill_table(table, ("key", "action", "where", "id"), [(row[3], row) for row in self.rows])
+        table.focus()

@@ -1,0 +1,92 @@
+"""Review screen: a reviewer reads the redacted draft and signs approve / approve with edits / reject with a note."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
+
+ACTION_LABELS = {"approve": "Approve", "approve_with_edits": "Approve with edits", "reject": "Reject"}
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    approval_id: str
+    action: str  # approve | approve_with_edits | reject
+    note: str
+    edited_text: str = ""
+
+
+class ReviewScreen(ModalScreen[ReviewResult | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close without deciding", id="review_close"),
+    ]
+
+    def __init__(self, item: Any, reviewer: str, action: str | None = None) -> None:
+        super().__init__()
+        self.item = item
+        self.reviewer = reviewer
+        self.action = action
+
+    def compose(self) -> ComposeResult:
+        item = self.item
+        with Vertical(id="review-dialog"):
+            yield Label(f"[b]Review {escape(item.id)}[/b] · {escape(item.thread_id)} · waiting since "
+                        f"{escape(item.created_at[:16].replace('T', ' '))}", id="review-title")
+            yield Static("\n".join(f"[yellow]•[/yellow] {escape(r)}" for r in item.reasons) or "review requested",
+                         id="review-reasons")
+            with VerticalScroll(id="review-preview"):
+                yield Markdown(item.preview)
+            yield TextArea(item.preview, id="review-edit", language="markdown", soft_wrap=True)
+            yield Input(placeholder="Note recorded with the decision (Enter signs the chosen action)",
+                        id="review-note", compact=True)
+            with Horizontal(id="review-buttons"):
+                yield Button("Approve", id="approve", variant="success", compact=True)
+                yield Button("Approve with edits", id="approve_with_edits", variant="warning", compact=True)
+                yield Button("Reject", id="reject", variant="error", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+            yield Label(self._signing_text(), id="review-signing")
+
+    def _signing_text(self) -> str:
+        chosen = f"[b]{ACTION_LABELS[self.action]}[/b] — " if self.action else ""
+        return f"{chosen}signing as [b]{escape(self.reviewer)}[/b]; the decision and time are recorded."
+
+    def on_mount(self) -> None:
+        self.query_one("#review-edit").display = self.action == "approve_with_edits"
+        self.query_one("#review-edit" if self.action == "approve_with_edits" else "#review-note").focus()
+
+    @on(Input.Submitted, "#review-note")
+    def _note_submitted(self) -> None:
+        if self.action is None:
+            self.notify("Choose Approve, Approve with edits or Reject.", severity="warning")
+            return
+        self._sign(self.action)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        button = event.button.id or ""
+        if button == "cancel":
+            self.dismiss(None)
+        elif button == "approve_with_edits" and self.action != button:
+            # first press opens the editor on the draft; the second signs
+            self.action = button
+            self.query_one("#review-edit").display = True
+            self.query_one("#review-edit").focus()
+            self.query_one("#review-signing", Label).update(self._signing_text())
+        elif button in ACTION_LABELS:
+            self._sign(button)
+
+    def _sign(self, action: str) -> None:
+        edited = self.query_one("#review-edit", TextArea).text if action == "approve_with_edits" else ""
+        if action == "approve_with_edits" and not edited.strip():
+            self.notify("Approve with edits needs the edited text.", severity="error")
+            return
+        self.dismiss(ReviewResult(self.item.id, action, self.query_one("#review-note", Input).value.strip(),
+                                  edited))

@@ -1,0 +1,36 @@
+"""The chat prompt: a one-line input with shell-like history on up/down."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.widgets import Input
+
+
+class PromptInput(Input):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "history(-1)", "Previous prompt", show=False, id="history_previous"),
+        Binding("down", "history(1)", "Next prompt", show=False, id="history_next"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.history: list[str] = []
+        self._index = 0  # == len(history): editing a new prompt
+        self._draft = ""  # what was typed before walking into the history
+
+    def remember(self, text: str) -> None:
+        if text and (not self.history or self.history[-1] != text):
+            self.history.append(text)
+        self._index = len(self.history)
+        self._draft = ""
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        if self._index == len(self.history):
+            self._draft = self.value
+        self._index = max(0, min(len(self.history), self._index + step))
+        self.value = self._draft if self._index == len(self.history) else self.history[self._index]
+        self.cursor_position = len(self.value)

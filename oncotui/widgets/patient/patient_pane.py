@@ -1,0 +1,154 @@
+"""Patient pane: the patient list (search, create, select), the case summary, the router's breakdown, tier override."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+TIER_CHOICES: list[tuple[str, str]] = [("auto", "auto"), ("Tier 1", "1"), ("Tier 2", "2")]
+
+
+def tier_value(tier: int | None) -> str:
+    return "auto" if tier is None else str(tier)
+
+
+def tier_from_value(value: object) -> int | None:
+    return int(value) if value in ("1", "2") else None  # type: ignore[arg-type]
+
+
+class PatientPane(Vertical):
+    """Lists PT-XXXX threads; Enter selects one. The app owns the data and calls the ``show_*`` methods."""
+
+    ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search patients", id="search_patients"),
+    ]
+
+    class Selected(Message):
+        def __init__(self, thread_id: str) -> None:
+            super().__init__()
+            self.thread_id = thread_id
+
+    class TierChanged(Message):
+        def __init__(self, tier: int | None) -> None:
+            super().__init__()
+            self.tier = tier
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Patients"
+        self._rows: list[dict[str, Any]] = []
+        self._current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="search PT-… (/)", id="patient-search", compact=True)
+        yield OptionList(id="patient-list")
+        with VerticalScroll(id="case-info"):
+            yield Static("No patient selected. Press n for a new one.", id="case-summary")
+            yield Static("", id="routing")
+        with Horizontal(id="tier-row"):
+            yield Label("Tier override ", id="tier-label")
+            yield Select(TIER_CHOICES, value="auto", allow_blank=False, compact=True, id="tier-select")
+
+    # -- called by the app --------------------------------------------------------------------------------
+    def set_patients(self, rows: list[dict[str, Any]], current: str | None) -> None:
+        self._rows = rows
+        self._current = current
+        self._fill(self.query_one("#patient-search", Input).value)
+        self.border_subtitle = f"{len(rows)} patient{'s' if len(rows) != 1 else ''}"
+
+    def show_case(self, thread_id: str | None, state: Any | None, consults: list[dict[str, Any]]) -> None:
+        """Case summary from the latest checkpoint's facts (already redacted), and a dated consult timeline."""
+        summary = self.query_one("#case-summary", Static)
+        if thread_id is None:
+            summary.update("No patient selected. Press [b]n[/b] for a new one.")
+            self.show_routing(None)
+            return
+        lines = [f"[b]{thread_id}[/b]"]
+        if state is None:
+            lines.append("[dim]No consult yet: type the case in the chat.[/dim]")
+        else:
+            f = state.facts
+            stage = f.stage
+            if f.stage_text and (not f.stage or f.stage.lower() not in f.stage_text.lower()):
+                stage = f"{f.stage} ({f.stage_text})" if f.stage else f.stage_text  # e.g. "IV (T3N1M1)"
+            for name, value in (("Cancer", f.cancer_type), ("Stage", stage),
+                                ("Markers", ", ".join(f.markers)), ("Prior Tx", ", ".join(f.prior_treatments)),
+                                ("PS", f.performance_status)):
+                lines.append(f"[dim]{name}:[/dim] {escape(value) if value else '[dim]not stated[/dim]'}")
+        if consults:
+            lines.append("[dim]Timeline[/dim]")
+            for c in consults[-6:]:  # the latest few; the export has them all
+                when = (c.get("started_at") or "")[:16].replace("T", " ")
+                tier = f" T{c['tier']}" if c.get("tier") else ""
+                lines.append(f" {when}{tier} {escape(c.get('status') or '')}")
+        summary.update("\n".join(lines))
+        self.show_routing(state.routing if state is not None else None)
+
+    def show_routing(self, routing: Any | None) -> None:
+        widget = self.query_one("#routing", Static)
+        if routing is None:
+            widget.update("")
+            return
+        lines = [f"[b]Router[/b] score {routing.score:.2f} → [b]Tier {routing.tier}[/b]"
+                 + (f" [yellow](override; router said {routing.auto_tier})[/yellow]" if routing.override else "")]
+        for factor in routing.factors:
+            detail = f" [dim]{escape(factor.detail)}[/dim]" if factor.detail else ""
+            lines.append(f" +{factor.weight:.2f} {factor.name}{detail}")
+        if not routing.factors:
+            lines.append(" [dim]no complexity factors[/dim]")
+        widget.update("\n".join(lines))
+
+    def set_tier(self, tier: int | None) -> None:
+        select = self.query_one("#tier-select", Select)
+        if select.value != tier_value(tier):
+            select.value = tier_value(tier)
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _fill(self, query: str) -> None:
+        options = self.query_one("#patient-list", OptionList)
+        q = query.strip().lower()
+        shown = [r for r in self._rows if q in r["id"].lower()]
+        options.clear_options()
+        options.add_options([Option(self._label(r), id=r["id"]) for r in shown])
+        ids = [r["id"] for r in shown]
+        if ids:  # Enter must select something even before the cursor has moved
+            options.highlighted = ids.index(self._current) if self._current in ids else 0
+
+    def _label(self, row: dict[str, Any]) -> str:
+        n = row.get("consults") or 0
+        mark = "▶ " if row["id"] == self._current else "  "
+        return f"{mark}{row['id']}  [dim]{n} consult{'s' if n != 1 else ''}[/dim]"
+
+    def action_search(self) -> None:
+        self.query_one("#patient-search", Input).focus()
+
+    @on(Input.Changed, "#patient-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    @on(Input.Submitted, "#patient-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        options = self.query_one("#patient-list", OptionList)
+        if options.option_count:
+            option = options.get_option_at_index(options.highlighted or 0)
+            if option.id:
+                self.post_message(self.Selected(option.id))
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#patient-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.post_message(self.Selected(event.option.id))
+
+    @on(Select.Changed, "#tier-select")
+    def _tier_changed(self, event: Select.Changed) -> None:
+        self.post_message(self.TierChanged(tier_from_value(event.value)))
