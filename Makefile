@@ -44,6 +44,7 @@ test-all: setup
 bench: setup
 	$(PY) bench/consult.py
 	$(PY) bench/tokens_per_s.py
+	$(PY) bench/tui_latency.py
 
 clean-venv:
 	rm -rf $(VENV)
