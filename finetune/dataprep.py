@@ -21,7 +21,6 @@ import json
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .config import FinetuneError, JobConfig

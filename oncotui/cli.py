@@ -393,8 +393,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
-    from datetime import datetime, timezone
-
+    from engine.checkpoint import now_iso
     from kb.evaluate import best_threshold, gate_rates, histogram, nearest_distances, percentiles, read_jsonl
 
     in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)])
@@ -402,7 +401,7 @@ def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     threshold, balanced = best_threshold(in_d, out_d)
     rates = gate_rates(in_d, out_d, threshold)
     if not args.dry_run:
-        kb.set_threshold(threshold, calibrated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        kb.set_threshold(threshold, calibrated_at=now_iso(),
                          calibration_balanced_accuracy=balanced, calibration_in=len(in_d),
                          calibration_out=len(out_d))
     if args.json:
