@@ -18,6 +18,7 @@ from typing import Any
 
 from kb.errors import KBError
 from kb.models import embedder_info, resolve_embedder, verify_weights
+from kb.onnx import load_onnx_encoder
 
 DEFAULT_MAX_TOKENS = 256
 
@@ -29,14 +30,6 @@ def _force_offline() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars in the CLI/TUI
-
-
-def cpu_threads() -> int:
-    """Cores this process may use (affinity-aware)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - non-Linux
-        return max(1, os.cpu_count() or 1)
 
 
 class Embedder:
@@ -87,30 +80,7 @@ class Embedder:
         if self.device not in ("cpu", ""):
             raise KBError(f"`embedding.model` = {self.name!r} runs on onnxruntime's CPU provider; set "
                           f"embedding.device = \"cpu\" (configured {self.device!r})")
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as e:  # pragma: no cover - broken install
-            raise KBError(f"onnxruntime/tokenizers are not importable ({e}); run `make setup`") from e
-        try:
-            tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-            tok.enable_truncation(max_length=self.max_tokens)
-            tok.no_padding()
-            opts = ort.SessionOptions()
-            opts.log_severity_level = 3
-            opts.intra_op_num_threads = cpu_threads()
-            opts.inter_op_num_threads = 1
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            session = ort.InferenceSession(str(self.path / "model.onnx"), sess_options=opts,
-                                           providers=["CPUExecutionProvider"])
-        except Exception as e:
-            raise KBError(f"`embedding.model` = {self.name!r}: could not load {self.path} "
-                          f"({type(e).__name__}: {e})") from e
-        names = {i.name for i in session.get_inputs()}
-        if not {"input_ids", "attention_mask"} <= names:
-            raise KBError(f"`embedding.model` = {self.name!r}: {self.path / 'model.onnx'} takes inputs "
-                          f"{sorted(names)}, expected input_ids and attention_mask")
-        return session, tok, names
+        return load_onnx_encoder(self.path, "embedding.model", self.name, self.max_tokens)
 
     @property
     def loaded(self) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kb.errors import KBError
 from kb.models import resolve_reranker, verify_weights
+from kb.onnx import load_onnx_encoder
 
 MAX_LENGTH = 512  # ms-marco-MiniLM-L-12-v2 (vectrix_config.json: max_length 512)
 DEFAULT_MAX_TOKENS = 256  # what we feed it: query + passage, truncated longest-first
@@ -37,33 +37,9 @@ class CrossEncoderReranker:
         with self._lock:
             if self._session is None:
                 verify_weights(self.name, self.path, "reranker")
-                try:
-                    import onnxruntime as ort
-                    from tokenizers import Tokenizer
-                except ImportError as e:  # pragma: no cover - broken install
-                    raise KBError(f"onnxruntime/tokenizers are not importable ({e}); run `make setup`") from e
-                try:
-                    tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-                    tok.enable_truncation(max_length=self.max_tokens, strategy="longest_first")
-                    tok.no_padding()  # score() pads each length-sorted batch itself
-                    pad_id = tok.token_to_id("[PAD]")
-                    self._pad_id = 0 if pad_id is None else pad_id
-                    opts = ort.SessionOptions()
-                    opts.log_severity_level = 3
-                    from kb.embed import cpu_threads
-
-                    opts.intra_op_num_threads = cpu_threads()
-                    opts.inter_op_num_threads = 1
-                    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                    session = ort.InferenceSession(str(self.path / "model.onnx"), sess_options=opts,
-                                                   providers=["CPUExecutionProvider"])
-                except Exception as e:
-                    raise KBError(f"`rerank.model` = {self.name!r}: could not load {self.path} "
-                                  f"({type(e).__name__}: {e})") from e
-                names = {i.name for i in session.get_inputs()}
-                if not {"input_ids", "attention_mask"} <= names:
-                    raise KBError(f"`rerank.model` = {self.name!r}: {self.path / 'model.onnx'} takes inputs "
-                                  f"{sorted(names)}, expected input_ids and attention_mask")
+                session, tok, names = load_onnx_encoder(self.path, "rerank.model", self.name, self.max_tokens)
+                pad_id = tok.token_to_id("[PAD]")
+                self._pad_id = 0 if pad_id is None else pad_id
                 self._tokenizer, self._inputs, self._session = tok, names, session
         return self
 
