@@ -6,13 +6,14 @@ The embedder and reranker load once per module (``models`` fixture); each test w
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.servers import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -324,11 +325,6 @@ def test_demo_set_ingests():
 
 # ------------------------------------------------------------------------------------------- chroma server
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture()
 def chroma_server(tmp_path):
@@ -337,7 +333,7 @@ def chroma_server(tmp_path):
         pytest.skip("the chroma CLI is not installed next to this Python")
     import httpx
 
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, ANONYMIZED_TELEMETRY="False", CHROMA_TELEMETRY="False")
     log = (tmp_path / "chroma.log").open("wb")
     proc = subprocess.Popen([str(exe), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
@@ -358,12 +354,7 @@ def chroma_server(tmp_path):
             time.sleep(0.25)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+        stop(proc)
         log.close()
 
 
@@ -386,7 +377,7 @@ def test_chroma_server(models, make_kb, docs, chroma_server):
 
 
 def test_unreachable_server_is_explained():
-    port = _free_port()
+    port = free_port()
     with pytest.raises(KBError, match=r"kb\.chroma_url"):
         KnowledgeBase(chroma_dir=None, chroma_url=f"http://127.0.0.1:{port}", collection="guidelines",
                       embedder_spec=EMBEDDER, reranker_spec=RERANKER)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from engine.config import ModelProfile
 from engine.models.base import GenerationParams
 from engine.models.embedded import resolve_model_path
 from engine.models.openai_compat import OpenAICompatModel
+from tests.servers import free_port, stop
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 STARTUP_TIMEOUT_S = 60.0
@@ -47,11 +47,6 @@ def _server_importable() -> str | None:
     return None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -65,7 +60,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(msg)
 
     model = resolve_model_path("embedded:smollm2", Path("/nonexistent"))
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
            "--port", str(port), "--n_ctx", "2048"]
@@ -91,12 +86,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.25)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
