@@ -37,3 +37,18 @@ class ChatModel(Protocol):
     def generate(self, messages: list[Message], params: GenerationParams) -> str: ...
 
     def stream(self, messages: list[Message], params: GenerationParams) -> Iterator[str]: ...
+
+
+def chat_request(messages: list[Message], params: GenerationParams, max_tokens_cap: int,
+                 stream: bool) -> dict[str, Any]:
+    """The OpenAI-style chat-completion arguments that llama.cpp and OpenAI-compatible servers both accept.
+
+    The profile's max_tokens is a ceiling; a JSON schema becomes llama.cpp's grammar-constrained json_object.
+    """
+    req: dict[str, Any] = {"messages": messages, "max_tokens": min(params.max_tokens, max_tokens_cap),
+                           "temperature": params.temperature, "stream": stream}
+    if params.stop:
+        req["stop"] = list(params.stop)
+    if params.json_schema is not None:
+        req["response_format"] = {"type": "json_object", "schema": params.json_schema}
+    return req

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ModelProfile
-from engine.models.base import GenerationParams, Message, ModelError
+from engine.models.base import GenerationParams, Message, ModelError, chat_request
 
 GGUF_MAGIC = b"GGUF"
 
@@ -37,12 +37,6 @@ def check_gguf(path: Path, key: str) -> None:
         raise ModelError(f"{key}: cannot read {path}: {exc.strerror or exc}") from None
     if head != GGUF_MAGIC:
         raise ModelError(f"{key}: {path} is not a GGUF file (it starts with {head!r}, expected {GGUF_MAGIC!r})")
-
-
-def _response_format(params: GenerationParams) -> dict[str, Any] | None:
-    if params.json_schema is None:
-        return None
-    return {"type": "json_object", "schema": params.json_schema}
 
 
 class LlamaCppModel:
@@ -108,18 +102,7 @@ class LlamaCppModel:
 
     # -- generation --------------------------------------------------------------------------------------------
     def _request(self, messages: list[Message], params: GenerationParams, stream: bool) -> dict[str, Any]:
-        req: dict[str, Any] = {
-            "messages": messages,
-            "max_tokens": min(params.max_tokens, self.profile.max_tokens),
-            "temperature": params.temperature,
-            "stream": stream,
-        }
-        if params.stop:
-            req["stop"] = list(params.stop)
-        fmt = _response_format(params)
-        if fmt is not None:
-            req["response_format"] = fmt
-        return req
+        return chat_request(messages, params, self.profile.max_tokens, stream)
 
     def _fail(self, exc: Exception, params: GenerationParams) -> ModelError:
         text = str(exc)

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from engine.config import ModelProfile
-from engine.models.base import GenerationParams, Message, ModelError
+from engine.models.base import GenerationParams, Message, ModelError, chat_request
 
 CONNECT_TIMEOUT_S = 5.0  # a server that is down must fail fast, whatever timeout_s says
 
@@ -83,18 +83,8 @@ class OpenAICompatModel:
 
     # -- generation --------------------------------------------------------------------------------------------
     def _body(self, messages: list[Message], params: GenerationParams, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self._model_name or self.name,
-            "messages": messages,
-            "max_tokens": min(params.max_tokens, self.profile.max_tokens),
-            "temperature": params.temperature,
-            "stream": stream,
-        }
-        if params.stop:
-            body["stop"] = list(params.stop)
-        if params.json_schema is not None:
-            body["response_format"] = {"type": "json_object", "schema": params.json_schema}
-        return body
+        return {"model": self._model_name or self.name,
+                **chat_request(messages, params, self.profile.max_tokens, stream)}
 
     def _timeout_error(self, url: str) -> ModelError:
         return ModelError(f"Model '{self.name}': {url} did not answer within {self.profile.timeout_s:g} s "
