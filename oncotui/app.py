@@ -225,12 +225,15 @@ class OncoApp(App[None]):
         return self.query_one(ApprovalsPane)
 
     def refresh_patients(self) -> None:
-        if self.engine is not None:
-            self.patients_pane.set_patients(self.engine.store.patients(), self.current_patient)
+        pane = self.query_one_optional(PatientPane)  # None while the app shuts down
+        if self.engine is not None and pane is not None:
+            pane.set_patients(self.engine.store.patients(), self.current_patient)
 
     def refresh_approvals(self) -> None:
-        if self.engine is not None:
-            self.approvals.set_items(self.engine.store.approvals("pending"), self._busy_approvals)
+        # Also runs from a 5 s timer, which can fire after shutdown has removed the panes.
+        pane = self.query_one_optional(ApprovalsPane)
+        if self.engine is not None and pane is not None:
+            pane.set_items(self.engine.store.approvals("pending"), self._busy_approvals)
 
     async def open_patient(self, thread_id: str) -> None:
         assert self.engine is not None

@@ -313,3 +313,14 @@ async def test_switching_patients_mid_consult_and_back(tmp_path: Path) -> None:
         await pilot.pause()
         (view,) = app.chat.views.values()
         assert view.status == "released" and "## Assessment" in view.report
+
+
+async def test_periodic_refresh_survives_shutdown(tmp_path: Path) -> None:
+    """The 5 s approvals timer can fire while the app tears its panes down; that must not crash the app."""
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.approvals.remove()
+        await app.patients_pane.remove()
+        app.refresh_approvals()
+        app.refresh_patients()
+        await pilot.pause()
