@@ -495,7 +495,31 @@ def _fold(s: str) -> str:
     return "".join(c for c in s if not unicodedata.combining(c)).lower()
 
 
-_FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA)
+
+
+def _name_list(fname: str, keep_words: bool = False) -> frozenset[str]:
+    """A census name list, minus entries that are ordinary words in our prose (checked in ``namey``
+    too, but dropping them here keeps the sets small) and minus places/publishers common in notes."""
+    path = Path(__file__).parent / "phi_data" / fname
+    words = (w.strip() for w in path.read_text(encoding="utf-8").splitlines() if not w.startswith("#"))
+    return frozenset(w for w in words if len(w) > 2 and (keep_words or w not in _VOCAB)
+                     and w not in _NAME_LIST_STOP and w not in _COUNTRIES_STATES)
+
+
+# Census names that are, in clinical notes, far more often a place, a publisher or a word.
+_NAME_LIST_STOP = _wordset(
+    "york london boston paris berlin springer council press manual meta america blessing winter diamond "
+    "china canada france jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun "
+    "mayo kettering sloan hopkins cochrane lippincott wolters kluwer elsevier medline pubmed stage grade "
+    "cancer tumor tumour mass node nodes lymph chemo radiation rad scan dose doses cycle cycles")
+
+_FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA) | \
+    _name_list("first_names.txt")
+# Common surnames (US census); a capitalised one that is not an ordinary word is taken as a name.
+_SURNAMES: frozenset[str] = _name_list("surnames.txt")
+# every census name, words included: only used next to a clear name
+_CENSUS_NAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True) | \
+    _name_list("first_names.txt", keep_words=True)
 _DRUG_SUFFIXES = (
     "mab", "nib", "lib", "platin", "taxel", "rubicin", "mycin", "cycline", "tecan", "poside", "trexate",
     "fosfamide", "mustine", "ciclib", "parib", "zomib", "limus", "lisib", "degib", "olol", "pril",
@@ -1513,6 +1537,13 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 continue
         found.append((i, j))
 
+    # 5b. known surnames on their own: "Pt. seen with Castellano", "Johnson reports"
+    if not lower_mode:
+        for i in range(n):
+            if folds[i] in _SURNAMES and cap(i) and free[i] and namey(i) and not head_follows(i):
+                j = extend(i, False, True)
+                found.append((i, i if j is None else j))
+
     # 6. sequences of capitalised non-vocabulary words: "Zargan Vedzizhev", "Csanád P Gere"
     if not lower_mode:
         i = 0
@@ -1595,13 +1626,19 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     #     Johnson" (brand-name drugs are in the vocabulary, so "Keytruda and Opdivo" is left alone)
     if not lower_mode:
         for m in _COORD_LIST_RE.finditer(text):
-            items = [starts.get(x.start()) for x in re.finditer(r"[^\W\d_][\w'’-]*", m.group())]
+            items = [starts.get(m.start() + x.start()) for x in re.finditer(r"[^\W\d_][\w'’-]*", m.group())]
             items = [k for k in items if k is not None and lowers[k] not in ("and", "or", "&")]
             if len(items) < 2 or any(k is None for k in items):
                 continue
-            good = [k for k in items if namey(k) or (folds[k] in _FIRST_NAMES and cap(k))]
-            if len(good) >= 2 and all(cap(k) and free[k] and folds[k] not in _HARD_STOP and
-                                      folds[k] not in _EPONYMS for k in items) and not head_follows(items[-1]):
+            strict = [k for k in items if namey(k) or (folds[k] in _FIRST_NAMES and cap(k))]
+            # beside a clear name, a census name that is also a word or an eponym is a name too
+            # ("Muslija and Brown", "Vizirov, Barrett and Jones")
+            known = any(folds[k] in _FIRST_NAMES or folds[k] in _SURNAMES for k in strict)
+            good = [k for k in items if k in strict or (strict and folds[k] in _CENSUS_NAMES and (
+                known or lowers[k] not in _VOCAB))]
+            if len(strict) >= 1 and len(good) >= 2 and len(good) == len(items) and \
+                    all(cap(k) and free[k] and folds[k] not in _HARD_STOP for k in items) and \
+                    not head_follows(items[-1]):
                 for k in items:
                     if _sentence_start(text, toks[k][0]) and k not in good:
                         continue
