@@ -74,6 +74,53 @@ def test_prepare_train_merge_export_verify(make_job, converter):
     assert llm.n_vocab() > 0
     llm.close()
 
+    # what an engineer hands to the workstations: a profile in config.toml that the app's model manager loads
+    select_exported_gguf_as_tier1(cfg.out, q4, base_gguf, Path(exported.lora_gguf))
+
+
+def select_exported_gguf_as_tier1(out: Path, quantized: Path, base_gguf: Path, lora_gguf: Path) -> None:
+    from engine.config import load_settings
+    from engine.models.base import GenerationParams
+    from engine.models.manager import ModelManager
+
+    config = out / "config.toml"
+    config.write_text(
+        "[paths]\n"
+        f"data_dir = {json.dumps(str(out / 'data'))}\n"
+        "[models]\n"
+        'tier1 = "finetuned"\n'
+        'tier2 = "finetuned-lora"\n'
+        'fallback_chain = []\n'
+        "[models.profiles.finetuned]\n"
+        'backend = "llama_cpp"\n'
+        f"path = {json.dumps(str(quantized))}\n"
+        "n_ctx = 512\n"
+        'label = "tiny fine-tune (test)"\n'
+        "[models.profiles.finetuned-lora]\n"
+        'backend = "llama_cpp"\n'
+        f"path = {json.dumps(str(base_gguf))}\n"
+        f"lora_path = {json.dumps(str(lora_gguf))}\n"
+        "n_ctx = 512\n", encoding="utf-8")
+    listed = subprocess.run([sys.executable, "-m", "oncotui", "--config", str(config), "models", "list"],
+                            capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("finetuned "))
+    assert "tier1" in row and "tier2" not in row and str(quantized) in row and "tiny fine-tune (test)" in row
+
+    manager = ModelManager(load_settings(config, environ={}))
+    try:
+        loaded = manager.get(1)
+        assert loaded.profile == "finetuned" and not loaded.notices
+        params = GenerationParams(max_tokens=8, temperature=0.0)
+        text = loaded.model.generate([{"role": "user", "content": "Stage IV NSCLC, EGFR exon 19. What next?"}],
+                                     params)
+        assert isinstance(text, str)  # random weights: any text, but the chat path runs end to end
+        lora = manager.get(2)  # Tier 2: the base GGUF with the adapter GGUF applied at load time
+        assert lora.profile == "finetuned-lora"
+        assert isinstance(lora.model.generate([{"role": "user", "content": "Melanoma?"}], params), str)
+    finally:
+        manager.close()
+
 
 @needs_extra
 def test_merge_refuses_a_4bit_base(make_job, tmp_path, tiny_model):
