@@ -40,7 +40,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable
 
-__all__ = ["Redaction", "redact", "evaluate", "PLACEHOLDER_RE", "TYPES"]
+__all__ = ["Redaction", "redact", "evaluate", "load_records", "PhiDataError", "PLACEHOLDER_RE", "TYPES"]
 
 TYPES = (
     "PERSON", "DATE", "AGE", "ID", "PHONE", "EMAIL", "URL", "IP", "SSN", "ADDRESS", "LOCATION",
@@ -2026,6 +2026,41 @@ def _exclusion(label: str, value: str) -> str | None:
     return None
 
 
+class PhiDataError(ValueError):
+    """A labelled PHI file that cannot be read; the message is written for a person."""
+
+
+def load_records(path: str | Path) -> list[dict]:
+    """Read a JSONL file of ``{"text", "spans": [{"type", "start", "end"}, ...]}`` records (the shape of
+    presidio-research / ``phi_dev.jsonl``).  Raises :class:`PhiDataError` naming the file and line."""
+    import json
+
+    p = Path(path)
+    if not p.is_file():
+        raise PhiDataError(f"no such file: {p}")
+    records: list[dict] = []
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PhiDataError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or \
+                    not isinstance(rec.get("spans", []), list):
+                raise PhiDataError(f'{p}:{lineno}: expected an object with "text" (string) and "spans" (list)')
+            for sp in rec.get("spans", []):
+                ok = isinstance(sp, dict) and isinstance(sp.get("start"), int) and isinstance(sp.get("end"), int)
+                if not ok or not 0 <= sp["start"] <= sp["end"] <= len(rec["text"]) or "type" not in sp:
+                    raise PhiDataError(f'{p}:{lineno}: each span needs "type" and integer "start" <= "end" '
+                                       f"inside the text")
+            records.append(rec)
+    if not records:
+        raise PhiDataError(f"{p}: no records")
+    return records
+
+
 def evaluate(records: Iterable[dict]) -> dict:
     """Score :func:`redact` on labelled records.
 
@@ -2042,9 +2077,14 @@ def evaluate(records: Iterable[dict]) -> dict:
     * Precision is character based: the fraction of redacted characters that overlap any labelled span
       (of any label type, excluded ones included), overall and per redaction type.
 
-    Returns ``{"recall", "precision", "by_type": {TYPE: {"recall", "precision", "support"}}, "support",
-    "excluded": {reason: n}, "records": n}``.
+    Returns ``{"recall", "precision", "by_type": {TYPE: {"recall", "precision", "support", "removed",
+    "redacted_chars"}}, "by_label": {DATASET_LABEL: {"recall", "support", "removed"}}, "support",
+    "removed", "excluded": {reason: n}, "records": n}``.  ``by_type`` uses the redactor's types (a
+    STREET_ADDRESS label is scored as ADDRESS, ZIP_CODE and GPE as LOCATION); ``by_label`` keeps the
+    file's own label names.
     """
+    lab_sup: dict[str, int] = {}
+    lab_hit: dict[str, int] = {}
     sup: dict[str, int] = {}
     hit: dict[str, int] = {}
     red_chars: dict[str, int] = {}
@@ -2076,9 +2116,11 @@ def evaluate(records: Iterable[dict]) -> dict:
                 continue
             cat = _LABEL_MAP.get(ltype, ltype)
             sup[cat] = sup.get(cat, 0) + 1
+            lab_sup[ltype] = lab_sup.get(ltype, 0) + 1
             toks = [(s + m.start(), s + m.end()) for m in re.finditer(r"\w+", value)]
             if all(covered.find(0, ts, te) == -1 for ts, te in toks):
                 hit[cat] = hit.get(cat, 0) + 1
+                lab_hit[ltype] = lab_hit.get(ltype, 0) + 1
     by_type: dict[str, dict] = {}
     for cat in sorted(set(sup) | set(red_chars)):
         n = sup.get(cat, 0)
@@ -2086,6 +2128,8 @@ def evaluate(records: Iterable[dict]) -> dict:
             "recall": (hit.get(cat, 0) / n) if n else None,
             "precision": (good_chars.get(cat, 0) / red_chars[cat]) if red_chars.get(cat) else None,
             "support": n,
+            "removed": hit.get(cat, 0),
+            "redacted_chars": red_chars.get(cat, 0),
         }
     tot = sum(n for c, n in sup.items() if c not in _NOT_IN_OVERALL)
     tot_hit = sum(hit.get(c, 0) for c in sup if c not in _NOT_IN_OVERALL)
@@ -2094,7 +2138,10 @@ def evaluate(records: Iterable[dict]) -> dict:
         "recall": tot_hit / tot if tot else 1.0,
         "precision": sum(good_chars.values()) / all_red if all_red else 1.0,
         "by_type": by_type,
+        "by_label": {lab: {"recall": lab_hit.get(lab, 0) / n, "support": n, "removed": lab_hit.get(lab, 0)}
+                     for lab, n in sorted(lab_sup.items())},
         "support": tot,
+        "removed": tot_hit,
         "excluded": excluded,
         "records": n_rec,
     }

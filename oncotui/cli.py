@@ -107,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--json", action="store_true", help="print one JSON object")
+    ep = esub.add_parser("phi", help="PHI redaction recall and precision per type on a labelled JSONL set")
+    ep.add_argument("--set", dest="set_file", required=True, type=Path, metavar="FILE",
+                    help='JSONL records {"text", "spans": [{"type", "start", "end"}]} (like phi_dev.jsonl)')
+    ep.add_argument("--json", action="store_true", help="print one JSON object")
+
+    red = sub.add_parser("redact", help="print a text with personal identifiers replaced by typed placeholders")
+    red.add_argument("--file", type=Path, metavar="FILE", help="the text to redact (default: standard input)")
 
     models = sub.add_parser("models", help="embedded models: verify and unpack, or list the tiers")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
@@ -475,6 +482,8 @@ def _plain(section: str) -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     from engine.kbfactory import open_kb, retrieval_params
 
+    if args.eval_command == "phi":  # needs no settings or knowledge base
+        return _eval_phi(args)
     settings = _settings(args)
     kb = open_kb(settings)
     if kb.count() == 0:
@@ -504,6 +513,53 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
     print(f"threshold {threshold:.4f} ({origin}): in-domain pass rate {rates['in_domain_pass_rate']:.3f} "
           f"(n={len(in_d)}), out-of-domain refusal rate {rates['out_of_domain_refusal_rate']:.3f} (n={len(out_d)})")
+    return 0
+
+
+def _eval_phi(args: argparse.Namespace) -> int:
+    from engine.phi import PhiDataError, evaluate, load_records
+
+    try:
+        metrics = evaluate(load_records(args.set_file))
+    except PhiDataError as exc:
+        print(f"oncotui: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(metrics)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    table = Table(title=f"PHI redaction on {args.set_file} ({metrics['records']} records)")
+    for col in ("type", "identifiers", "removed", "recall", "precision"):
+        table.add_column(col, justify="left" if col == "type" else "right")
+    for typ, row in metrics["by_type"].items():
+        table.add_row(typ, str(row["support"]), str(row["removed"]), pct(row["recall"]), pct(row["precision"]))
+    table.add_row("overall", str(metrics["support"]), str(metrics["removed"]), pct(metrics["recall"]),
+                  pct(metrics["precision"]), style="bold")
+    console = Console()
+    console.print(table)
+    console.print("An identifier counts as removed only when none of its tokens survives. ORGANIZATION is "
+                  "not in the overall figure; bare years, weekday names and ages <= 89 are not counted "
+                  f"({sum(metrics['excluded'].values())} labels).")
+    return 0
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    from engine.phi import redact
+
+    if args.file is None:
+        text = sys.stdin.read()
+    else:
+        try:
+            text = args.file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            print(f"oncotui: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    sys.stdout.write(redact(text).text)
     return 0
 
 
@@ -548,7 +604,7 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
-            "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config, "finetune": cmd_finetune}
+            "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config, "finetune": cmd_finetune, "redact": cmd_redact}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
