@@ -569,6 +569,16 @@ class OncoApp(App[None]):
         self.last_export = path
         self.notify(f"Exported to {path}", title="Export", timeout=8)
 
+    def action_ingest(self) -> None:
+        from kb.store import DEMO_DIR
+        from oncotui.screens.ingest import IngestScreen
+
+        if self.engine is None or self.settings is None:
+            self.notify("Still starting: try again in a moment.", severity="warning")
+            return
+        engine = self.engine
+        self.push_screen(IngestScreen(engine.kb, self.settings.kb.chunk_chars, DEMO_DIR))
+
     def action_focus_pane(self, pane: str) -> None:
         self.query_one(PANE_FOCUS[pane]).focus()
 

@@ -17,6 +17,8 @@ class OncoCommands(Provider):
         app = cast("OncoApp", self.app)
         return [
             ("New patient", "Create the next PT-XXXX and open it", app.action_new_patient),
+            ("Ingest guidelines", "Index Markdown/PDF files or folders into the knowledge base (progress shown)",
+             app.action_ingest),
             ("Export consult", "Write the current consult (report, evidence, approval record) as Markdown",
              app.action_export),
             ("Approve: review pending items", "Focus the approvals queue (a approve · e edit · r reject)",

@@ -324,3 +324,35 @@ async def test_periodic_refresh_survives_shutdown(tmp_path: Path) -> None:
         app.refresh_approvals()
         app.refresh_patients()
         await pilot.pause()
+
+
+async def test_palette_ingest_real_kb_with_a_bad_file(tmp_path: Path) -> None:
+    """Palette → Ingest guidelines: a real knowledge base indexes a folder; a corrupt PDF is named and skipped."""
+    from engine.kbfactory import open_kb
+    from oncotui.screens.ingest import IngestScreen
+
+    docs = tmp_path / "my guidelines"
+    docs.mkdir()
+    (docs / "gist.md").write_text("# GIST (test)\n\n## Treatment\n\nImatinib is first-line for advanced KIT-positive "
+                                  "gastrointestinal stromal tumours.\n", encoding="utf-8")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.7 this is not really a pdf")
+    app, engine, _ = build(tmp_path)
+    engine._kb = open_kb(engine.settings)  # the product's Chroma KB instead of the fake
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"ingest")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        screen = app.screen
+        result = screen.query_one("#ingest-result")
+        await pilot.press(*"/no/such/dir", "enter")
+        assert "Not found" in str(result.content)
+        screen.query_one("#ingest-paths").value = f'"{docs}"'  # quoted: the folder name has a space
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Esc closes" in str(result.content) and not screen.running, timeout=60)
+        text = str(result.content)
+        assert "Added 1" in text and "broken.pdf" in text, text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, IngestScreen))
+    assert engine.kb().stats()["documents"] == 1
