@@ -154,6 +154,9 @@ class Engine:
             yield event
 
     def _apply_decision(self, state: ConsultState, decision: HitlDecision) -> ConsultState:
+        from engine.phi import redact  # the reviewer's note and edits are stored and exported: no identifiers
+
+        decision = replace(decision, note=redact(decision.note).text, edited_text=redact(decision.edited_text).text)
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
             raise EngineError("approve-with-edits needs the edited text.")
         pending = self.store.pending_for(state.consult_id)

@@ -1939,6 +1939,11 @@ def redact(text: str) -> Redaction:
         person_cluster[key] = idx
 
     numbering: dict[str, dict[object, int]] = {}
+    # placeholders already in the text (a reviewer's edit of a redacted report) keep their meaning: new
+    # ones are numbered after them
+    offset: dict[str, int] = {}
+    for m in PLACEHOLDER_RE.finditer(text):
+        offset[m.group(1)] = max(offset.get(m.group(1), 0), int(m.group(2)))
     out_parts: list[str] = []
     spans: list[tuple[str, int, int]] = []
     pos = 0
@@ -1951,7 +1956,7 @@ def redact(text: str) -> Redaction:
         if ident not in table:
             table[ident] = len(table) + 1
         out_parts.append(text[pos:s])
-        out_parts.append(f"[{typ}_{table[ident]}]")
+        out_parts.append(f"[{typ}_{table[ident] + offset.get(typ, 0)}]")
         spans.append((typ, s, e))
         pos = e
     out_parts.append(text[pos:])
