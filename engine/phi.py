@@ -1173,6 +1173,8 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                                                                         "website", "tel", "desk", "office"):
                             ok = False
                             break
+                        if f in _ADDR_PARTICLES and k > 0:  # "Mora de Rubielos", "Novo mesto u Prahy"
+                            continue
                         if w[0].isupper() or lower_mode or f in _PARTICLES or f == "nan":
                             if wl in _VOCAB and w.islower():
                                 ok = False
@@ -1182,10 +1184,22 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                         break
                 if ok:
                     got = pl.end()
+        if got is None:  # a country/state (or the "nan" of a blank field) closing the block
+            cm = _ADDR_COUNTRY_TAIL_RE.match(text, p)
+            if cm and (newline_or_comma or cm.group(1) or text[p:cm.end()].strip() in _US_STATE_ABBR
+                       or text[p:cm.end()] == "nan"):
+                got = cm.end()
         if got is None or not mask.free(p, got):
             break
         e = _trim(text, p, got, " \t,.")[1]
     return e
+
+
+_ADDR_COUNTRY_TAIL_RE = re.compile(
+    r"(?i:(?:(?:upper|lower|north|south|east|west|northern|southern|central)[ ])?(?:"
+    + "|".join(re.escape(c) for c in sorted(_COUNTRIES_STATES | _COUNTRY_PHRASES, key=len, reverse=True))
+    + r"|nan))(?:[ ]?\([^()\n]{1,20}\))?([ ,]{1,3}" + _POSTAL + r")?(?![\w'’-])"
+    + r"|(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")(?=[ \t]*(?:$|[\n.,;)]))")
 
 
 # ---------------------------------------------------------------------------------------------------

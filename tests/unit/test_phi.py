@@ -15,7 +15,7 @@ DEV_SET = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "phi_
 
 # Overall recall measured on the dev set when this test was written was 0.915 (precision 0.96; see
 # engine/phi.py `evaluate` for the exact rules); the floors leave a small margin for harmless rule changes.
-DEV_RECALL_FLOOR = 0.90
+DEV_RECALL_FLOOR = 0.95
 DEV_PRECISION_FLOOR = 0.94
 
 
@@ -283,7 +283,9 @@ def test_evaluate_small():
     ]
     res = evaluate(recs)
     assert res["recall"] == 1.0 and res["support"] == 1
-    assert res["by_type"]["PERSON"] == {"recall": 1.0, "precision": 1.0, "support": 1}
+    assert res["by_type"]["PERSON"] == {"recall": 1.0, "precision": 1.0, "support": 1, "removed": 1,
+                                        "redacted_chars": len("Kyle Kuefer")}
+    assert res["by_label"] == {"PERSON": {"recall": 1.0, "support": 1, "removed": 1}}
     assert sum(res["excluded"].values()) == 4
 
 
@@ -301,5 +303,37 @@ def test_dev_set_recall():
     for typ in ("DATE", "EMAIL", "SSN", "IP", "URL", "ID"):
         assert bt[typ]["recall"] >= 0.97, (typ, bt[typ])
     assert bt["PHONE"]["recall"] >= 0.95
-    assert bt["PERSON"]["recall"] >= 0.85
-    assert bt["ADDRESS"]["recall"] >= 0.90
+    assert bt["PERSON"]["recall"] >= 0.95
+    assert bt["ADDRESS"]["recall"] >= 0.95
+    # tuned on the first 700 records only: the last 300 must hold up too
+    held_out = evaluate(records[700:])
+    assert held_out["recall"] >= 0.93 and held_out["by_type"]["PERSON"]["recall"] >= 0.94, held_out
+
+
+# --- behaviour added with the census name lists and address tails -------------------------------------
+
+@pytest.mark.parametrize("text, gone", [
+    ("Tumor board: Castellano and Whitfield agree; Johnson reports fatigue.", ["Castellano", "Whitfield", "Johnson"]),
+    ("Our 3 founders: Quarnby, Graves and Reed.", ["Quarnby", "Graves", "Reed"]),  # eponyms beside a name
+    ("The note says Dale and White were present.", ["Dale", "White"]),
+])
+def test_lone_and_coordinated_surnames(text, gone):
+    r = redact(text)
+    for g in gone:
+        assert g not in r.text, r.text
+
+
+def test_words_that_are_surnames_stay_without_a_name_beside_them():
+    text = "Head and neck cancer; Graves disease; white cells and brown fat; Black box warning."
+    assert redact(text).text == text
+
+
+def test_address_keeps_going_over_place_particles_and_country():
+    text = "Mail it to 370 Fourth Avenue Apt. 39, Mora de Rubielos, Spain 16200 please."
+    r = redact(text)
+    assert r.text == "Mail it to [ADDRESS_1] please.", r.text
+
+
+def test_existing_placeholders_keep_their_numbers():
+    r = redact("Dr. [PERSON_1] agreed. Spoke with Dr. Quennell at (617) 555-0142.")
+    assert r.text == "Dr. [PERSON_1] agreed. Spoke with Dr. [PERSON_2] at [PHONE_1]."
