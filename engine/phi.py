@@ -1587,10 +1587,15 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 found.append((i, last))
             i = max(k, i + 1)
 
-    # 7. dialogue speakers: "Matthew: Remember me"
-    for m in _SPEAKER_RE.finditer(text):
-        k = starts.get(m.start(1))
-        if k is not None and folds[k] in _FIRST_NAMES and (cap(k) or lower_mode) and free[k]:
+    # 7. dialogue speakers: "Matthew: Remember me"; once one speaker is a known first name, the other
+    #    speakers of the dialogue that are not ordinary words are people too ("Ubul:", "Destiny:")
+    speakers = [k for k in (starts.get(m.start(1)) for m in _SPEAKER_RE.finditer(text)) if k is not None]
+    dialogue = len(speakers) >= 2 and any(folds[k] in _FIRST_NAMES and cap(k) for k in speakers)
+    for k in speakers:
+        if not free[k] or not (cap(k) or lower_mode) or folds[k] in _HARD_STOP:
+            continue
+        if folds[k] in _FIRST_NAMES or (dialogue and cap(k) and (
+                lowers[k] not in _VOCAB or folds[k] in _AMBIGUOUS_NAMES)):
             found.append((k, k))
 
     # 7b. a lone unknown capitalised word acting as a person: "Irenka is very reliable", "Kuba, can I",
