@@ -2,7 +2,8 @@
 
 Every state written here is already redacted: ``ConsultState.to_dict`` drops the raw note.
 Each patient is a thread ``PT-XXXX``; every read is filtered by thread id, so one patient's data cannot reach
-another's prompt.
+another's prompt. Writes that matter for accountability (a consult started, a node's checkpoint, a reviewer's
+decision, an export) append to the hash-chained audit log in the same transaction (engine/audit.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 import sqlite_utils
 
-from engine.state import ConsultState, HitlDecision, Turn
+from engine.audit import AuditLog, canonical_json, immediate, sha256_hex, state_summary
+from engine.signoff import DecisionRecord, ShownPassage
+from engine.state import ConsultState, Turn
 
 PATIENT_ID_RE = re.compile(r"^PT-\d{4,}$")
 
@@ -56,6 +59,8 @@ class ApprovalItem:
     reviewer: str = ""
     note: str = ""
     decided_at: str = ""
+    role: str = ""  # the reviewer's role when decided
+    clinician: str = ""  # who asked for the consult
 
 
 class CheckpointStore:
@@ -65,6 +70,7 @@ class CheckpointStore:
         self.db = sqlite_utils.Database(db_path)
         self.db.enable_wal()
         self._migrate()
+        self.audit = AuditLog(self.db.conn)
 
     def _migrate(self) -> None:
         db = self.db
@@ -83,6 +89,10 @@ class CheckpointStore:
             db["approvals"].create({"id": str, "thread_id": str, "consult_id": str, "reasons": str,
                                     "preview": str, "status": str, "created_at": str, "reviewer": str,
                                     "note": str, "decided_at": str}, pk="id")
+        # columns added with sign-off identities; older databases gain them empty
+        for table, column in (("consults", "clinician"), ("approvals", "role"), ("approvals", "record")):
+            if column not in db[table].columns_dict:
+                db[table].add_column(column, str)
 
     # -- patients -----------------------------------------------------------------------------------------
     def ensure_patient(self, thread_id: str) -> bool:
@@ -104,23 +114,38 @@ class CheckpointStore:
         return [dict(r) for r in self.db.query(sql)]
 
     # -- consults and checkpoints -------------------------------------------------------------------------
-    def start_consult(self, thread_id: str) -> str:
+    def start_consult(self, thread_id: str, clinician: str = "", os_user: str = "") -> str:
         consult_id = uuid.uuid4().hex[:12]
         stamp = now_iso()
-        self.db["consults"].insert({"id": consult_id, "thread_id": thread_id, "question": "", "status": "running",
-                                    "tier": None, "started_at": stamp, "updated_at": stamp})
+        with immediate(self.db.conn):
+            self.db.execute("insert into consults (id, thread_id, question, status, tier, started_at, updated_at, "
+                            "clinician) values (?, ?, '', 'running', null, ?, ?, ?)",
+                            [consult_id, thread_id, stamp, stamp, clinician])
+            self.audit.append("consult", thread_id=thread_id, consult_id=consult_id, actor=clinician, at=stamp,
+                              payload={"clinician": clinician, "os_user": os_user})
         return consult_id
 
-    def save(self, state: ConsultState, node: str, next_node: str, status: str) -> int:
-        seq = (self.db.execute("select coalesce(max(seq), 0) from checkpoints where consult_id = ?",
-                               [state.consult_id]).fetchone()[0]) + 1
-        with self.db.conn:
-            self.db["checkpoints"].insert({
-                "thread_id": state.thread_id, "consult_id": state.consult_id, "seq": seq, "node": node,
-                "next_node": next_node, "state": json.dumps(state.to_dict()), "created_at": now_iso()})
-            self.db["consults"].update(state.consult_id, {
-                "question": state.case_text, "status": status,
-                "tier": state.routing.tier if state.routing else None, "updated_at": now_iso()})
+    def save(self, state: ConsultState, node: str, next_node: str, status: str,
+             decision: DecisionRecord | None = None) -> int:
+        """Checkpoint ``state`` and audit it; with ``decision``, also close its approval item, all in one
+        transaction (a crash leaves either all of it or none)."""
+        stamp = now_iso()
+        state_json = json.dumps(state.to_dict())
+        with immediate(self.db.conn):
+            if decision is not None:
+                self._record_decision(decision)
+            seq = (self.db.execute("select coalesce(max(seq), 0) from checkpoints where consult_id = ?",
+                                   [state.consult_id]).fetchone()[0]) + 1
+            self.db.execute("insert into checkpoints (thread_id, consult_id, seq, node, next_node, state, "
+                            "created_at) values (?, ?, ?, ?, ?, ?, ?)",
+                            [state.thread_id, state.consult_id, seq, node, next_node, state_json, stamp])
+            self.db.execute("update consults set question = ?, status = ?, tier = ?, updated_at = ? where id = ?",
+                            [state.case_text, status, state.routing.tier if state.routing else None, stamp,
+                             state.consult_id])
+            self.audit.append("node", thread_id=state.thread_id, consult_id=state.consult_id, actor="engine",
+                              at=stamp, payload={"node": node, "next_node": next_node, "status": status,
+                                                 "checkpoint": seq, "state_sha256": sha256_hex(state_json),
+                                                 "summary": state_summary(state)})
         return seq
 
     def latest(self, thread_id: str, consult_id: str | None = None) -> Checkpoint | None:
@@ -137,6 +162,11 @@ class CheckpointStore:
             return None
         return Checkpoint(seq=row[0], node=row[1], next_node=row[2],
                           state=ConsultState.from_dict(json.loads(row[3])))
+
+    def clinician(self, consult_id: str) -> str:
+        """Who asked for the consult ("" for consults stored before identities were recorded)."""
+        row = self.db.execute("select clinician from consults where id = ?", [consult_id]).fetchone()
+        return (row[0] or "") if row else ""
 
     def consult(self, consult_id: str) -> dict[str, Any] | None:
         rows = list(self.db["consults"].rows_where("id = ?", [consult_id]))
@@ -173,25 +203,49 @@ class CheckpointStore:
         return approval_id
 
     def approvals(self, status: str | None = "pending") -> list[ApprovalItem]:
-        where, args = ("status = ?", [status]) if status else (None, None)
-        return [self._approval(r) for r in self.db["approvals"].rows_where(where, args, order_by="created_at")]
+        return self._approvals("a.status = ?" if status else "1", [status] if status else [])
 
     def approval(self, approval_id: str) -> ApprovalItem | None:
-        rows = list(self.db["approvals"].rows_where("id = ?", [approval_id]))
-        return self._approval(rows[0]) if rows else None
+        rows = self._approvals("a.id = ?", [approval_id])
+        return rows[0] if rows else None
 
     def pending_for(self, consult_id: str) -> ApprovalItem | None:
-        rows = list(self.db["approvals"].rows_where("consult_id = ? and status = 'pending'", [consult_id]))
-        return self._approval(rows[0]) if rows else None
+        rows = self._approvals("a.consult_id = ? and a.status = 'pending'", [consult_id])
+        return rows[0] if rows else None
 
-    def record_decision(self, approval_id: str, decision: HitlDecision) -> None:
+    def decision_record(self, approval_id: str) -> DecisionRecord | None:
+        row = self.db.execute("select record from approvals where id = ?", [approval_id]).fetchone()
+        if not row or not row[0]:
+            return None
+        data = json.loads(row[0])
+        return DecisionRecord(**{**data, "evidence": tuple(ShownPassage(**p) for p in data["evidence"])})
+
+    def _record_decision(self, record: DecisionRecord) -> None:
         status = {"approve": "approved", "approve_with_edits": "approved_with_edits", "reject": "rejected"}
-        self.db["approvals"].update(approval_id, {"status": status[decision.action], "reviewer": decision.reviewer,
-                                                  "note": decision.note, "decided_at": decision.at})
+        cur = self.db.execute(
+            "update approvals set status = ?, reviewer = ?, role = ?, note = ?, decided_at = ?, record = ? "
+            "where id = ? and status = 'pending'",
+            [status[record.action], record.reviewer, record.role, record.note, record.at, canonical_json(record),
+             record.approval_id])
+        if cur.rowcount != 1:  # another reviewer signed first (app and CLI at once)
+            raise StoreError(f"{record.approval_id} is no longer waiting for a reviewer.")
+        self.audit.append("decision", thread_id=record.thread_id, consult_id=record.consult_id,
+                          actor=record.reviewer, at=record.at, payload=json.loads(canonical_json(record)))
+
+    def record_export(self, thread_id: str, consult_id: str, file_name: str, text: str, os_user: str) -> None:
+        with immediate(self.db.conn):
+            self.audit.append("export", thread_id=thread_id, consult_id=consult_id, actor=os_user, at=now_iso(),
+                              payload={"file": file_name, "sha256": sha256_hex(text), "os_user": os_user})
+
+    def _approvals(self, where: str, args: list[Any]) -> list[ApprovalItem]:
+        sql = ("select a.*, c.clinician as clinician from approvals a left join consults c on c.id = a.consult_id "
+               f"where {where} order by a.created_at, a.rowid")
+        return [self._approval(dict(r)) for r in self.db.query(sql, args)]
 
     @staticmethod
     def _approval(row: dict[str, Any]) -> ApprovalItem:
         return ApprovalItem(id=row["id"], thread_id=row["thread_id"], consult_id=row["consult_id"],
                             reasons=tuple(json.loads(row["reasons"])), preview=row["preview"],
                             status=row["status"], created_at=row["created_at"], reviewer=row["reviewer"] or "",
-                            note=row["note"] or "", decided_at=row["decided_at"] or "")
+                            note=row["note"] or "", decided_at=row["decided_at"] or "", role=row["role"] or "",
+                            clinician=row["clinician"] or "")

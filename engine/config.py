@@ -161,6 +161,26 @@ class UIConfig(_Section):
     keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"submit" = "ctrl+s"}
 
 
+class Reviewer(_Section):
+    id: str = Field(min_length=1)  # the id a reviewer signs with (CLI --reviewer, ui.reviewer)
+    role: str = Field("reviewer", min_length=1)  # recorded with each decision, e.g. "oncologist"
+
+
+class HitlConfig(_Section):
+    clinician: str = ""  # who asks, recorded with each consult; empty: the OS user
+    reviewers: list[Reviewer] = Field(default_factory=list)  # empty: every OS user may sign, as "reviewer"
+    allow_self_approval: bool = False  # may the clinician who asked approve their own item?
+
+    @field_validator("reviewers")
+    @classmethod
+    def _unique_ids(cls, v: list[Reviewer]) -> list[Reviewer]:
+        ids = [r.id for r in v]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"reviewer ids must be unique; repeated: {dupes}")
+        return v
+
+
 class Settings(_Section):
     """The whole settings tree. ``config.toml`` documents each key; a test keeps it equal to these defaults."""
 
@@ -173,6 +193,7 @@ class Settings(_Section):
     rag: RagConfig = RagConfig()
     engine: EngineConfig = EngineConfig()
     ui: UIConfig = UIConfig()
+    hitl: HitlConfig = HitlConfig()
     source: str = ""  # where these settings came from (for messages)
 
     @property

@@ -8,6 +8,7 @@ def user_error_types() -> tuple[type[Exception], ...]:
     from engine.config import ConfigError
     from engine.graph import EngineError
     from engine.models.base import ModelError
+    from engine.signoff import SignOffError
     from kb.errors import KBError
 
-    return (ConfigError, EngineError, ModelError, StoreError, KBError)
+    return (ConfigError, EngineError, ModelError, StoreError, KBError, SignOffError)

@@ -20,6 +20,7 @@ from engine.config import EngineConfig, Settings
 from engine.context import NodeContext
 from engine.events import (NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted)
 from engine.nodes import (corrective_rag, critic, fallback, formatter, hitl_gate, ingestion, router, specialist)
+from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for
 from engine.state import ConsultState, HitlDecision
 
 log = logging.getLogger("oncotui.engine")
@@ -120,13 +121,15 @@ class Engine:
             self._kb = open_kb(self.settings)
         return self._kb
 
-    async def stream(self, thread_id: str, text: str, *, tier_override: int | None = None) -> AsyncIterator[Event]:
+    async def stream(self, thread_id: str, text: str, *, tier_override: int | None = None,
+                     clinician: str | None = None) -> AsyncIterator[Event]:
         if tier_override not in (None, 1, 2):
             raise EngineError(f"tier override must be 1, 2 or None (auto); got {tier_override!r}")
         if not text.strip():
             raise EngineError("The case description is empty.")
         self.store.ensure_patient(thread_id)
-        consult_id = self.store.start_consult(thread_id)
+        # who asked: the sign-off rules compare it with the reviewer
+        consult_id = self.store.start_consult(thread_id, clinician_id(self.settings.hitl, clinician), os_user())
         state = ConsultState(thread_id=thread_id, consult_id=consult_id, raw_input=text,
                              history=self.store.history(thread_id, self.settings.engine.history_turns),
                              tier_override=tier_override)
@@ -145,25 +148,33 @@ class Engine:
         if node == HALT:
             if decision is None:
                 raise EngineError(f"The consult of {thread_id} is waiting for a reviewer's decision.")
-            state = self._apply_decision(state, decision)
+            state, record = self._apply_decision(state, decision)
             node = TRANSITIONS["hitl_gate"](state, self.settings.engine)
-            self.store.save(state, "hitl_decision", node, _status(node, state))
+            self.store.save(state, "hitl_decision", node, _status(node, state), decision=record)
         elif decision is not None:
             raise EngineError(f"The consult of {thread_id} is not waiting for a reviewer.")
         async for event in self._drive(state, node):
             yield event
 
-    def _apply_decision(self, state: ConsultState, decision: HitlDecision) -> ConsultState:
+    def _apply_decision(self, state: ConsultState,
+                        decision: HitlDecision) -> tuple[ConsultState, DecisionRecord]:
+        """Apply the sign-off rules (here, so no front end can skip them) and build the decision's record."""
         from engine.phi import redact  # the reviewer's note and edits are stored and exported: no identifiers
 
         decision = replace(decision, note=redact(decision.note).text, edited_text=redact(decision.edited_text).text)
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
             raise EngineError("approve-with-edits needs the edited text.")
         pending = self.store.pending_for(state.consult_id)
-        if pending is not None:
-            self.store.record_decision(pending.id, decision)
+        if pending is None:  # halted but never queued (stopped in between): queue it now, as a reviewer sees it
+            preview = formatter.render(state, state.draft.model if state.draft else "")
+            pending = self.store.approval(self.store.add_approval(state, preview))
+            assert pending is not None
+        clinician = self.store.clinician(state.consult_id)
+        signer = authorize(self.settings.hitl, decision.reviewer, clinician, decision.action)
+        record = record_for(pending.id, state, decision, signer, clinician, pending.preview)
         status = {"approve": "approved", "approve_with_edits": "approved_with_edits", "reject": "rejected"}
-        return replace(state, decision=decision, hitl_status=status[decision.action])  # type: ignore[arg-type]
+        new = replace(state, decision=decision, hitl_status=status[decision.action])  # type: ignore[arg-type]
+        return new, record
 
     async def _drive(self, state: ConsultState, node: str) -> AsyncIterator[Event]:
         cfg = self.settings.engine

@@ -316,7 +316,13 @@ class OncoApp(App[None]):
             self.notify(f"{message.approval_id} is no longer waiting for a reviewer.", severity="warning")
             self.refresh_approvals()
             return
-        self.push_screen(ReviewScreen(item, self.reviewer, message.action), self._reviewed)
+        from engine.signoff import refusal
+
+        signer, why, may_reject = refusal(self.engine.settings.hitl, self.reviewer, item.clinician)
+        if why:
+            self.notify(why, severity="warning", title="Sign-off refused")
+        self.push_screen(ReviewScreen(item, self.reviewer, message.action, role=signer.role if signer else "",
+                                      refusal=why, may_reject=may_reject), self._reviewed)
 
     def _reviewed(self, result: ReviewResult | None) -> None:
         if result is None or self.engine is None:

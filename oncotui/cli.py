@@ -21,6 +21,7 @@ examples:
   oncotui hitl list                          approval items waiting for a reviewer
   oncotui hitl approve HITL-1a2b3c4d --note "agree"
   oncotui resume --patient PT-0001           continue a consult that was interrupted
+  oncotui audit verify                       recompute the audit log's hash chain (exit 1 names a tampered entry)
 
 The embedded default models are tiny demo models and clinically useless; answers are decision support only.
 Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--patient", required=True, metavar="PT-XXXX", help="patient thread id (created if new)")
     ask.add_argument("--tier", choices=["auto", "1", "2"], default="auto", help="override the router's tier")
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
+    ask.add_argument("--clinician", metavar="ID", help="who asks (default: hitl.clinician, else the OS user)")
 
     route = sub.add_parser("route", help="score a case and show the tier the router picks")
     route.add_argument("text", help="case description ('-' reads stdin)")
@@ -59,11 +61,20 @@ def build_parser() -> argparse.ArgumentParser:
                            ("reject", "reject an item (the clinician gets the safe refusal)")):
         h = hsub.add_parser(name, help=helptext)
         h.add_argument("id", help="approval id, e.g. HITL-1a2b3c4d")
-        h.add_argument("--reviewer", default=getpass.getuser(), help="reviewer id (default: the OS user)")
+        h.add_argument("--reviewer", default=getpass.getuser(),
+                       help="reviewer id (default: the OS user); one listed in hitl.reviewers when that is set")
         h.add_argument("--note", default="", help="note stored with the decision")
         h.add_argument("--json", action="store_true")
         if name == "approve":
             h.add_argument("--edit-file", metavar="FILE", help="approve with edits: the edited answer (Markdown)")
+
+    au = sub.add_parser("audit", help="the hash-chained audit log: verify it, or show entries")
+    asub = au.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    av = asub.add_parser("verify", help="recompute the chain; exit 1 naming the first tampered entry")
+    av.add_argument("--json", action="store_true")
+    ash = asub.add_parser("show", help="list entries, oldest first")
+    ash.add_argument("--thread", metavar="PT-XXXX", help="only this patient's entries")
+    ash.add_argument("--json", action="store_true", help="one JSON object per entry")
 
     res = sub.add_parser("resume", help="continue the latest interrupted consult of a patient")
     res.add_argument("--patient", required=True, metavar="PT-XXXX")
@@ -261,7 +272,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = _engine(settings)
     tier = None if args.tier == "auto" else int(args.tier)
-    asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier), args.json))
+    asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier,
+                                       clinician=args.clinician), args.json))
     return 0
 
 
@@ -320,7 +332,8 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         elif not items:
             print("No approval items." if args.all else "Nothing is waiting for a reviewer.")
         for item in [] if args.json else items:
-            print(f"{item.id}  {item.thread_id}  {item.status:<20} {item.created_at}  {'; '.join(item.reasons)}")
+            print(f"{item.id}  {item.thread_id}  {item.status:<20} {item.created_at}  asked by "
+                  f"{item.clinician or '?'}  {'; '.join(item.reasons)}")
         return 0
     engine = _engine(settings)
     item = engine.store.approval(args.id)
@@ -336,6 +349,42 @@ def cmd_hitl(args: argparse.Namespace) -> int:
     dec = decision(action, args.reviewer, args.note, edited)
     asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json))
     return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from engine.checkpoint import CheckpointStore
+
+    log = CheckpointStore(_settings(args).db_path).audit
+    if args.audit_command == "verify":
+        result = log.verify()
+        if args.json:
+            _print_json({"ok": result.ok, "entries": result.entries, "seq": result.seq, "kind": result.kind,
+                         "problem": result.problem, "head": result.head_hash, "message": result.message})
+        else:
+            print(result.message, file=sys.stdout if result.ok else sys.stderr)
+        return 0 if result.ok else 1
+    entries = log.entries(args.thread)
+    for e in entries:
+        if args.json:
+            _print_json({**{k: getattr(e, k) for k in ("seq", "at", "kind", "thread_id", "consult_id", "actor",
+                                                        "prev_hash", "hash")}, "payload": e.data})
+        else:
+            print(f"#{e.seq:<5} {e.at}  {e.kind:<8} {e.thread_id}  {e.consult_id}  {e.actor:<12} {_audit_line(e)}")
+    if not entries and not args.json:
+        print("No audit entries" + (f" for {args.thread}." if args.thread else "."))
+    return 0
+
+
+def _audit_line(entry: Any) -> str:
+    d = entry.data
+    if entry.kind == "node":
+        return f"{d['node']} -> {d['next_node'].strip('_')} ({d['status']})"
+    if entry.kind == "decision":
+        return (f"{d['action']} by {d['reviewer']} ({d['role']}, OS {d['os_user']}); draft {d['draft_sha256'][:12]}…, "
+                f"{len(d['evidence'])} passages" + (f"; note: {d['note']}" if d["note"] else ""))
+    if entry.kind == "export":
+        return f"{d['file']} sha256 {d['sha256'][:12]}…"
+    return f"asked by {d.get('clinician', '?')} (OS {d.get('os_user', '?')})"
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -604,6 +653,7 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
+            "audit": cmd_audit,
             "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config, "finetune": cmd_finetune, "redact": cmd_redact}
 
 

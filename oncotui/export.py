@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.signoff import os_user
+
 
 def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) -> str:
     cp = store.latest(thread_id, consult_id)
@@ -62,8 +64,14 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
         out += ["_No reviewer sign-off was required._", ""]
     for a in items:
         out += [f"- {a.id}: **{a.status}**; reasons: {'; '.join(a.reasons) or '-'}; queued {a.created_at}"
-                + (f"; decided by {a.reviewer} at {a.decided_at}" if a.reviewer else "")
+                + (f" (asked by {a.clinician})" if a.clinician else "")
+                + (f"; decided by {a.reviewer}" + (f" ({a.role})" if a.role else "") + f" at {a.decided_at}"
+                   if a.reviewer else "")
                 + (f"; note: {a.note}" if a.note else "")]
+        record = store.decision_record(a.id) if a.status != "pending" else None
+        if record is not None:  # what the signature covers, to check against the audit log
+            out += [f"  - signed from OS account {record.os_user}; draft sha256 {record.draft_sha256}; "
+                    f"{len(record.evidence)} evidence passages hashed"]
     out.append("")
     return "\n".join(out)
 
@@ -78,6 +86,7 @@ def export_consult(store: Any, thread_id: str, directory: Path, consult_id: str 
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / name
             path.write_text(text, encoding="utf-8")
+            store.record_export(thread_id, cp.state.consult_id, path.name, text, os_user())
             return path
         except OSError:
             continue

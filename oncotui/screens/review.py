@@ -1,4 +1,8 @@
-"""Review screen: a reviewer reads the redacted draft and signs approve / approve with edits / reject with a note."""
+"""Review screen: a reviewer reads the redacted draft and signs approve / approve with edits / reject with a note.
+
+It says who is signing, in which role, and who asked. When the sign-off rules (engine/signoff.py) refuse this
+reviewer, it says why up front and disables what is refused; the engine applies the same rules when signing.
+"""
 
 from __future__ import annotations
 
@@ -29,11 +33,15 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         Binding("escape", "dismiss(None)", "Close without deciding", id="review_close"),
     ]
 
-    def __init__(self, item: Any, reviewer: str, action: str | None = None) -> None:
+    def __init__(self, item: Any, reviewer: str, action: str | None = None, *, role: str = "",
+                 refusal: str = "", may_reject: bool = True) -> None:
         super().__init__()
         self.item = item
         self.reviewer = reviewer
         self.action = action
+        self.role = role
+        self.refusal = refusal  # why this reviewer may not approve ("" when allowed)
+        self.may_reject = may_reject
 
     def compose(self) -> ComposeResult:
         item = self.item
@@ -55,10 +63,23 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             yield Label(self._signing_text(), id="review-signing")
 
     def _signing_text(self) -> str:
+        asked = f" · asked by {escape(self.item.clinician)}" if getattr(self.item, "clinician", "") else ""
+        if self.refusal:
+            return f"[b red]{escape(self.refusal)}[/b red]{asked}"
         chosen = f"[b]{ACTION_LABELS[self.action]}[/b] — " if self.action else ""
-        return f"{chosen}signing as [b]{escape(self.reviewer)}[/b]; the decision and time are recorded."
+        role = f" ({escape(self.role)})" if self.role else ""
+        return (f"{chosen}signing as [b]{escape(self.reviewer)}[/b]{role}{asked}; the decision, time and hashes "
+                "of the draft and evidence are recorded.")
+
+    def _allowed(self, action: str) -> bool:
+        return action == "reject" and self.may_reject or not self.refusal
 
     def on_mount(self) -> None:
+        for button in self.query(Button):
+            if button.id in ACTION_LABELS and not self._allowed(button.id):
+                button.disabled = True
+        if self.action is not None and not self._allowed(self.action):
+            self.action = None
         self.query_one("#review-edit").display = self.action == "approve_with_edits"
         self.query_one("#review-edit" if self.action == "approve_with_edits" else "#review-note").focus()
 
@@ -84,6 +105,9 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             self._sign(button)
 
     def _sign(self, action: str) -> None:
+        if not self._allowed(action):
+            self.notify(self.refusal, severity="error", title="Sign-off refused")
+            return
         edited = self.query_one("#review-edit", TextArea).text if action == "approve_with_edits" else ""
         if action == "approve_with_edits" and not edited.strip():
             self.notify("Approve with edits needs the edited text.", severity="error")
