@@ -268,7 +268,7 @@ space spaces line lines nephroblastoma family
 
 # Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
 _EPONYMS = set("""
-hodgkin hodgkins non-hodgkin ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+hodgkin hodgkins non-hodgkin mohs ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
 sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
 pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
 peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube
@@ -497,13 +497,46 @@ def _fold(s: str) -> str:
 
 
 
-def _name_list(fname: str, keep_words: bool = False) -> frozenset[str]:
+def _name_list(fname: str, keep_words: bool = False, english_ok: bool = False) -> frozenset[str]:
     """A census name list, minus entries that are ordinary words in our prose (checked in ``namey``
     too, but dropping them here keeps the sets small) and minus places/publishers common in notes."""
     path = Path(__file__).parent / "phi_data" / fname
     words = (w.strip() for w in path.read_text(encoding="utf-8").splitlines() if not w.startswith("#"))
-    return frozenset(w for w in words if len(w) > 2 and (keep_words or w not in _VOCAB)
+    return frozenset(w for w in words if len(w) > 2 and (keep_words or (w not in _VOCAB and (english_ok or not _english(w, endings=False))))
                      and w not in _NAME_LIST_STOP and w not in _COUNTRIES_STATES)
+
+
+@functools.lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Ordinary English words (lower-case entries of Webster's 2nd, no proper names); loaded on first use."""
+    import gzip
+
+    with gzip.open(Path(__file__).parent / "phi_data" / "english_words.txt.gz", "rt", encoding="utf-8") as fh:
+        return frozenset(w.strip() for w in fh if not w.startswith("#"))
+
+
+# Endings of medical / derived English words that names (almost) never have.
+_WORDISH_ENDINGS = (
+    "ectomy", "otomy", "ostomy", "plasty", "scopy", "graphy", "gram", "oma", "omas", "itis", "osis", "emia",
+    "aemia", "pathy", "plasia", "trophy", "genic", "genesis", "logy", "logist", "cyte", "cytes", "blast",
+    "tion", "tions", "sion", "ment", "ments", "ness", "ity", "ities", "ism", "isms", "ive", "ous", "able",
+    "ible", "ical", "ally", "ing", "ings", "ated", "ized", "ised", "ization", "isation", "ship", "hood",
+    "ward", "wards", "wise", "like", "less", "ful", "ology", "mab", "nib", "ase", "ases", "ine", "ines")
+
+
+def _english(word: str, endings: bool = True) -> bool:
+    """``word`` (lower case) is an ordinary English or medical word, allowing plurals and British -ise;
+    with ``endings``, also any word with a typical derived/medical ending."""
+    ew = _english_words()
+    if word in ew or (endings and word.endswith(_WORDISH_ENDINGS)):
+        return True
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("isation", "ization"), ("ise", "ize"),
+                         ("ised", "ized"), ("our", "or"), ("tre", "ter"), ("ed", ""), ("ed", "e"), ("ied", "y"),
+                         ("ing", ""), ("ing", "e"), ("er", ""), ("ers", ""), ("est", ""), ("ly", ""),
+                         ("'s", ""), ("’s", "")):
+        if word.endswith(suffix) and word[: len(word) - len(suffix)] + repl in ew:
+            return True
+    return False
 
 
 # Census names that are, in clinical notes, far more often a place, a publisher or a word.
@@ -511,10 +544,14 @@ _NAME_LIST_STOP = _wordset(
     "york london boston paris berlin springer council press manual meta america blessing winter diamond "
     "china canada france jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun "
     "mayo kettering sloan hopkins cochrane lippincott wolters kluwer elsevier medline pubmed stage grade "
-    "cancer tumor tumour mass node nodes lymph chemo radiation rad scan dose doses cycle cycles")
+    "cancer tumor tumour mass node nodes lymph chemo radiation rad scan dose doses cycle cycles god info kids")
 
 _FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA) | \
-    _name_list("first_names.txt")
+    _name_list("first_names.txt", english_ok=True)
+# census first names that are also English words ("Misty", "Angel", "Dale") need a cue like other
+# ambiguous names
+_AMBIGUOUS_NAMES |= {w for w in _name_list("first_names.txt", english_ok=True) - _wordset(_FIRST_NAMES_TEXT)
+                     if _english(w, endings=False)}
 # Common surnames (US census); a capitalised one that is not an ordinary word is taken as a name.
 _SURNAMES: frozenset[str] = _name_list("surnames.txt")
 # every census name, words included: only used next to a clear name
@@ -1483,7 +1520,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 m = _LABEL_CUE_END_RE.search(low, max(0, s0 - 70), s0)
                 if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
                     label_hits.append((m, i))
-            if cap(i) and (folds[i] in _FIRST_NAMES or namey(i)) and _cue_possible(text, s0):
+            # vocabulary words are looked at too: after a naming cue ("maiden name is Key") they are names
+            if cap(i) and folds[i] not in _HARD_STOP and _cue_possible(text, s0):
                 m = _VERB_CUE_END_RE.search(low, max(0, s0 - 50), s0)
                 if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
                     verb_hits.append((m, i))
@@ -1595,7 +1633,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if not free[k] or not (cap(k) or lower_mode) or folds[k] in _HARD_STOP:
             continue
         if folds[k] in _FIRST_NAMES or (dialogue and cap(k) and (
-                lowers[k] not in _VOCAB or folds[k] in _AMBIGUOUS_NAMES)):
+                (lowers[k] not in _VOCAB and not _english(lowers[k])) or folds[k] in _AMBIGUOUS_NAMES)):
             found.append((k, k))
 
     # 7b. a lone unknown capitalised word acting as a person: "Irenka is very reliable", "Kuba, can I",
@@ -1604,13 +1642,27 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if not free[i] or not (cap(i) or lower_mode):
             continue
         f = folds[i]
-        known = f in _FIRST_NAMES
-        if not (namey(i) or (known and cap(i))):
+        known = f in _FIRST_NAMES or f in _SURNAMES
+        if not (namey(i) or (known and cap(i))) or f in _NAME_LIST_STOP:
             continue
         e = toks[i][1]
         if _PERSON_VERB_RE.match(text, e) or _KIN_RE.match(text, e) or (
                 re.match(r"[ \t]?[!?]", text[e:e + 2]) and re.search(r",[ \t]$", text[max(0, toks[i][0] - 2):toks[i][0]])):
             if lower_mode and not known:
+                continue
+            found.append((i, i))
+    # 7d. a lone capitalised word inside a sentence that is neither English (Webster's, plurals allowed)
+    #     nor clinical vocabulary, an eponym, a drug or a place: "the true gender of Vehbija", "by
+    #     ex-Zombie Ogasahara".  Camel case ("CheckMate"), ALL CAPS (genes, trials) and short words
+    #     ("Tis") are left alone.
+    if not lower_mode:
+        for i in range(n):
+            w = words[i]
+            if not free[i] or not cap(i) or len(w) < 4 or any(c.isupper() for c in w[1:]) or "-" in w:
+                continue
+            if not namey(i) or _sentence_start(text, toks[i][0]) or head_follows(i):
+                continue
+            if _english(lowers[i]) or folds[i] in _NAME_LIST_STOP:
                 continue
             found.append((i, i))
     if lower_mode:
@@ -1649,7 +1701,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             items = [k for k in items if k is not None and lowers[k] not in ("and", "or", "&")]
             if len(items) < 2 or any(k is None for k in items):
                 continue
-            strict = [k for k in items if namey(k) or (folds[k] in _FIRST_NAMES and cap(k))]
+            strict = [k for k in items if (namey(k) and not _english(lowers[k])) or
+                      ((folds[k] in _FIRST_NAMES or folds[k] in _SURNAMES) and cap(k))]
             # beside a clear name, a census name that is also a word or an eponym is a name too
             # ("Muslija and Brown", "Vizirov, Barrett and Jones")
             known = any(folds[k] in _FIRST_NAMES or folds[k] in _SURNAMES for k in strict)
@@ -1709,8 +1762,15 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             continue
         add_run(i, i)
 
+    # a run inside a longer one ("Clara" within "Clara R. Dickson") would split the name: keep the longest
+    runs: list[list[int]] = []
+    for a, b in sorted(set(found), key=lambda r: (r[0], -r[1])):
+        if runs and a <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], b)
+        else:
+            runs.append([a, b])
     out = []
-    for a, b in sorted(set(found)):
+    for a, b in runs:
         key = tuple(folds[x] for x in range(a, b + 1) if not initial(x) and lowers[x] not in _PARTICLES)
         if not key:
             continue

@@ -337,3 +337,22 @@ def test_address_keeps_going_over_place_particles_and_country():
 def test_existing_placeholders_keep_their_numbers():
     r = redact("Dr. [PERSON_1] agreed. Spoke with Dr. Quennell at (617) 555-0142.")
     assert r.text == "Dr. [PERSON_1] agreed. Spoke with Dr. [PERSON_2] at [PHONE_1]."
+
+
+@pytest.mark.parametrize("text, gone", [
+    ("The scan was reviewed with Szczepanowski before the visit.", "Szczepanowski"),
+    ("Results were faxed to Ogunbanjo yesterday.", "Ogunbanjo"),
+    ("Her maiden name is Key", "Key"),  # an ordinary word after a naming cue
+])
+def test_unknown_capitalised_word_inside_a_sentence_is_a_name(text, gone):
+    assert gone not in redact(text).text
+
+
+def test_brand_drugs_devices_and_procedures_survive_mid_sentence():
+    text = ("Started Keytruda; prior Opdivo, Herceptin and Perjeta. Consider Tagrisso, Lynparza, Ibrance, Xeloda, "
+            "Gleevec, Avastin, Erbitux, Rituxan, Revlimid, Imbruvica, Zofran, Decadron, Neulasta, Ativan, "
+            "Compazine, Emend, Lomotil, Tylenol, Lasix, Lovenox, Eliquis and Xarelto. Foley catheter, Mohs "
+            "surgery, Whipple procedure and Mediport placement; pT1a Tis N0; Hedgehog pathway inhibitors; "
+            "Disclaimer and Illustrations removed; Thymectomy planned.")
+    r = redact(text)
+    assert r.text == text, [text[s:e] for _, s, e in r.spans]
