@@ -315,6 +315,7 @@ _COUNTRY_PHRASES = {
     "rhode island", "south carolina", "south dakota", "west virginia", "district of columbia",
     "the netherlands", "the united states", "the united kingdom", "ivory coast", "cyprus (greek)",
 }
+_CA_PROVINCE_ABBR = {"AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"}
 _US_STATE_ABBR = set("""
 AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC
 ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR
@@ -515,6 +516,9 @@ def _english_words() -> frozenset[str]:
         return frozenset(w.strip() for w in fh if not w.startswith("#"))
 
 
+# Nationality / ancestry adjectives ("Croatian", "Pakistani", "Ashkenazi") are clinical context, not names.
+_DEMONYM_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ani", "azi", "ite", "ino", "ina")
+
 # Endings of medical / derived English words that names (almost) never have.
 _WORDISH_ENDINGS = (
     "ectomy", "otomy", "ostomy", "plasty", "scopy", "graphy", "gram", "oma", "omas", "itis", "osis", "emia",
@@ -682,6 +686,7 @@ _STREET_TYPES = (
     r"Squares|Isle|Islands|Pass|Route|Expressway|Freeway|Landing|Junction|Gate|Quay|Wharf|Esplanade|"
     r"Causeway|Manor|Meadows?|Villas?|Estates?|Fort|Harbor|Harbour|Shores?|Springs?|Station|Summit|"
     r"Turnpike|Viaduct|Vista|Ways|Wells?|Greens?|Groves?|Lakes?|Hollow|Bypass|Center|Centre|Common|Port")
+_STREET_TYPE_WORD_RE = re.compile(rf"(?:{_STREET_TYPES})s?")
 _STREET_TYPE_LONG = r"Street|Avenue|Road|Boulevard|Lane|Drive|Terrace|Parkway|Highway|Close|Crescent|Square"
 _ADDR_US_RE = re.compile(
     rf"\d{{1,6}}(?:[ -]\d{{1,6}})?[A-Za-z]?[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{1,4}})"
@@ -734,7 +739,7 @@ _POSTAL = (r"(?:[A-Z]{1,3}[ -])?\d{3,6}(?:[ -]\d{2,4})?(?![\w])|[A-Z]\d[A-Z][ ]?
            r"[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}\b")
 _POSTAL_RE = re.compile(_POSTAL)
 _PLACE_RE = re.compile(
-    rf"[^\W\d_][\w'’.-]{{0,40}}(?:[ ]{{1,3}}[^\W\d_][\w'’.-]{{0,40}}){{0,4}}(?:[ ]{{0,2}}\([^()\n]{{1,30}}\))?"
+    rf"(?:[^\W\d_]|∆)[\w'’.∆-]{{0,40}}(?:[ ]{{1,3}}(?:[^\W\d_]|∆)[\w'’.∆-]{{0,40}}){{0,4}}(?:[ ]{{0,2}}\([^()\n]{{1,30}}\))?"
     rf"(?:[ ]{{1,3}}(?:{_POSTAL}))?")
 
 # --- locations -------------------------------------------------------------------------------------
@@ -1134,7 +1139,7 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
     return out
 
 
-_PLACE_WORD_RE = re.compile(r"[^\W\d_][\w'’∆-]{0,40}(?:[ ]?\([^()\n]{1,30}\))?")
+_PLACE_WORD_RE = re.compile(r"(?:[^\W\d_]|∆)[\w'’∆-]{0,40}(?:[ ]?\([^()\n]{1,30}\))?")
 
 
 def _same_line_place(text: str, p: int, lower_mode: bool) -> int | None:
@@ -1148,7 +1153,7 @@ def _same_line_place(text: str, p: int, lower_mode: bool) -> int | None:
             break
         w = m.group().split("(")[0].strip()
         ok = (w[0].isupper() or lower_mode) and (
-            w.lower() not in _VOCAB or _fold(w) in _COUNTRIES_STATES
+            w.lower() not in _VOCAB or _fold(w) in _COUNTRIES_STATES or _STREET_TYPE_WORD_RE.fullmatch(w)
             or _fold(text[phrase_start:m.end()].split("(")[0].strip()) in _COUNTRY_PHRASES
             or (w.lower() == "new" and text[m.end():m.end() + 1] == " "))
         if not ok or _fold(w) in _HARD_STOP:
@@ -1206,12 +1211,12 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                     for k, w in enumerate(words):
                         f = _fold(w.strip(".'’"))
                         wl = w.lower().strip(".")
+                        if f in _ADDR_PARTICLES and 0 < k < len(words) - 1:  # "Mora de Rubielos", "Caxias do Sul"
+                            continue
                         if f in _HARD_STOP and f not in ("st",) or f in ("phone", "fax", "mobile", "email",
                                                                         "website", "tel", "desk", "office"):
                             ok = False
                             break
-                        if f in _ADDR_PARTICLES and k > 0:  # "Mora de Rubielos", "Novo mesto u Prahy"
-                            continue
                         if w[0].isupper() or lower_mode or f in _PARTICLES or f == "nan":
                             if wl in _VOCAB and w.islower():
                                 ok = False
@@ -1221,11 +1226,14 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                         break
                 if ok:
                     got = pl.end()
-        if got is None:  # a country/state (or the "nan" of a blank field) closing the block
+        if got is None:  # a country/state/province (or the "nan" of a blank field) closing the block
             cm = _ADDR_COUNTRY_TAIL_RE.match(text, p)
-            if cm and (newline_or_comma or cm.group(1) or text[p:cm.end()].strip() in _US_STATE_ABBR
-                       or text[p:cm.end()] == "nan"):
+            if cm:
                 got = cm.end()
+        if got is None and "\n" in sep and "," in sep:  # "...\n, 13\n 44939": a form's region code
+            rm = re.match(r"\d{1,3}(?=[ \t]*\n)", text[p:p + 4])
+            if rm:
+                got = p + rm.end()
         if got is None or not mask.free(p, got):
             break
         e = _trim(text, p, got, " \t,.")[1]
@@ -1236,7 +1244,7 @@ _ADDR_COUNTRY_TAIL_RE = re.compile(
     r"(?i:(?:(?:upper|lower|north|south|east|west|northern|southern|central)[ ])?(?:"
     + "|".join(re.escape(c) for c in sorted(_COUNTRIES_STATES | _COUNTRY_PHRASES, key=len, reverse=True))
     + r"|nan))(?:[ ]?\([^()\n]{1,20}\))?([ ,]{1,3}" + _POSTAL + r")?(?![\w'’-])"
-    + r"|(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")(?=[ \t]*(?:$|[\n.,;)]))")
+    + r"|(?:" + "|".join(sorted(_US_STATE_ABBR | _CA_PROVINCE_ABBR)) + r")(?=[ \t]*(?:$|[\n.,;)]))")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1662,7 +1670,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 continue
             if not namey(i) or _sentence_start(text, toks[i][0]) or head_follows(i):
                 continue
-            if _english(lowers[i]) or folds[i] in _NAME_LIST_STOP:
+            if _english(lowers[i]) or folds[i] in _NAME_LIST_STOP or lowers[i].endswith(_DEMONYM_ENDINGS):
                 continue
             found.append((i, i))
     if lower_mode:

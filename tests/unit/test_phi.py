@@ -356,3 +356,20 @@ def test_brand_drugs_devices_and_procedures_survive_mid_sentence():
             "Disclaimer and Illustrations removed; Thymectomy planned.")
     r = redact(text)
     assert r.text == text, [text[s:e] for _, s, e in r.spans]
+
+
+def test_ancestry_and_nationality_survive():
+    text = ("Ashkenazi Jewish ancestry (BRCA founder variants); of Croatian descent; a Pakistani woman; "
+            "Hispanic female; Japanese patient.")
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, gone", [
+    ("Mail: 638 2229 Wolmarans St\nCaxias do Sul, RS 24893, thanks", ["Caxias", "Sul"]),
+    ("Address: 590 Edington Drive\nToronto\n, ON\n Canada 27539", ["Toronto", "ON", "27539"]),
+    ("User: 6108 Friedhofstrasse 33 Suite 979 BIBER Upper Austria", ["BIBER", "Upper"]),
+])
+def test_address_block_tails(text, gone):
+    r = redact(text)
+    for g in gone:
+        assert g not in r.text, r.text
