@@ -1,8 +1,12 @@
 """Benchmark: retrieval latency per stage over dev-set queries (p50/p95, milliseconds).
 
-Needs an ingested store: by default the configured knowledge base; or --store DIR built by
-``bench/kb_ingest.py --keep DIR`` (collection "bench"). Stages: 1 recall = embed + dense search + BM25/fusion,
-2 gate, 3 rerank, 4 trim; and the total.
+Needs an ingested store: by default the configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data``
+after ``oncotui kb ingest ../shared/corpus/pdq``); or --store DIR built by ``bench/kb_ingest.py --keep DIR``
+(collection "bench"). Stages: 1 recall = query embedding + dense search + BM25/fusion, 2 gate, 3 rerank, 4 trim;
+then the total, its ratio to the issue's target (p95 <= 150 ms for the four stages together) and the total
+without Stage 3. The gate is opened (threshold 2.0) so that every query runs every stage.
+
+Without ../shared (a checkout on another machine) it says so and exits 0.
 
 Run: .venv/bin/python bench/kb_retrieval.py [--store DIR] [--model ...] [-n 200] [--no-rerank]
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared"
+TARGET_P95_MS = 150.0  # issue #3: all four stages together
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -43,6 +49,9 @@ def main() -> int:
     ap.add_argument("--collection", default="bench")
     ap.add_argument("--no-rerank", action="store_true")
     args = ap.parse_args()
+    if not args.set.is_file():
+        print(f"skipped: no query set at {args.set} (the shared dev set is not on this machine)")
+        return 0
     queries = [json.loads(line)["query"] for line in args.set.read_text().splitlines() if line.strip()]
     queries = (queries * (args.n // max(len(queries), 1) + 1))[:args.n]
     if args.store:
@@ -54,23 +63,34 @@ def main() -> int:
     else:
         kb = open_kb(settings)
     if kb.count() == 0:
-        print("the knowledge base is empty: ingest first", file=sys.stderr)
+        print(f"the knowledge base at {kb.location} is empty: ingest first (see the docstring)", file=sys.stderr)
         return 2
     params = retrieval_params(settings, rerank=not args.no_rerank, distance_threshold=2.0)  # every stage runs
     kb.retrieve("warm-up query about breast cancer treatment", params)
-    stages: dict[str, list[float]] = {k: [] for k in ("recall", "gate", "rerank", "trim", "total")}
+    stages: dict[str, list[float]] = {k: [] for k in ("recall", "gate", "rerank", "trim", "total", "no_rerank")}
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     for q in queries:
         tm = kb.retrieve(q, params).timings
-        stages["recall"].append(tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0))
+        recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0)
+        stages["recall"].append(recall)
         for k in ("gate", "rerank", "trim", "total"):
             stages[k].append(tm.get(k, 0.0))
+        stages["no_rerank"].append(tm.get("total", 0.0) - tm.get("rerank", 0.0))
     wall = time.perf_counter() - t0
     print(f"{len(queries)} queries, {kb.count()} chunks, model {kb.embedder_spec}, hybrid {params.hybrid}, "
-          f"rerank {params.rerank} ({settings.rerank.max_tokens} tokens), {wall:.1f} s")
-    print(f"{'stage':<8} {'p50 ms':>8} {'p95 ms':>8}")
+          f"recall_k {params.recall_k}, rerank {'off' if args.no_rerank else settings.rerank.model} "
+          f"({settings.rerank.max_tokens} tokens), {wall:.1f} s; load average {load:.1f} at start, "
+          f"{os.getloadavg()[0]:.1f} at end")
+    print(f"{'stage':<22} {'p50 ms':>9} {'p95 ms':>9}")
+    labels = {"recall": "1 recall", "gate": "2 gate", "rerank": "3 rerank", "trim": "4 trim",
+              "total": "total (1-4)", "no_rerank": "total without 3"}
     for k, xs in stages.items():
-        print(f"{k:<8} {pct(xs, 50) * 1000:>8.1f} {pct(xs, 95) * 1000:>8.1f}")
+        print(f"{labels[k]:<22} {pct(xs, 50) * 1000:>9.1f} {pct(xs, 95) * 1000:>9.1f}")
+    p95 = pct(stages["total"], 95) * 1000
+    ratio = p95 / TARGET_P95_MS
+    print(f"total p95 {p95:.0f} ms = {ratio:.2f}x the target of {TARGET_P95_MS:g} ms "
+          f"({'met' if ratio <= 1 else 'missed'})")
     kb.close()
     return 0
 

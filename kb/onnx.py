@@ -33,6 +33,9 @@ def load_onnx_encoder(path: Path, key: str, name: str, max_tokens: int,
         opts.log_severity_level = 3
         opts.intra_op_num_threads = cpu_threads()
         opts.inter_op_num_threads = 1
+        # Idle worker threads sleep instead of spin-waiting: on a small shared machine the spinning threads steal
+        # the cores the other worker needs (2 threads ran ~3x slower than with this off under load; kb/EVAL.md).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         session = ort.InferenceSession(str(path / "model.onnx"), sess_options=opts,
                                        providers=["CPUExecutionProvider"])

@@ -172,6 +172,7 @@ def test_ingest_retrieve_idempotency_update_remove(tmp_path, make_kb, docs):
     assert report.errors == ()
     assert report.chunks_added == kb.count() >= 5
     assert [s[1:] for s in seen] == [(1, 3), (2, 3), (3, 3)]
+    assert emb.calls == 1  # small documents go to the model together (length-sorted batches across documents)
     sources = {Path(s["source"]).name: s for s in kb.sources()}
     assert set(sources) == {"breast.md", "lung.md", "pancreas.txt"}
     assert sources["lung.md"]["title"] == "Lung Cancer Test Guide"
