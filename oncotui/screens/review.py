@@ -60,7 +60,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
                 yield Button("Approve with edits", id="approve_with_edits", variant="warning", compact=True)
                 yield Button("Reject", id="reject", variant="error", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
-            yield Label(self._signing_text(), id="review-signing")
+            yield Static(self._signing_text(), id="review-signing")  # wraps: the refusal can be long
 
     def _signing_text(self) -> str:
         asked = f" · asked by {escape(self.item.clinician)}" if getattr(self.item, "clinician", "") else ""
@@ -68,8 +68,8 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             return f"[b red]{escape(self.refusal)}[/b red]{asked}"
         chosen = f"[b]{ACTION_LABELS[self.action]}[/b] — " if self.action else ""
         role = f" ({escape(self.role)})" if self.role else ""
-        return (f"{chosen}signing as [b]{escape(self.reviewer)}[/b]{role}{asked}; the decision, time and hashes "
-                "of the draft and evidence are recorded.")
+        return (f"{chosen}signing as [b]{escape(self.reviewer)}[/b]{role}{asked}. Recorded: decision, time, note, "
+                "hashes of the draft and evidence.")
 
     def _allowed(self, action: str) -> bool:
         return action == "reject" and self.may_reject or not self.refusal
@@ -100,7 +100,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             self.action = button
             self.query_one("#review-edit").display = True
             self.query_one("#review-edit").focus()
-            self.query_one("#review-signing", Label).update(self._signing_text())
+            self.query_one("#review-signing", Static).update(self._signing_text())
         elif button in ACTION_LABELS:
             self._sign(button)
 

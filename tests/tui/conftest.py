@@ -22,7 +22,8 @@ def build(tmp_path: Path, model: FakeModel | None = None, kb: FakeKB | None = No
     from oncotui.app import create_app
 
     engine, model, _ = make_engine(tmp_path, model=model, kb=kb,
-                                   overrides={"ui.reviewer": "dr-review", **(overrides or {})}, nodes=nodes)
+                                   overrides={"ui.reviewer": "dr-review", "hitl.clinician": "dr-ask",
+                                              **(overrides or {})}, nodes=nodes)
     return create_app(lambda: engine), engine, model
 
 
