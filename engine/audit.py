@@ -191,6 +191,10 @@ def state_summary(state: Any) -> dict[str, Any]:
     if state.draft is not None:
         out["draft"] = {"sha256": sha256_hex(canonical_json(state.draft)), "model": state.draft.model,
                         "recommendations": len(state.draft.recommendations)}
+    ledger = getattr(state, "ledger", None)  # claim release states, when the governor has run
+    if ledger is not None and ledger.claims:
+        out["claims"] = [{"id": c.id, "state": getattr(c, "state", ""), "evidence": list(c.evidence)}
+                         for c in ledger.claims]
     if state.verdicts:
         v = state.verdicts[-1]
         out["critic"] = {"attempt": v.attempt, "passed": v.passed, "issues": list(v.issues)}
