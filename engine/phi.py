@@ -316,6 +316,8 @@ _COUNTRY_PHRASES = {
     "the netherlands", "the united states", "the united kingdom", "ivory coast", "cyprus (greek)",
 }
 _CA_PROVINCE_ABBR = {"AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"}
+_COUNTRY_PHRASE_RE = re.compile(
+    r"\b(?:" + "|".join(re.escape(c) for c in sorted(_COUNTRY_PHRASES, key=len, reverse=True)) + r")\b")
 _US_STATE_ABBR = set("""
 AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC
 ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR
@@ -661,7 +663,8 @@ _ID_SAFE_PREFIX = ("nct", "isrctn", "actrn", "eudract", "rs", "grch", "hg", "chr
 
 _PHONE_LABEL_RE = _ci(
     r"(?:phone|tel|telephone|mobile|cell|cellphone|fax|pager|beeper|contact|call|desk|office|home|work|"
-    r"ph|mob|direct|landline|number)\b\.?[ \t]{0,3}(?:#|no\.?|number|num)?[ \t]{0,3}[:\-]?\s{0,4}"
+    r"ph|mob|direct|landline|number|"
+    r"(?:answering|reach(?:ed)?|call(?:ed)?|text|ring|contact)(?:[ ](?:me|him|her|us|them|the[ ]\w+))?[ ](?:at|on))\b\.?[ \t]{0,3}(?:#|no\.?|number|num)?[ \t]{0,3}[:\-]?\s{0,4}"
     r"(\+?[\d(][\d \t().-]{5,24}\d(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?)")
 _PHONE_RE = re.compile(
     r"(?:\+[ ]?\d{1,3}[ .-]?)?(?:1[ .-])?(?:\(\d{1,5}\)[ .-]?(?:\d{1,4}[ .-]?)?)?\d{2,5}"
@@ -750,6 +753,9 @@ _CITY_CUE_RE = _ci(
     r"based[ ]in|city[ ]of|town[ ]of|village[ ]of|grew[ ]up[ ]in|comes?[ ]from|came[ ]from|year[ ]in|"
     r"visiting|trip[ ]to|where[ ]?:|location[ ]?:|city[ ]?:|town[ ]?:|birthplace[ ]?:|place[ ]of[ ]birth[ ]?:|"
     r"arrived[ ](?:at|in)|returned[ ]to|back[ ]to)[ \t:]{1,3}(?:the[ ])?")
+# words that start place names ("New Westminster", "Port Paien") and are ordinary words on their own
+_PLACE_PREFIXES = _wordset("new port fort mount mt saint st san santa los las upper lower north south east west "
+                           "station lake")
 # weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
 _PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
 
@@ -1411,6 +1417,11 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     lowers = [w.lower() for w in words]
     folds = [_fold(w) for w in words]
     free = [mask.free(s, e) for s, e in toks]
+    # "North Carolina", "New Jersey": a state or country, not a person with a first name
+    for m in _COUNTRY_PHRASE_RE.finditer(low):
+        for k, (s0, e0) in enumerate(toks):
+            if m.start() <= s0 and e0 <= m.end():
+                free[k] = False
 
     capv = [w[0].isupper() and (len(w) == 1 or (not w.isupper() and not w[1].isupper())) for w in words]
 
@@ -1445,7 +1456,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return False
         if "-" in w and _clinical_compound(w):
             return False
-        if f in _COUNTRIES_STATES:
+        if f in _COUNTRIES_STATES and not allow_vocab:  # "Dr. Virginia Hale" is a person
             return False
         if lowers[i] in _VOCAB and (not allow_vocab or lower_mode) and f not in _FIRST_NAMES:
             return False
@@ -1582,7 +1593,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             continue
         if not (cap(i) or (lower_mode and words[i].islower())):
             continue
-        amb = f in _AMBIGUOUS_NAMES or lowers[i] in _VOCAB
+        amb = f in _AMBIGUOUS_NAMES or lowers[i] in _VOCAB or f in _COUNTRIES_STATES  # "Georgia", "Virginia"
         if head_follows(i):
             continue
         if amb:
@@ -1671,6 +1682,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if not namey(i) or _sentence_start(text, toks[i][0]) or head_follows(i):
                 continue
             if _english(lowers[i]) or folds[i] in _NAME_LIST_STOP or lowers[i].endswith(_DEMONYM_ENDINGS):
+                continue
+            # after "in/from/to ..." (possibly "to New ...") it is a place: the location rules take it
+            p0 = toks[i - 1][0] if i > 0 and lowers[i - 1] in _PLACE_PREFIXES and joinable(i) else toks[i][0]
+            if _PREP_CUE_END_RE.search(low, max(0, p0 - 8), p0) or _CITY_CUE_END_RE.search(low, max(0, p0 - 40), p0):
                 continue
             found.append((i, i))
     if lower_mode:
@@ -1819,7 +1834,11 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 continue
             w = text[s0:e0]
             lw = w.lower()
-            if len(w) <= 2 or (len(w) > 1 and w[1].isupper()) or lw in _VOCAB or _fold(w) in _EPONYMS or \
+            prefix = lw in _PLACE_PREFIXES and i + 1 < len(toks) and toks[i + 1][0] == e0 + 1 and \
+                text[e0] == " " and text[toks[i + 1][0]].isupper() and \
+                text[toks[i + 1][0]:toks[i + 1][1]].lower() not in _VOCAB
+            if len(w) <= 2 or (len(w) > 1 and w[1].isupper()) or (lw in _VOCAB and not prefix) or \
+                    _fold(w) in _EPONYMS or \
                     _clinical_compound(w) or \
                     _fold(w) in _FIRST_NAMES or _fold(w) in _HARD_STOP or _is_drugish(lw):
                 continue
@@ -1857,6 +1876,11 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 break
             if k in weak and (w.isupper() and len(w) > 1 or (j > k and lw in _VOCAB)):
                 break
+            if j == k and lw in _PLACE_PREFIXES and j + 1 < len(toks) and text[e:e + 1] == " " and \
+                    text[toks[j + 1][0]].isupper() and toks[j + 1][0] == e + 1:
+                last = j
+                j += 1
+                continue
             if j == k and (lw in _VOCAB or (w.isupper() and len(w) <= 3)):
                 break
             if _fold(w) in _HARD_STOP:

@@ -373,3 +373,20 @@ def test_address_block_tails(text, gone):
     r = redact(text)
     for g in gone:
         assert g not in r.text, r.text
+
+
+def test_states_are_not_people_but_people_named_after_states_are():
+    assert redact("Moved from Georgia to North Carolina.").text == "Moved from Georgia to North Carolina."
+    r = redact("Dr. Virginia Hale called; Georgia Brooks agreed.")
+    assert "Virginia" not in r.text and "Hale" not in r.text and "Georgia" not in r.text
+
+
+def test_places_with_a_prefix_word_are_removed_whole():
+    r = redact("She flew to New Westminster, then back to Port Paien.")
+    assert "Westminster" not in r.text and "Paien" not in r.text and "New" not in r.text, r.text
+
+
+def test_phone_after_a_calling_cue():
+    r = redact("They're not answering at 99 668472; you can reach her at 0412 88 9301.")
+    assert "668472" not in r.text and "9301" not in r.text
+    assert redact("Call me at 3 pm; reached at 12 weeks.").text == "Call me at 3 pm; reached at 12 weeks."
