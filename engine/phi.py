@@ -268,7 +268,7 @@ space spaces line lines nephroblastoma family
 
 # Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
 _EPONYMS = set("""
-hodgkin hodgkins non-hodgkin mohs ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+hodgkin hodgkins non-hodgkin mohs waldeyer ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
 sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
 pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
 peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube
@@ -535,6 +535,8 @@ def _english(word: str, endings: bool = True) -> bool:
     with ``endings``, also any word with a typical derived/medical ending."""
     ew = _english_words()
     if word in ew or (endings and word.endswith(_WORDISH_ENDINGS)):
+        return True
+    if word[-1:] in ("a", "b", "c") and word[:-1] in ew and word[:-1] not in ("", "a"):  # table footnote "Necka"
         return True
     for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("isation", "ization"), ("ise", "ize"),
                          ("ised", "ized"), ("our", "or"), ("tre", "ter"), ("ed", ""), ("ed", "e"), ("ied", "y"),
@@ -1862,7 +1864,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             s, e = toks[j]
             if j > k:
                 g = text[toks[j - 1][1]:s]
-                if g not in (" ", "  ", "' ", "’ ", "-", ". "):
+                if g not in (" ", "  ", "' ", "’ ", "-", ". ") or (
+                        g == ". " and len(text[toks[j - 1][0]:toks[j - 1][1]]) > 3):  # "St. Paul", not a sentence end
                     break
             w = text[s:e]
             lw = w.lower()
@@ -1901,7 +1904,10 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
     if not lower_mode:
         for m in _CITY_STATE_RE.finditer(text):
             s, e = m.start(1), m.end(1)
-            words = m.group(1).split()
+            cut = m.group(1).rfind(". ")  # "... Cancer Treatment. Bethesda, MD": the city starts after the period
+            if cut >= 0:
+                s += cut + 2
+            words = text[s:e].split()
             if all(w.lower() in _VOCAB for w in words) or any(len(w) > 1 and w[1].isupper() for w in words):
                 continue
             if mask.free(s, e):
