@@ -154,9 +154,10 @@ class AuditLog:
                                     f"the log ends at #{count} but {head_seq} entries were written (deleted)")
             return Verification(count, False, count, self._kind(count),
                                 "the last entry does not match the recorded head (altered or inserted)")
-        problem = self._checkpoint_mismatch()
-        if problem is not None:
-            return Verification(count, False, problem[0], "node", problem[1])
+        for check, kind in ((self._checkpoint_mismatch, "node"), (self._approval_mismatch, "decision")):
+            problem = check()
+            if problem is not None:
+                return Verification(count, False, problem[0], kind, problem[1])
         return Verification(count, True, head_hash=prev)
 
     def _kind(self, seq: int) -> str:
@@ -173,6 +174,21 @@ class AuditLog:
                 return e.seq, f"checkpoint {data.get('checkpoint')} of consult {e.consult_id} is missing (deleted)"
             if sha256_hex(row[0]) != data.get("state_sha256"):
                 return e.seq, f"checkpoint {data.get('checkpoint')} of consult {e.consult_id} was altered"
+        return None
+
+
+    def _approval_mismatch(self) -> tuple[int, str] | None:
+        """Decision entries bind the approval row: a reviewer, role, note or status edited afterwards shows here."""
+        status = {"approve": "approved", "approve_with_edits": "approved_with_edits", "reject": "rejected"}
+        for e in self.entries(kind="decision"):
+            d = e.data
+            row = self.conn.execute("select status, reviewer, role, note, decided_at, record from approvals "
+                                    "where id = ?", [d["approval_id"]]).fetchone()
+            expected = (status[d["action"]], d["reviewer"], d["role"], d["note"], d["at"], canonical_json(d))
+            if row is None:
+                return e.seq, f"approval item {d['approval_id']} is missing (deleted)"
+            if tuple(row) != expected:
+                return e.seq, f"approval item {d['approval_id']} no longer matches the signed decision (altered)"
         return None
 
 

@@ -133,6 +133,17 @@ def test_a_checkpoint_edited_after_the_fact_is_detected(tmp_path):
     assert not result.ok and result.kind == "node" and "checkpoint" in result.problem and "altered" in result.problem
 
 
+def test_an_approval_row_edited_after_signing_is_detected(tmp_path):
+    engine = consults(tmp_path)
+    [item] = engine.store.approvals(None)
+    con = sqlite3.connect(engine.settings.db_path)
+    con.execute("update approvals set reviewer = 'dr.boss' where id = ?", [item.id])
+    con.commit()
+    con.close()
+    result = engine.store.audit.verify()
+    assert not result.ok and result.kind == "decision" and item.id in result.problem
+
+
 def test_export_is_recorded_with_the_file_hash(tmp_path):
     from oncotui.export import export_consult
 
