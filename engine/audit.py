@@ -68,7 +68,7 @@ class Verification:
     @property
     def message(self) -> str:
         if self.ok:
-            return f"{self.entries} entries, chain intact (head {self.head_hash[:16]}…)"
+            return f"{self.entries} entries, chain intact; head {self.head_hash}"
         where = f"entry #{self.seq}" + (f" ({self.kind})" if self.kind else "")
         return f"audit log tampered at {where}: {self.problem}"
 
