@@ -562,6 +562,7 @@ _AMBIGUOUS_NAMES |= {w for w in _name_list("first_names.txt", english_ok=True) -
                      if _english(w, endings=False)}
 # Common surnames (US census); a capitalised one that is not an ordinary word is taken as a name.
 _SURNAMES: frozenset[str] = _name_list("surnames.txt")
+_CENSUS_SURNAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True)
 # every census name, words included: only used next to a clear name
 _CENSUS_NAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True) | \
     _name_list("first_names.txt", keep_words=True)
@@ -770,7 +771,7 @@ _ORG_HEAD_RE = re.compile(
     r"Medical[ ]Associates|Inc|Incorporated|LLC|L\.L\.C\.|Ltd|Limited|Corp|Corporation|PLC|GmbH|Group|"
     r"Partners|Associates|Technologies|Software|Consulting|Solutions|Services|Systems|Insurance|"
     r"Holdings|Industries|Enterprises|Company|Co|Sons|Foundation|Agency|Bank|Trust|Capital|"
-    r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines)\b\.?")
+    r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines|Research|Service|Brothers|Bros)\b\.?")
 _ORG_UNIV_OF_RE = re.compile(
     r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College)[ ]of[ ]((?:the[ ])?"
     r"(?:[A-Z][\w'’-]{1,40}[ ]?){1,4})")
@@ -1288,6 +1289,10 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
                 break
             w = text[ts:te]
             f = w.lower()
+            if f in ("and", "&") and first is None and j == k - 1 and \
+                    m.group().lower().rstrip(".") in ("sons", "brothers", "bros", "partners", "associates", "co"):
+                j -= 1  # "Thomas and Sons", "Smith & Co."
+                continue
             if f in _ORG_CONNECT and first is not None:
                 if f == "of" and (j == 0 or text[toks[j - 1][0]:toks[j - 1][1]].lower() not in _ORG_OF_HEADS):
                     break  # "Jeremy Hartmann of Acme Inc": the person is not part of the organisation
@@ -1312,7 +1317,7 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         if not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
             continue
         head = m.group().lower()
-        if head in ("group", "research", "services", "systems", "capital", "media", "trust", "bank", "lines",
+        if head in ("group", "research", "service", "brothers", "services", "systems", "capital", "media", "trust", "bank", "lines",
                     "traffic", "transit", "analytics", "co", "sons", "company", "agency", "foundation",
                     "institute", "college", "university", "labs", "lab", "partners", "associates") and all(
                 w in _VOCAB for w in words):
@@ -1324,7 +1329,22 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         um = re.match(r"[ ]of[ ](?:the[ ])?((?:[A-Z][\w'’-]{1,40}[ ]?){1,3})", text[e:e + 120])
         if um:
             e = e + um.end(1)
+        while True:  # "Allstate Insurance Group", "Gradiant Research LLC": one name with several heads
+            nm = re.match(r",?[ ]", text[e:e + 2])
+            hm = _ORG_HEAD_RE.match(text, e + nm.end()) if nm else None
+            if not hm or (hm.end() < len(text) and text[hm.end() - 1].isalnum() and text[hm.end()].isalnum()):
+                break
+            e = hm.end()
+            if text[e - 1] == "." and hm.group().lower().rstrip(".") not in ("inc", "ltd", "corp", "co"):
+                e -= 1
         s, e = _trim(text, s, e, " \t,")
+        if out and s < out[-1][1]:  # overlaps the previous organisation: start after it ("X LLC and Y Group")
+            if e <= out[-1][1]:
+                continue
+            rest = re.match(r"(?:[ ,]+(?:and|&)?)*[ ,]*", text[out[-1][1]:e])
+            s = out[-1][1] + (rest.end() if rest else 0)
+            if not text[s:s + 1].isupper():
+                continue
         if mask.free(s, e):
             out.append((s, e))
     for m in _iter(_ORG_UNIV_OF_RE, text):
@@ -2009,6 +2029,32 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "PERSON", key])
+
+    # "Barnett, Melton and Garcia": three or more bare surnames in a comma list name a firm (law firms,
+    # practices); one placeholder, so the "and" between them does not stay behind as a clue
+    final.sort(key=lambda a: a[0])
+    merged_final: list[list] = []
+    for a in final:
+        merged_final.append(a)
+        k = len(merged_final)
+        run = []
+        while k >= 1 and merged_final[k - 1][2] == "PERSON" and merged_final[k - 1][3] and \
+                len(merged_final[k - 1][3]) == 1:
+            run.insert(0, k - 1)
+            if k >= 2 and re.fullmatch(r",[ ]|,?[ ](?:and|&)[ ]", text[merged_final[k - 2][1]:merged_final[k - 1][0]]):
+                k -= 1
+                continue
+            break
+        if len(run) >= 3 and re.fullmatch(r",?[ ](?:and|&)[ ]", text[merged_final[run[-2]][1]:merged_final[run[-1]][0]]) \
+                and all(text[merged_final[x][1]:merged_final[x + 1][0]] == ", " for x in run[:-2]) \
+                and not re.search(r"(?i)\bdrs?\.?[ ]$", text[max(0, merged_final[run[0]][0] - 5):merged_final[run[0]][0]]) \
+                and not any(merged_final[x][3][0] in _FIRST_NAMES and merged_final[x][3][0] not in _CENSUS_SURNAMES
+                            for x in run):
+            s0, e0 = merged_final[run[0]][0], merged_final[run[-1]][1]
+            del merged_final[run[0]:]
+            merged_final.append([s0, e0, "ORGANIZATION", None])
+            mask.take(s0, e0)
+    final = merged_final
 
     for s, e in _locations(text, low, toks, starts, mask, lower_mode):
         if mask.free(s, e):

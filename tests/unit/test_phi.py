@@ -390,3 +390,12 @@ def test_phone_after_a_calling_cue():
     r = redact("They're not answering at 99 668472; you can reach her at 0412 88 9301.")
     assert "668472" not in r.text and "9301" not in r.text
     assert redact("Call me at 3 pm; reached at 12 weeks.").text == "Call me at 3 pm; reached at 12 weeks."
+
+
+def test_firm_names():
+    r = redact("Thomas and Sons, Gradiant Research LLC and Allstate Insurance Group replied; "
+               "Lopez, Santos and Coleman is a design agency.")
+    assert r.text == ("[ORGANIZATION_1], [ORGANIZATION_2] and [ORGANIZATION_3] replied; "
+                      "[ORGANIZATION_4] is a design agency."), r.text
+    # people with a title keep one placeholder each
+    assert redact("Drs. Smith, Jones and Lee agreed.").text == "Drs. [PERSON_1], [PERSON_2] and [PERSON_3] agreed."
