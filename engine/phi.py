@@ -1239,9 +1239,14 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
             cm = _ADDR_COUNTRY_TAIL_RE.match(text, p)
             if cm:
                 got = cm.end()
-        if got is None and "\n" in sep and "," in sep:  # "...\n, 13\n 44939": a form's region code
-            rm = re.match(r"\d{1,3}(?=[ \t]*\n)", text[p:p + 4])
+        if got is None and "\n" in sep and "," in sep:  # "...\n, 13\n 44939", "\n, WHT\n": a form's region code
+            rm = re.match(r"(?:\d{1,3}|[^\W\d_]{1,3})(?=[ \t]*\n)", text[p:p + 4])
             if rm:
+                got = p + rm.end()
+        if got is None and not newline_or_comma:  # "OULU NO": a region code after a city in capitals
+            last = re.search(r"([^\W\d_]{3,})\Z", text[max(0, e - 40):e])
+            rm = re.match(r"[A-Z]{2,3}(?=[ \t]*(?:$|[\n.,;)]))", text[p:p + 5])
+            if last and last.group(1).isupper() and rm:
                 got = p + rm.end()
         if got is None or not mask.free(p, got):
             break

@@ -399,3 +399,8 @@ def test_firm_names():
                       "[ORGANIZATION_4] is a design agency."), r.text
     # people with a title keep one placeholder each
     assert redact("Drs. Smith, Jones and Lee agreed.").text == "Drs. [PERSON_1], [PERSON_2] and [PERSON_3] agreed."
+
+
+def test_region_code_after_a_city_in_capitals():
+    r = redact("I once lived in 416 Kiannonkatu 98 Apt. 934 OULU NO. Now elsewhere.")
+    assert "OULU" not in r.text and " NO." not in r.text and r.text.endswith("Now elsewhere."), r.text
