@@ -47,6 +47,26 @@ async def submit(pilot: Any, text: str, *, wait: bool = True) -> None:
         await pilot.pause()
 
 
+async def run_palette_command(pilot: Any, query: str, title: str) -> None:
+    """ctrl+p, type ``query``, wait until the palette's top hit is ``title`` (its search runs asynchronously,
+    slower on a loaded machine), then Enter."""
+    from textual.command import CommandList, CommandPalette
+
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+    await pilot.press(*query)
+
+    def top_hit() -> str:
+        options = app.screen.query_one(CommandList)
+        if not options.option_count or options.highlighted is None:
+            return ""
+        return str(options.get_option_at_index(options.highlighted).prompt)
+
+    await wait_for(pilot, lambda: title in top_hit(), timeout=10)
+    await pilot.press("enter")
+
+
 @pytest.fixture
 def notices(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Every notify() made by any app in the test, as (severity, message)."""

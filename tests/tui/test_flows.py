@@ -11,7 +11,7 @@ from oncotui.screens.help import HelpScreen
 from oncotui.screens.review import ReviewScreen
 from oncotui.widgets.chat.consult_view import ConsultView
 from tests.fakes import GOOD_DRAFT, FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, run_palette_command, submit, wait_for
 
 SIZE = (120, 40)
 
@@ -260,10 +260,7 @@ async def test_keymap_help_palette_and_badge(tmp_path: Path) -> None:
         rows = {row[3]: row for row in app.screen.rows}
         assert rows["new_patient"][0] == "f9" and "cancel" in rows and "approve" in rows and "export" in rows
         await pilot.press("escape")
-        await pilot.press("ctrl+p")
-        await pilot.press(*"new pat")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_palette_command(pilot, "new pat", "New patient")
         await wait_for(pilot, lambda: app.current_patient == "PT-0002")
         assert app.query_one("#badge").display
         app.action_toggle_theme()  # light theme (also in the palette)
@@ -339,10 +336,7 @@ async def test_palette_ingest_real_kb_with_a_bad_file(tmp_path: Path) -> None:
     app, engine, _ = build(tmp_path)
     engine._kb = open_kb(engine.settings)  # the product's Chroma KB instead of the fake
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+p")
-        await pilot.press(*"ingest")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_palette_command(pilot, "ingest", "Ingest guidelines")
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         screen = app.screen
         result = screen.query_one("#ingest-result")
