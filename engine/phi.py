@@ -771,7 +771,8 @@ _ORG_HEAD_RE = re.compile(
     r"Medical[ ]Associates|Inc|Incorporated|LLC|L\.L\.C\.|Ltd|Limited|Corp|Corporation|PLC|GmbH|Group|"
     r"Partners|Associates|Technologies|Software|Consulting|Solutions|Services|Systems|Insurance|"
     r"Holdings|Industries|Enterprises|Company|Co|Sons|Foundation|Agency|Bank|Trust|Capital|"
-    r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines|Research|Service|Brothers|Bros)\b\.?")
+    r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines|Research|Service|Brothers|Bros|"
+    r"Medicine|Physicians|Primary[ ]Care|Urgent[ ]Care|Oncology|Cancer[ ]Care|Imaging|Radiology)\b\.?")
 _ORG_UNIV_OF_RE = re.compile(
     r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College)[ ]of[ ]((?:the[ ])?"
     r"(?:[A-Z][\w'’-]{1,40}[ ]?){1,4})")
@@ -1322,7 +1323,8 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         if not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
             continue
         head = m.group().lower()
-        if head in ("group", "research", "service", "brothers", "services", "systems", "capital", "media", "trust", "bank", "lines",
+        if head in ("medicine", "physicians", "primary care", "urgent care", "oncology", "cancer care", "imaging",
+                    "radiology", "group", "research", "service", "brothers", "services", "systems", "capital", "media", "trust", "bank", "lines",
                     "traffic", "transit", "analytics", "co", "sons", "company", "agency", "foundation",
                     "institute", "college", "university", "labs", "lab", "partners", "associates") and all(
                 w in _VOCAB for w in words):
