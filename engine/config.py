@@ -46,13 +46,15 @@ class ModelProfile(_Section):
     model_name: str = ""  # openai backend: model id sent to the server
     api_key: str = ""  # openai backend, for servers that ask for one
     label: str = ""  # shown in the UI; "tiny" embedded models say so here
+    evidence_locked: bool = False  # with engine.evidence_locked = "auto": only select retrieved sentences
 
 
 DEFAULT_PROFILES = {
     "smollm2": ModelProfile(backend="llama_cpp", path="embedded:smollm2", n_ctx=4096, max_tokens=384,
-                            label="SmolLM2-135M (tiny demo model, clinically useless)"),
+                            label="SmolLM2-135M (tiny demo model, clinically useless)", evidence_locked=True),
     "qwen-coder": ModelProfile(backend="llama_cpp", path="embedded:qwen-coder-0.5b", n_ctx=4096,
-                                    max_tokens=512, label="Qwen2.5-Coder-0.5B (tiny demo model, clinically useless)"),
+                                    max_tokens=512, label="Qwen2.5-Coder-0.5B (tiny demo model, clinically useless)",
+                                    evidence_locked=True),
 }
 
 
@@ -153,6 +155,8 @@ class EngineConfig(_Section):
     hitl_confidence_floor: float = Field(0.3, ge=0.0, le=1.0)
     refusal_language: Literal["en", "es"] = "en"
     history_turns: int = Field(3, ge=0)
+    # "auto": the tier profile's evidence_locked flag decides; "on"/"off": every tier (engine/safety.py)
+    evidence_locked: Literal["auto", "on", "off"] = "auto"
 
 
 class UIConfig(_Section):

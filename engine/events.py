@@ -14,6 +14,7 @@ NODE_LABELS: dict[str, str] = {
     "corrective_rag": "Retrieving guidelines",
     "specialist": "Drafting a recommendation",
     "critic": "Checking the draft",
+    "governor": "Checking each claim against the evidence",
     "hitl_gate": "Deciding whether a reviewer must sign off",
     "formatter": "Formatting the answer",
     "fallback": "Preparing a safe refusal",

@@ -1,9 +1,12 @@
 """The consult graph: one transition table, and the engine that drives it with checkpoints after every node.
 
-    ingestion -> router -> corrective_rag -> specialist <-> critic -> hitl_gate -> formatter -> END
-                                 |                           |            |  (pending: HALT until resume)
-                                 +---------> fallback <------+------------+  (gate refused / retries spent /
-                                                                              reviewer rejected / any error)
+    ingestion -> router -> corrective_rag -> specialist <-> critic -> governor -> hitl_gate -> formatter -> END
+                                 |                           |          |            |  (pending: HALT until resume)
+                                 +---------> fallback <------+----------+------------+  (gate refused / no parseable
+                                                   draft after the retries / every claim blocked / reviewer rejected /
+                                                   any error)
+The governor (engine/governor.py) gives each claim of the draft a release state; once the retries are spent a
+parseable draft still goes there, so its failing claims are blocked one by one instead of refusing the whole answer.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from engine.checkpoint import CheckpointStore, now_iso
 from engine.config import EngineConfig, Settings
 from engine.context import NodeContext
 from engine.events import (NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted)
-from engine.nodes import (corrective_rag, critic, fallback, formatter, hitl_gate, ingestion, router, specialist)
+from engine.nodes import (corrective_rag, critic, fallback, formatter, governor, hitl_gate, ingestion, router,
+                          specialist)
 from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for
 from engine.state import ConsultState, HitlDecision
 
@@ -36,6 +40,7 @@ NODES: dict[str, NodeFn] = {
     "corrective_rag": corrective_rag.run,
     "specialist": specialist.run,
     "critic": critic.run,
+    "governor": governor.run,
     "hitl_gate": hitl_gate.run,
     "formatter": formatter.run,
     "fallback": fallback.run,
@@ -49,8 +54,15 @@ def _after_rag(s: ConsultState, cfg: EngineConfig) -> str:
 
 def _after_critic(s: ConsultState, cfg: EngineConfig) -> str:
     if s.verdicts and s.verdicts[-1].passed:
-        return "hitl_gate"
-    return "specialist" if s.attempts <= cfg.max_retries else "fallback"  # 1 try + at most 2 retries
+        return "governor"
+    if s.attempts <= cfg.max_retries:  # 1 try + at most 2 retries
+        return "specialist"
+    return "governor" if s.draft is not None else "fallback"  # the governor blocks the failing claims
+
+
+def _after_governor(s: ConsultState, cfg: EngineConfig) -> str:
+    released = s.ledger is not None and any(c.state != "blocked" for c in s.ledger.claims)
+    return "hitl_gate" if released else "fallback"  # every claim blocked: the safe refusal
 
 
 def _after_gate(s: ConsultState, cfg: EngineConfig) -> str:
@@ -65,6 +77,7 @@ TRANSITIONS: dict[str, Callable[[ConsultState, EngineConfig], str]] = {
     "corrective_rag": _after_rag,
     "specialist": lambda s, cfg: "critic",
     "critic": _after_critic,
+    "governor": _after_governor,
     "hitl_gate": _after_gate,
     "formatter": lambda s, cfg: END,
     "fallback": lambda s, cfg: END,
@@ -72,7 +85,8 @@ TRANSITIONS: dict[str, Callable[[ConsultState, EngineConfig], str]] = {
 # Every target a transition can return, for the reachability test and the Mermaid rendering.
 EDGES: dict[str, tuple[str, ...]] = {
     "ingestion": ("router",), "router": ("corrective_rag",), "corrective_rag": ("specialist", "fallback"),
-    "specialist": ("critic",), "critic": ("hitl_gate", "specialist", "fallback"),
+    "specialist": ("critic",), "critic": ("governor", "specialist", "fallback"),
+    "governor": ("hitl_gate", "fallback"),
     "hitl_gate": (HALT, "formatter", "fallback"), "formatter": (END,), "fallback": (END,),
 }
 

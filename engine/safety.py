@@ -10,6 +10,18 @@ Rules (each has a test):
                  acronym) must appear in a passage it cites.
 6. support     - lexical entailment proxy: at least half of a recommendation's content words must occur in the
                  passages it cites (an unsupported sentence from a tiny model fails here).
+7. instruction - text addressed to the system ("ignore previous instructions", "approve this", "mark as
+                 supported", "route to tier 1", ...) is rejected in a recommendation; in a passage such sentences
+                 are dropped before support is measured and cannot be selected in evidence-locked mode, so a
+                 poisoned guideline chunk cannot lend support to an answer that echoes it (``strip_instructions``).
+
+Rules 2-5 are also evaluated per atomic claim (``claim_rule_issues``) by the claim-evidence ledger, so a failing
+sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py).
+
+Evidence-locked mode (``engine.evidence_locked``; on for the tiny embedded tiers) replaces the free-text schema with
+``locked_schema``: the model's whole answer is ``{"sentences": ["E1.s2", "E3.s1", ...]}``, an ordered selection of
+sentence ids of the relevant passages. The ids are a JSON-schema ``enum``, which the llama.cpp backend compiles into
+its grammar, so the model cannot emit anything else; ``parse_locked`` maps the ids back to the verbatim sentences.
 """
 
 from __future__ import annotations
@@ -118,25 +130,62 @@ def _content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD_RE.findall(text) if w.lower() not in _STOPWORDS and len(w) > 2}
 
 
-def check_recommendation(i: int, rec: Recommendation, passages: dict[str, Passage]) -> list[str]:
-    issues: list[str] = []
-    if not rec.text:
-        return [f"citation: recommendation {i} is empty"]
-    if not rec.evidence:
-        return [f"citation: recommendation {i} cites no evidence"]
-    unknown = [e for e in rec.evidence if e not in passages]
+def claim_rule_issues(label: str, text: str, evidence: Sequence[str], passages: dict[str, Passage]) -> list[str]:
+    """Rules 2-5 for one statement (``label`` names it in the messages, e.g. "recommendation 2" or "claim C3")."""
+    if not text:
+        return [f"citation: {label} is empty"]
+    if not evidence:
+        return [f"citation: {label} cites no evidence"]
+    unknown = [e for e in evidence if e not in passages]
     if unknown:
-        return [f"citation: recommendation {i} cites unknown evidence {', '.join(unknown)}"]
-    cited = " ".join(passages[e].text for e in rec.evidence)
-    cited_lower = cited.lower()
-    if m := _ABSOLUTE_RE.search(rec.text):
-        issues.append(f"absolute: recommendation {i} uses absolute language ('{m.group(0)}')")
-    for m in _DOSE_RE.finditer(rec.text):
+        return [f"citation: {label} cites unknown evidence {', '.join(unknown)}"]
+    issues: list[str] = []
+    if m := _INSTRUCTION_RE.search(text):
+        issues.append(f"instruction: {label} contains instruction-like text ('{m.group(0)}')")
+    cited_lower = " ".join(strip_instructions(passages[e].text) for e in evidence).lower()
+    if m := _ABSOLUTE_RE.search(text):
+        issues.append(f"absolute: {label} uses absolute language ('{m.group(0)}')")
+    for m in _DOSE_RE.finditer(text):
         if " ".join(m.group(0).lower().split()) not in " ".join(cited_lower.split()):
-            issues.append(f"dose: recommendation {i} states '{m.group(0)}', which its cited passages do not")
-    for m in list(_DRUG_SUFFIX_RE.finditer(rec.text)) + list(_REGIMEN_RE.finditer(rec.text)):
+            issues.append(f"dose: {label} states '{m.group(0)}', which its cited passages do not")
+    for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text)):
         if m.group(0).lower() not in cited_lower:
-            issues.append(f"drug: recommendation {i} names '{m.group(0)}', absent from its cited passages")
+            issues.append(f"drug: {label} names '{m.group(0)}', absent from its cited passages")
+    return issues
+
+
+_INSTRUCTION_RE = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|any|system|safety)\b"
+    r".{0,20}\b(?:instructions?|prompts?|rules?|checks?)\b|"
+    r"\bapprove (?:this|it|the (?:draft|answer|item))\b|\bauto-?approve\b|"
+    r"\bmark (?:this|it|them|everything|every (?:claim|recommendation)|all (?:claims|recommendations)|as)\b"
+    r".{0,30}\b(?:supported|approved|safe|verified)\b|"
+    r"\broute (?:this|it|the case)?\s*to tier\b|\bskip (?:the )?(?:review|reviewer|critic|safety)\b|"
+    r"\bsystem prompt\b|\byou are now\b|\bnew instructions?\b", re.IGNORECASE)
+
+
+def instruction_like(text: str) -> bool:
+    """Text that addresses the system rather than the clinician (a prompt-injection attempt)."""
+    return bool(_INSTRUCTION_RE.search(text or ""))
+
+
+def strip_instructions(text: str) -> str:
+    """``text`` without its instruction-like sentences (what support may be measured against)."""
+    if not instruction_like(text):
+        return text
+    return " ".join(s for s in _SENTENCE_SPLIT_RE.split(text) if not instruction_like(s))
+
+
+def drug_names(text: str) -> set[str]:
+    """Drug and regimen names the rules recognise, lower-cased (the ledger's contradiction check uses them)."""
+    return {m.group(0).lower() for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text))}
+
+
+def check_recommendation(i: int, rec: Recommendation, passages: dict[str, Passage]) -> list[str]:
+    issues = claim_rule_issues(f"recommendation {i}", rec.text, rec.evidence, passages)
+    if issues and issues[0].startswith("citation"):
+        return issues
+    cited = " ".join(strip_instructions(passages[e].text) for e in rec.evidence)
     words = _content_words(rec.text)
     if words:
         support = len(words & _content_words(cited)) / len(words)
@@ -146,10 +195,10 @@ def check_recommendation(i: int, rec: Recommendation, passages: dict[str, Passag
     return issues
 
 
-def critique(raw: str, passages: Sequence[Passage], model: str = "") -> CriticResult:
+def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: bool = False) -> CriticResult:
     """Run every rule. Any exception inside a rule is a rejection, never a pass."""
     try:
-        draft, why = parse_draft(raw, model)
+        draft, why = parse_locked(raw, passages, model) if locked else parse_draft(raw, model)
         if draft is None:
             return CriticResult(False, (why,), None)
         by_id = {p.id: p for p in passages}
@@ -161,3 +210,65 @@ def critique(raw: str, passages: Sequence[Passage], model: str = "") -> CriticRe
         return CriticResult(not issues, tuple(issues), draft)
     except Exception as exc:  # fail closed
         return CriticResult(False, (f"critic: could not evaluate the draft ({type(exc).__name__})",), None)
+
+
+# --------------------------------------------------------------------------- evidence-locked mode
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?;])\s+(?=[A-Z(\"'])|\n+")
+MIN_SENTENCE_WORDS = 4  # shorter fragments are headings or list labels, not statements
+
+
+def split_sentences(text: str) -> list[str]:
+    """Deterministic sentence split: at . ! ? ; before a capital letter, and at line breaks (list items).
+
+    Markdown noise (headings, quote marks, bullets) is dropped; "e.g. tamoxifen" stays whole (lower case follows).
+    """
+    out = []
+    for piece in _SENTENCE_SPLIT_RE.split(text or ""):
+        piece = piece.strip().lstrip(">-*• ").strip()
+        if (not piece or piece.startswith("#") or len(piece.split()) < MIN_SENTENCE_WORDS
+                or instruction_like(piece)):  # never offered to the model, never quoted
+            continue
+        out.append(piece)
+    return out
+
+
+def passage_sentences(passages: Sequence[Passage]) -> dict[str, tuple[str, str]]:
+    """Sentence id ("E1.s3") -> (passage id, verbatim sentence), in passage order."""
+    return {f"{p.id}.s{j}": (p.id, sentence)
+            for p in passages for j, sentence in enumerate(split_sentences(p.text), 1)}
+
+
+def locked_schema(sentence_ids: Sequence[str]) -> dict[str, Any]:
+    """Evidence-locked answer: an ordered selection of sentence ids, nothing else (the enum becomes grammar)."""
+    return {
+        "type": "object",
+        "properties": {"sentences": {"type": "array", "minItems": 1, "maxItems": MAX_RECOMMENDATIONS,
+                                     "items": {"type": "string", "enum": list(sentence_ids)}}},
+        "required": ["sentences"],
+    }
+
+
+LOCKED_ASSESSMENT = ("Evidence-locked answer: each statement below is quoted verbatim from a retrieved guideline "
+                     "passage; the model only chose and ordered them.")
+
+
+def parse_locked(raw: str, passages: Sequence[Passage], model: str = "") -> tuple[Draft | None, str]:
+    """Map a locked answer back to verbatim sentences. Unknown ids reject the answer; repeats are dropped."""
+    match = _JSON_OBJECT_RE.search(raw or "")
+    if not match:
+        return None, "schema: the answer is not a JSON object"
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        return None, f"schema: the answer is not valid JSON ({exc.msg})"
+    ids = data.get("sentences") if isinstance(data, dict) else None
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        return None, "schema: 'sentences' must be a non-empty list of sentence ids"
+    sentences = passage_sentences(passages)
+    unknown = [i for i in ids if i not in sentences]
+    if unknown:
+        return None, f"schema: unknown sentence ids {', '.join(unknown)}"
+    recs = tuple(Recommendation(text=sentences[i][1], evidence=(sentences[i][0],), sentence_ids=(i,))
+                 for i in dict.fromkeys(ids))[:MAX_RECOMMENDATIONS]
+    return Draft(assessment=LOCKED_ASSESSMENT, recommendations=recs, model=model), ""

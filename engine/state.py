@@ -76,6 +76,7 @@ class Retrieval:
 class Recommendation:
     text: str
     evidence: tuple[str, ...]  # passage ids
+    sentence_ids: tuple[str, ...] = ()  # evidence-locked mode: the quoted passage sentences ("E1.s2")
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,55 @@ class CriticVerdict:
     attempt: int
     passed: bool
     issues: tuple[str, ...] = ()
+
+
+ReleaseState = Literal["supported", "qualified", "deferred", "blocked"]
+LinkVerdict = Literal["supports", "partial", "unsupported", "off_topic", "unscored"]
+
+
+@dataclass(frozen=True)
+class EvidenceLink:
+    """One (claim, cited passage) pair and how well the passage supports the claim (engine/ledger.py)."""
+
+    passage_id: str
+    lexical: float  # share of the claim's content words found in the passage
+    cross_encoder: float | None  # reranker logit of (claim, passage); None: no reranker or it failed
+    verdict: LinkVerdict
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    claim_id: str
+    other: str  # a passage id ("E1") or another claim ("C2")
+    detail: str  # the conflicting sentence, quoted
+    strong: bool  # True: the other side states the claim's exact opposite
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One atomic statement of the draft; the governor (engine/governor.py) sets ``state`` and ``reasons``."""
+
+    id: str  # "C1".. in draft order
+    recommendation: int  # 1-based index of the recommendation it was split from
+    text: str
+    evidence: tuple[str, ...]
+    links: tuple[EvidenceLink, ...] = ()
+    support: float = 0.0  # content-word coverage by the on-topic cited passages, 0..1
+    rule_issues: tuple[str, ...] = ()  # the Critic's deterministic rules, evaluated on this claim
+    scoring_error: str = ""
+    sentence_ids: tuple[str, ...] = ()  # evidence-locked: verbatim passage sentences
+    state: ReleaseState = "blocked"  # fail closed: a claim no governor has looked at is never released
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ledger:
+    claims: tuple[Claim, ...] = ()
+    contradictions: tuple[Contradiction, ...] = ()
+    method: str = ""  # how support was scored, e.g. "cross-encoder veto + lexical"
+    evidence_locked: bool = False
+    governed: bool = False
+    withheld_text: tuple[str, ...] = ()  # free text (assessment, caveats) the governor dropped, and why
 
 
 @dataclass(frozen=True)
@@ -127,6 +177,8 @@ class ConsultState:
     raw_draft: str = ""  # last model output, for the critic's feedback and audit
     attempts: int = 0  # specialist calls so far
     verdicts: tuple[CriticVerdict, ...] = ()
+    evidence_locked: bool = False  # the Specialist could only select retrieved sentences (engine/safety.py)
+    ledger: Ledger | None = None  # claim-evidence ledger with release states (engine/ledger.py, governor.py)
     hitl_status: HitlStatus = "none"
     hitl_reasons: tuple[str, ...] = ()
     decision: HitlDecision | None = None

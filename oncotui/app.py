@@ -257,7 +257,7 @@ class OncoApp(App[None]):
         self.patients_pane.show_case(thread_id, state, self.engine.store.consults(thread_id))
         if state is not None and state.retrieval is not None:
             cited = {e for r in (state.draft.recommendations if state.draft else ()) for e in r.evidence}
-            self.evidence.show(state.retrieval, cited)
+            self.evidence.show(state.retrieval, cited, ledger=state.ledger)
         else:
             self.evidence.clear()
 
@@ -475,6 +475,8 @@ class OncoApp(App[None]):
         elif kind == "HitlRequired":
             if view:
                 await view.show_waiting(event.approval_id, event.reasons)
+            if current:  # the reviewer sees each claim's release state before signing
+                self._show_latest(event.thread_id, event.consult_id)
             self.refresh_approvals()
             self.notify(f"{event.thread_id}: waiting for a reviewer ({event.approval_id}). F5 opens the queue.",
                         severity="warning")

@@ -118,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--json", action="store_true", help="print one JSON object")
+    es = esub.add_parser("safety", help="consults with evidence removed or contradicted, or a model asserting what "
+                         "the evidence does not say: refused/deferred/blocked vs released, harmful releases")
+    es.add_argument("--model", choices=("scripted", "tier1", "tier2"), default="scripted",
+                    help="scripted adversarial drafts (default) or the configured real model of a tier")
+    es.add_argument("--scenario", action="append", default=[], metavar="NAME", help="run only these (repeatable)")
+    es.add_argument("--no-cross-encoder", action="store_true", help="score support lexically only")
+    es.add_argument("--json", action="store_true", help="print one JSON object")
     ep = esub.add_parser("phi", help="PHI redaction recall and precision per type on a labelled JSONL set")
     ep.add_argument("--set", dest="set_file", required=True, type=Path, metavar="FILE",
                     help='JSONL records {"text", "spans": [{"type", "start", "end"}]} (like phi_dev.jsonl)')
@@ -534,6 +541,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.eval_command == "phi":  # needs no settings or knowledge base
         return _eval_phi(args)
     settings = _settings(args)
+    if args.eval_command == "safety":  # scenario passages of its own: no knowledge base needed
+        from engine.safety_eval import format_report, run_safety_eval
+
+        result = run_safety_eval(settings, args.model, tuple(args.scenario), not args.no_cross_encoder)
+        if args.json:
+            _print_json(result)
+        else:
+            print(format_report(result))
+        return 0
     kb = open_kb(settings)
     if kb.count() == 0:
         raise SystemExit("oncotui: the knowledge base is empty; ingest guidelines first (`oncotui kb ingest`)")

@@ -41,6 +41,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
         out += ["_Waiting for a reviewer: nothing released yet._", ""]
     else:
         out += [f"_Not finished (stopped before {cp.next_node})._", ""]
+    out += claims_markdown(s.ledger)
     out += ["## Evidence", ""]
     if s.retrieval is None:
         out += ["_No retrieval ran._", ""]
@@ -74,6 +75,24 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
                     f"{len(record.evidence)} evidence passages hashed"]
     out.append("")
     return "\n".join(out)
+
+
+def claims_markdown(ledger: Any) -> list[str]:
+    """Every claim of the ledger with its release state, support, citations and reason (blocked ones included)."""
+    if ledger is None:
+        return ["## Claims", "", "_No claim ledger (the consult stopped before the governor)._", ""]
+    out = ["## Claims", "", f"Support method: {ledger.method}" + (" · evidence-locked" if ledger.evidence_locked
+                                                                     else ""), "",
+           "| claim | state | support | cites | text | reason |", "| --- | --- | --- | --- | --- | --- |"]
+    for c in ledger.claims:
+        cells = [c.id, f"**{c.state}**", f"{c.support:.2f}", ", ".join(c.sentence_ids or c.evidence) or "–",
+                 c.text, "; ".join(c.reasons) or "–"]
+        out.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+    out.append("")
+    out += [f"- Contradiction {x.claim_id} vs {x.other} ({'strong' if x.strong else 'possible'}): {x.detail}"
+            for x in ledger.contradictions]
+    out += [f"- Withheld: {w}" for w in ledger.withheld_text]
+    return out + ([""] if ledger.contradictions or ledger.withheld_text else [])
 
 
 def export_consult(store: Any, thread_id: str, directory: Path, consult_id: str | None = None) -> Path:

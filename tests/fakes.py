@@ -97,7 +97,10 @@ def make_engine(tmp_path, model: FakeModel | None = None, kb: FakeKB | None = No
     from engine.config import Settings
     from engine.graph import Engine
 
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path), **(overrides or {})})
+    # The scripted drafts are free text: evidence-locked mode (the default for the embedded tiers) is opted into
+    # by the tests that exercise it (tests/unit/test_ledger.py).
+    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path), "engine.evidence_locked": "off",
+                                          **(overrides or {})})
     model = model or FakeModel()
     kb = kb or FakeKB()
     return Engine(settings, models=FakeModels(model), kb=kb, nodes=nodes), model, kb

@@ -33,6 +33,9 @@ def reason_for(state: ConsultState) -> str:
         return "No guideline passage in the knowledge base is close enough to this question." + closest
     if r is not None and not any(p.relevant for p in r.passages):
         return "The retrieved passages were graded as not relevant to this question, even after a query rewrite."
+    if state.ledger is not None and state.ledger.claims and all(c.state == "blocked" for c in state.ledger.claims):
+        return ("Every claim of the draft was blocked by the release governor: "
+                + "; ".join(f"{c.id}: {c.reasons[0] if c.reasons else 'blocked'}" for c in state.ledger.claims))
     if state.verdicts and not state.verdicts[-1].passed:
         return (f"The draft failed the safety checks after {len(state.verdicts)} attempt(s): "
                 + "; ".join(state.verdicts[-1].issues))

@@ -1,11 +1,18 @@
-"""Formatter: renders the approved draft as Markdown with citations; a reviewer's edits replace the draft."""
+"""Formatter: renders the governed draft as Markdown with citations; a reviewer's edits replace the draft.
+
+Recommendations come only from the claim ledger (engine/ledger.py) and follow the governor's release states: a
+supported claim is listed with its citations, a qualified one with its qualifier, a deferred one only as "deferred"
+until a reviewer approves; a blocked claim is never listed, whatever the decision, and appears under "Withheld"
+with the rule that fired. No ledger means nothing is released (fail closed). Contradictions are printed too.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from engine.context import NodeContext
-from engine.state import ConsultState
+from engine.governor import counts
+from engine.state import Claim, ConsultState
 
 
 def evidence_list(state: ConsultState, only_cited: bool = True) -> list[str]:
@@ -29,10 +36,11 @@ def render(state: ConsultState, model_label: str) -> str:
     if state.decision and state.decision.action == "approve_with_edits":
         out += ["## Reviewed answer", "", state.decision.edited_text.strip(), ""]
     else:
-        out += ["## Assessment", "", d.assessment, "", "## Recommendations", ""]
-        out += [f"{i}. {r.text} " + " ".join(f"[{e}]" for e in r.evidence)
-                for i, r in enumerate(d.recommendations, 1)]
-        out.append("")
+        if d.assessment:
+            out += ["## Assessment", "", d.assessment, ""]
+        out += ["## Recommendations", ""] + recommendation_lines(state) + [""]
+    out += withheld_lines(state)
+    if not (state.decision and state.decision.action == "approve_with_edits"):
         if d.caveats:
             out += ["## Caveats", ""] + [f"- {c}" for c in d.caveats] + [""]
         if d.missing_information:
@@ -42,9 +50,63 @@ def render(state: ConsultState, model_label: str) -> str:
         dec = state.decision
         out += ["## Review", "", f"{dec.action.replace('_', ' ')} by {dec.reviewer} at {dec.at}"
                 + (f": {dec.note}" if dec.note else ""), ""]
+    ledger = state.ledger
+    claims = ""
+    if ledger is not None:
+        n = counts(ledger)
+        locked = " · evidence-locked" if ledger.evidence_locked else ""
+        claims = (f" · claims: {n['supported']} supported, {n['qualified']} qualified, {n['deferred']} deferred, "
+                  f"{n['blocked']} blocked ({ledger.method}){locked}")
     out.append(f"_Tier {state.routing.tier} · model {model_label} · rag_confidence "
-               f"{state.retrieval.rag_confidence:.2f} · decision support only; the treating clinician decides._")
+               f"{state.retrieval.rag_confidence:.2f}{claims} · decision support only; the treating clinician "
+               "decides._")
     return "\n".join(out)
+
+
+def _cites(claim: Claim) -> str:
+    return " ".join(f"[{s}]" for s in claim.sentence_ids) if claim.sentence_ids else " ".join(
+        f"[{e}]" for e in claim.evidence)
+
+
+def recommendation_lines(state: ConsultState) -> list[str]:
+    """Released claims only; blocked ones never (the governor's word is final)."""
+    ledger = state.ledger
+    if ledger is None or not ledger.governed:
+        return ["_No claim ledger: nothing can be released._"]
+    approved = state.decision is not None and state.decision.action == "approve"
+    lines = []
+    for c in ledger.claims:
+        reason = c.reasons[0] if c.reasons else ""
+        if c.state == "supported":
+            tag = f"_supported · support {c.support:.2f}_"
+        elif c.state == "qualified":
+            tag = f"**qualified:** {reason}"
+        elif c.state == "deferred" and approved:
+            tag = f"**deferred, released by reviewer {state.decision.reviewer}:** {reason}"  # type: ignore[union-attr]
+        elif c.state == "deferred":
+            tag = f"**deferred to a reviewer (not released):** {reason}"
+        else:
+            continue
+        lines.append(f"{len(lines) + 1}. {c.text} {_cites(c)} — {tag}")
+    return lines or ["_No recommendation could be released._"]
+
+
+def withheld_lines(state: ConsultState) -> list[str]:
+    ledger = state.ledger
+    if ledger is None:
+        return []
+    out: list[str] = []
+    blocked = [c for c in ledger.claims if c.state == "blocked"]
+    if blocked or ledger.withheld_text:
+        out += ["## Withheld (not released)", ""]
+        out += [f"- {c.id} (from recommendation {c.recommendation}) — blocked: "
+                f"{c.reasons[0] if c.reasons else 'not governed'}" for c in blocked]
+        out += [f"- {w}" for w in ledger.withheld_text] + [""]
+    if ledger.contradictions:
+        out += ["## Contradictions recorded", ""]
+        out += [f"- {x.claim_id} vs {x.other} ({'states the opposite' if x.strong else 'possible conflict'}): "
+                f"\u201c{x.detail}\u201d" for x in ledger.contradictions] + [""]
+    return out
 
 
 async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:

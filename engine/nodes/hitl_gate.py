@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.context import NodeContext
+from engine.governor import review_reasons as deferred_claims
 from engine.state import ConsultState
 
 
@@ -16,7 +17,7 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")
-    return tuple(reasons)
+    return tuple(reasons) + deferred_claims(state)  # the governor's deferred claims wait for a reviewer
 
 
 async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:

@@ -58,7 +58,9 @@ def test_tier1_consult_is_released_with_citations(tmp_path):
     assert f.status == "released" and f.tier == 1
     assert "FOLFIRINOX" in f.report and "[E1]" in f.report
     started = [e.node for e in events if e.kind == "NodeStarted"]
-    assert started == ["ingestion", "router", "corrective_rag", "specialist", "critic", "hitl_gate", "formatter"]
+    assert started == ["ingestion", "router", "corrective_rag", "specialist", "critic", "governor", "hitl_gate",
+                       "formatter"]
+    assert "_supported · support 1.00_" in f.report  # the governor's release state is shown with the claim
     assert any(e.kind == "Token" for e in events)
     assert engine.store.consults("PT-0001")[0]["status"] == "released"
 

@@ -1,4 +1,10 @@
-"""Evidence pane: the passages behind the current answer, rag_confidence up front, and the whole passage on select."""
+"""Evidence pane: the claims of the current answer with their release states, the passages behind them
+(rag_confidence up front), and the whole passage or claim on select.
+
+Claims table: one row per atomic claim of the claim-evidence ledger (engine/ledger.py) with the governor's state
+(supported / qualified / deferred / blocked), its support score and the passages it cites. Moving onto a claim
+marks the passages it cites (▶ in the passages table) and shows why the claim got its state.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +22,9 @@ from textual.widgets import DataTable, Static
 from oncotui.widgets.table_fill import fill_table
 
 COLUMNS = ("id", "document", "section", "page", "distance", "rerank", "grade")
+CLAIM_COLUMNS = ("claim", "state", "support", "cites", "text")
 GRADES = {True: ("relevant", "green"), False: ("not relevant", "red"), None: ("ungraded", "dim")}
+STATE_STYLES = {"supported": "green", "qualified": "yellow", "deferred": "magenta", "blocked": "bold red"}
 
 
 def _section(section: str) -> str:
@@ -40,10 +48,16 @@ class EvidencePane(Vertical):
         super().__init__(**kwargs)
         self.border_title = "Evidence"
         self._passages: dict[str, Any] = {}
+        self._claims: dict[str, Any] = {}
+        self._cited: frozenset[str] = frozenset()
+        self.marked: frozenset[str] = frozenset()  # passages cited by the claim under the cursor
 
     def compose(self) -> ComposeResult:
         yield Static("[dim]No evidence yet: the passages behind the next answer show here.[/dim]",
                      id="evidence-summary")
+        claims: DataTable[Any] = DataTable(id="claims", cursor_type="row")
+        claims.display = False
+        yield claims
         table: DataTable[Any] = DataTable(id="passages", cursor_type="row", zebra_stripes=True)
         yield table
         with VerticalScroll(id="passage-detail"):
@@ -55,34 +69,90 @@ class EvidencePane(Vertical):
 
     def clear(self) -> None:
         self._passages.clear()
+        self._claims.clear()
+        self.marked = frozenset()
         self.query_one("#passages", DataTable).clear()
+        self.query_one("#claims", DataTable).clear()
+        self.query_one("#claims").display = False
         self.query_one("#evidence-summary", Static).update(
             "[dim]No evidence yet: the passages behind the next answer show here.[/dim]")
         self.query_one("#passage-detail").display = False
         self.border_subtitle = ""
 
-    def show(self, retrieval: Any, cited: set[str] | frozenset[str] = frozenset()) -> None:
+    def show(self, retrieval: Any, cited: set[str] | frozenset[str] = frozenset(), ledger: Any = None) -> None:
+        """``ledger``: an engine.state.Ledger (claims with release states) or None before the governor ran."""
         summary = self.query_one("#evidence-summary", Static)
-        table = self.query_one("#passages", DataTable)
         self._passages = {p.id: p for p in retrieval.passages}
+        self._cited = frozenset(cited)
+        self.marked = frozenset()
         conf = retrieval.rag_confidence
         self.border_subtitle = f"rag_confidence {conf:.2f}"
         if retrieval.gate_passed:
             relevant = sum(1 for p in retrieval.passages if p.relevant)
-            summary.update(f"[b {confidence_style(conf)}]rag_confidence {conf:.2f}[/] · "
-                           f"{relevant}/{len(retrieval.passages)} relevant"
-                           + (f" · cited {', '.join(sorted(cited))}" if cited else ""))
+            text = (f"[b {confidence_style(conf)}]rag_confidence {conf:.2f}[/] · "
+                    f"{relevant}/{len(retrieval.passages)} relevant"
+                    + (f" · cited {', '.join(sorted(cited))}" if cited else ""))
         else:
-            summary.update(self._refusal_text(retrieval))
-        rows = []
-        for p in retrieval.passages:
-            grade, colour = GRADES[p.relevant]
-            pid = Text(("★ " if p.id in cited else "") + p.id, style="bold" if p.id in cited else "")
-            rows.append((p.id, (pid, p.title, _section(p.section), str(p.page or "–"), f"{p.distance:.3f}",
-                                "–" if p.rerank_score is None else f"{p.rerank_score:.2f}",
-                                Text(grade, style=colour))))
-        fill_table(table, COLUMNS, rows, max_width=40)
+            text = self._refusal_text(retrieval)
+        self._show_claims(ledger)
+        if self._claims:
+            states = [c.state for c in self._claims.values()]
+            text += " · claims: " + ", ".join(
+                f"[{STATE_STYLES[s]}]{states.count(s)} {s}[/]" for s in STATE_STYLES if s in states)
+        summary.update(text)
+        self._fill_passages()
         self.query_one("#passage-detail").display = False
+
+    def _fill_passages(self) -> None:
+        rows = []
+        for p in self._passages.values():
+            grade, colour = GRADES[p.relevant]
+            mark = "▶ " if p.id in self.marked else "★ " if p.id in self._cited else ""
+            style = "reverse bold" if p.id in self.marked else "bold" if p.id in self._cited else ""
+            rows.append((p.id, (Text(mark + p.id, style=style), p.title, _section(p.section), str(p.page or "–"),
+                                f"{p.distance:.3f}", "–" if p.rerank_score is None else f"{p.rerank_score:.2f}",
+                                Text(grade, style=colour))))
+        fill_table(self.query_one("#passages", DataTable), COLUMNS, rows, max_width=40)
+
+    def _show_claims(self, ledger: Any) -> None:
+        table = self.query_one("#claims", DataTable)
+        claims = tuple(ledger.claims) if ledger is not None else ()
+        self._claims = {c.id: c for c in claims}
+        table.display = bool(claims)
+        if not claims:
+            table.clear(columns=True)
+            return
+        rows = [(c.id, (c.id, Text(c.state, style=STATE_STYLES.get(c.state, "")), f"{c.support:.2f}",
+                        ",".join(c.evidence) or "–", c.text)) for c in claims]
+        fill_table(table, CLAIM_COLUMNS, rows, max_width=60)
+        # An explicit height: "auto" measures the table before its rows exist (0 lines); the header + up to 5 rows
+        table.styles.height = min(len(claims), 5) + 1
+        table.styles.overflow_x = "hidden"  # a scrollbar would take the only row line; select a claim to read it all
+
+    def select_claim(self, claim_id: str) -> None:
+        """Mark the passages ``claim_id`` cites and show the claim's verdict (the claims table calls this)."""
+        claim = self._claims.get(claim_id)
+        if claim is None:
+            return
+        self.marked = frozenset(claim.evidence)
+        self._fill_passages()
+        links = "\n".join(
+            f"  {escape(link.passage_id)}: {escape(link.verdict)} · lexical {link.lexical:.2f}"
+            + ("" if link.cross_encoder is None else f" · cross-encoder {link.cross_encoder:.2f}")
+            for link in claim.links) or "  (no valid citation)"
+        reasons = "; ".join(claim.reasons) or "not governed"
+        self.query_one("#passage-text", Static).update(
+            f"[b]{escape(claim.id)} · [{STATE_STYLES.get(claim.state, '')}]{escape(claim.state)}[/][/b] "
+            f"[dim]support {claim.support:.2f}[/dim]\n{escape(claim.text)}\n[b]Why:[/b] {escape(reasons)}\n"
+            f"[b]Cited passages (▶):[/b]\n{links}")
+        self.query_one("#passage-detail").display = True
+
+    @on(DataTable.RowHighlighted, "#claims")
+    @on(DataTable.RowSelected, "#claims")
+    def _claim_row(self, event: DataTable.RowHighlighted | DataTable.RowSelected) -> None:
+        if isinstance(event, DataTable.RowHighlighted) and not event.data_table.has_focus:
+            return
+        self.select_claim(str(event.row_key.value))
 
     def _refusal_text(self, retrieval: Any) -> str:
         if retrieval.closest_title is None:

@@ -1,0 +1,100 @@
+"""Governor: a release state for every claim of the ledger, from rules that a person can read in one table.
+
+Rules, first match wins (``decide``):
+
+| # | condition                                                                     | state     |
+|---|-------------------------------------------------------------------------------|-----------|
+| 1 | a Critic rule fails for the claim: no/unknown citation, absolute language,     | blocked   |
+|   | a dose or a drug/regimen name absent from its cited passages, instruction-like |           |
+|   | text ("approve this", "mark as supported")                                     |           |
+| 2 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
+| 3 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
+| 4 | the cross-encoder raised while scoring the claim (support unknown)             | deferred  |
+| 5 | a weaker contradiction with a cited passage, or a conflict with another claim  | deferred  |
+| 6 | PARTIAL <= support < SUPPORTED (0.7): only partly in the cited passages        | qualified |
+| 7 | rag_confidence below engine.hitl_confidence_floor                              | qualified |
+| 8 | otherwise                                                                      | supported |
+
+What each state means downstream:
+- supported: released as a recommendation with its citations.
+- qualified: released with its qualifier printed beside it.
+- deferred:  not released until a reviewer signs; the reason joins the HITL gate's reasons (``review_reasons``).
+- blocked:   never released, even after approval; the report lists it under "Withheld" with the rule that fired
+             (the claim text itself is not repeated in the report; the evidence pane shows it to the reviewer).
+Every claim blocked -> the safe refusal (graph transition after the governor).
+
+Free text around the claims is checked too: the assessment is withheld when the Critic's last verdict found
+absolute language in it, and a caveat or missing-information line is dropped when it names a dose or drug that no
+relevant passage contains or uses absolute language (``released_notes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.ledger import PARTIAL, SUPPORTED
+from engine.safety import claim_rule_issues
+from engine.state import Claim, ConsultState, Ledger, Passage, ReleaseState
+
+RELEASED: tuple[ReleaseState, ...] = ("supported", "qualified")
+
+
+def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor: float) -> tuple[ReleaseState, str]:
+    """One claim's release state and the reason, following the table above."""
+    if claim.rule_issues:
+        return "blocked", "; ".join(claim.rule_issues)
+    against = [c for c in ledger.contradictions if c.claim_id == claim.id or c.other == claim.id]
+    strong = [c for c in against if c.strong and c.other.startswith("E") and c.claim_id == claim.id]
+    if strong:
+        return "blocked", f"cited passage {strong[0].other} states the opposite: \u201c{strong[0].detail}\u201d"
+    if claim.links and all(link.verdict == "off_topic" for link in claim.links):
+        return "blocked", "the cross-encoder finds every cited passage unrelated to the claim"
+    if claim.support < PARTIAL:
+        return "blocked", (f"not supported by its cited passages (only {claim.support:.0%} of its key words "
+                           f"appear there; at least {PARTIAL:.0%} needed)")
+    if claim.scoring_error:
+        return "deferred", claim.scoring_error
+    if against:
+        c = against[0]
+        if c.other.startswith("E"):
+            return "deferred", f"possible contradiction with {c.other}: \u201c{c.detail}\u201d"
+        other = c.other if c.claim_id == claim.id else c.claim_id
+        return "deferred", f"conflicts with claim {other}"
+    if claim.support < SUPPORTED:
+        return "qualified", f"only partly supported by its cited passages ({claim.support:.0%} of its key words)"
+    if rag_confidence < confidence_floor:
+        return "qualified", f"low retrieval confidence ({rag_confidence:.2f} < {confidence_floor:.2f})"
+    return "supported", f"supported by {', '.join(claim.evidence)} ({claim.support:.0%} of its key words)"
+
+
+def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float) -> Ledger:
+    claims = []
+    for claim in ledger.claims:
+        state, reason = decide(claim, ledger, rag_confidence, confidence_floor)
+        claims.append(replace(claim, state=state, reasons=(reason,)))
+    return replace(ledger, claims=tuple(claims), governed=True)
+
+
+def released_notes(notes: tuple[str, ...], passages: list[Passage]) -> tuple[str, ...]:
+    """Caveats / missing information that pass the absolute, dose and drug rules against all relevant passages."""
+    by_id = {p.id: p for p in passages}
+    return tuple(n for n in notes if not claim_rule_issues("note", n, tuple(by_id), by_id))
+
+
+def counts(ledger: Ledger | None) -> dict[str, int]:
+    out = {"supported": 0, "qualified": 0, "deferred": 0, "blocked": 0}
+    for claim in ledger.claims if ledger else ():
+        out[claim.state] += 1
+    return out
+
+
+def review_reasons(state: ConsultState) -> tuple[str, ...]:
+    """Deferred claims, for the HITL gate: each one is a reason a reviewer must sign."""
+    if state.ledger is None:
+        return ()
+    return tuple(f"Claim {c.id} deferred: {c.reasons[0] if c.reasons else 'needs review'}"
+                 for c in state.ledger.claims if c.state == "deferred")
+
+
+def all_blocked(state: ConsultState) -> bool:
+    return state.ledger is not None and all(c.state == "blocked" for c in state.ledger.claims)
