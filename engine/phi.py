@@ -18,11 +18,20 @@ How it works (all rule based):
   1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
      street addresses incl. international forms and multi-line address blocks, ages > 89);
   2. token rules for names: titles (Dr./Mr./Pt. ...), labels ("Name:", "Signed:", "seen by", "my name
-     is"), credentials ("J. Smith, MD"), a built-in multinational first-name list, sequences of two or
-     more capitalised words that are not common English/clinical vocabulary, coordination ("A, B and
-     C" next to a known name) and propagation of already-found name tokens;
-  3. organisation names ending in Hospital/Clinic/Medical Center/... or company suffixes;
-  4. overlap resolution by priority, then numbering of placeholders in order of appearance.
+     is"), credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
+     first-name and surname lists, sequences of two or more capitalised words that are not common
+     English/clinical vocabulary, a lone capitalised word inside a sentence that is not English (Webster's
+     2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
+     a nationality or a place, coordination ("A, B and C" next to a known name), dialogue speakers and
+     propagation of already-found name tokens;
+  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, and
+     firm names made of three or more bare surnames ("Lopez, Santos and Coleman");
+  4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
+     placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
+
+Data files (engine/phi_data/, each with its provenance in its header): ``clinical_vocab.txt`` (words of
+oncology prose), ``first_names.txt`` and ``surnames.txt`` (US Census 1990, public domain),
+``english_words.txt.gz`` (Webster's 2nd International, public domain).  Nothing is downloaded.
 
 The common-word vocabulary (``_VOCAB``) is the set of words that occur in lower case in general
 oncology prose (NCI PDQ summaries); a capitalised word found there is treated as ordinary language,
