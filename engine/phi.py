@@ -509,12 +509,18 @@ def _fold(s: str) -> str:
 
 
 
+@functools.lru_cache(maxsize=4)
+def _name_file(fname: str) -> tuple[str, ...]:
+    text = (Path(__file__).parent / "phi_data" / fname).read_text(encoding="utf-8")
+    return tuple(w.strip() for w in text.splitlines() if w and not w.startswith("#"))
+
+
 def _name_list(fname: str, keep_words: bool = False, english_ok: bool = False) -> frozenset[str]:
     """A census name list, minus entries that are ordinary words in our prose (checked in ``namey``
     too, but dropping them here keeps the sets small) and minus places/publishers common in notes."""
-    path = Path(__file__).parent / "phi_data" / fname
-    words = (w.strip() for w in path.read_text(encoding="utf-8").splitlines() if not w.startswith("#"))
-    return frozenset(w for w in words if len(w) > 2 and (keep_words or (w not in _VOCAB and (english_ok or not _english(w, endings=False))))
+    words = _name_file(fname)
+    english = _english_words()  # exact entries only: "Brooks" stays a surname although "brook" is a word
+    return frozenset(w for w in words if len(w) > 2 and (keep_words or (w not in _VOCAB and (english_ok or w not in english)))
                      and w not in _NAME_LIST_STOP and w not in _COUNTRIES_STATES)
 
 
@@ -523,8 +529,9 @@ def _english_words() -> frozenset[str]:
     """Ordinary English words (lower-case entries of Webster's 2nd, no proper names); loaded on first use."""
     import gzip
 
-    with gzip.open(Path(__file__).parent / "phi_data" / "english_words.txt.gz", "rt", encoding="utf-8") as fh:
-        return frozenset(w.strip() for w in fh if not w.startswith("#"))
+    with gzip.open(Path(__file__).parent / "phi_data" / "english_words.txt.gz", "rb") as fh:
+        lines = fh.read().decode("utf-8").split("\n")
+    return frozenset(w for w in lines if w and not w.startswith("#"))
 
 
 # Nationality / ancestry adjectives ("Croatian", "Pakistani", "Ashkenazi") are clinical context, not names.
@@ -539,6 +546,7 @@ _WORDISH_ENDINGS = (
     "ward", "wards", "wise", "like", "less", "ful", "ology", "mab", "nib", "ase", "ases", "ine", "ines")
 
 
+@functools.lru_cache(maxsize=65536)
 def _english(word: str, endings: bool = True) -> bool:
     """``word`` (lower case) is an ordinary English or medical word, allowing plurals and British -ise;
     with ``endings``, also any word with a typical derived/medical ending."""
@@ -567,8 +575,8 @@ _FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAM
     _name_list("first_names.txt", english_ok=True)
 # census first names that are also English words ("Misty", "Angel", "Dale") need a cue like other
 # ambiguous names
-_AMBIGUOUS_NAMES |= {w for w in _name_list("first_names.txt", english_ok=True) - _wordset(_FIRST_NAMES_TEXT)
-                     if _english(w, endings=False)}
+_AMBIGUOUS_NAMES |= (_name_list("first_names.txt", english_ok=True) - _wordset(_FIRST_NAMES_TEXT)) & \
+    _english_words()
 # Common surnames (US census); a capitalised one that is not an ordinary word is taken as a name.
 _SURNAMES: frozenset[str] = _name_list("surnames.txt")
 _CENSUS_SURNAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True)
