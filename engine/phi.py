@@ -216,6 +216,10 @@ lucky victor justice sage marina nova august aurora clement constance felicity p
 tracy sandra christina? gay
 """.replace("?", "").split()) - {"sandra", "christina", "tracy"}
 
+_DAY_MONTH_NAMES = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday weekday weekend january february march "
+    "april june july august september october november december".split())
+
 # Titles that introduce a name.
 _TITLES = {
     "dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "pt", "mme", "mlle", "herr",
@@ -673,7 +677,7 @@ _ID_LABEL_RE = _ci(
     r"subscriber|insurance|health[ ]plan|beneficiary|certificate|card|IBAN|plate|VIN|patient[ ]ID|"
     r"ID|identifier|accession|encounter|case|FIN|CSN|NPI|DEA|passport|visa|claim|group|pin|badge|"
     r"employee|routing|bank|specimen|requisition|order)"
-    r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
+    r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
     r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
 _CARD_RE = re.compile(r"\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}(?![\w]|[.-]\d)")
 _LONG_DIGITS_RE = re.compile(r"\d{8,30}(?![\w]|[.,]\d)")
@@ -1498,7 +1502,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if not (cap(i) or (lower_mode and w.islower())):
             return False
         f = folds[i]
-        if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f):
+        if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f) or \
+                (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES):  # "on Tuesdays"
             return False
         if "-" in w and _clinical_compound(w):
             return False

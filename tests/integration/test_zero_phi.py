@@ -41,8 +41,11 @@ Electronically signed: Marguerite Vasquez-Tillman, MD 03/15/2024 14:32
 TIER1_NOTE = """Mr. Bartholomew Fairweather, 58, seen 5/2/24 at Harborview Oncology Clinic,
 22 Quarry Hill Rd, Salem, OR 97301 (fax 503-555-0101, MRN#: 7781-2231, licence D4471902).
 Early hormone receptor-positive breast cancer, ER+/PR+, HER2-negative, T1cN0M0, stage IA after
-lumpectomy. Adjuvant endocrine therapy: tamoxifen or an aromatase inhibitor? Wife Ingrid Fairweather
-prefers calls on Tuesdays. Record 01/06/2025 reviewed by Nurse Pemberton.
+lumpectomy on March 3rd, 2024. Adjuvant endocrine therapy: tamoxifen or an aromatase inhibitor? Wife
+Ingrid Fairweather prefers calls on Tuesdays. Record 01/06/2025 reviewed by Nurse Pemberton. Pt. Smith
+(roommate) also attended on 2024/11/05 at 09:30. Portal https://mychart.example.org/p/88231, device IP
+10.2.33.41, pacemaker serial PM-4471-XQ. Last seen 5 Jan 2025 and Jan. 19, 2025. Account no. 4410-88-2231.
+— J. Okafor, RN
 """
 
 FOLLOW_UP = ("Follow-up for Mrs. Quellwood (MRN 00482913) on 04/02/2024: Dr. Renwick asks whether olaparib "
@@ -57,11 +60,12 @@ IDENTIFIERS = [
     "2024-02-27", "Cobblestone", "14-Mar-2024", "O'Neil", "José", "Núñez", "555-0199", "jnunez@example.net",
     "Marguerite", "Vasquez-Tillman", "Tillman", "03/15/2024", "Bartholomew", "Fairweather", "5/2/24",
     "Harborview", "Quarry Hill", "Salem", "97301", "555-0101", "7781-2231", "D4471902", "Ingrid",
-    "01/06/2025", "Pemberton", "04/02/2024",
+    "01/06/2025", "Pemberton", "04/02/2024", "March 3rd", "Smith", "2024/11/05", "mychart.example.org", "88231",
+    "10.2.33.41", "PM-4471-XQ", "5 Jan 2025", "Jan. 19", "4410-88-2231", "Okafor",
 ]
 # clinical content that must survive redaction (so the test also shows the consult stayed useful)
 CLINICAL = ["stage IV pancreatic adenocarcinoma", "KRAS G12D", "BRCA2", "ECOG 1", "CA 19-9 1,250 U/mL",
-            "T1cN0M0", "HER2-negative", "tamoxifen", "olaparib"]
+            "T1cN0M0", "HER2-negative", "tamoxifen", "olaparib", "Tuesdays", "stage IA"]
 
 
 def _variants(needle: str) -> list[str]:
