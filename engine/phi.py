@@ -811,7 +811,7 @@ _ORG_OF_HEADS = _wordset(
 _ORG_CONNECT = {"of", "the", "and", "&", "for", "de", "du", "la", "der", "y"}
 
 # --- names -----------------------------------------------------------------------------------------
-_TOKEN_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+){0,4}")
+_TOKEN_RE = re.compile(r"(?:[^\W\d_]|∆)+(?:['’][^\W\d_]+|-[^\W\d_]+){0,4}")  # ∆: a Greek Delta look-alike
 _COORD_LIST_RE = re.compile(
     r"(?<![\w'’-])[A-Z][\w'’-]{1,30}(?:,[ ][A-Z][\w'’-]{1,30}){0,6},?[ ](?:and|&)[ ][A-Z][\w'’-]{1,30}(?![\w'’-])")
 _CONTRACTION_HEADS = _wordset(
@@ -1243,6 +1243,8 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                         f = _fold(w.strip(".'’"))
                         wl = w.lower().strip(".")
                         if f in _ADDR_PARTICLES and 0 < k < len(words) - 1:  # "Mora de Rubielos", "Caxias do Sul"
+                            continue
+                        if k > 0 and w.isupper() and len(w) <= 3:  # a region code: "Aalborg NO 9100"
                             continue
                         if f in _HARD_STOP and f not in ("st",) or f in ("phone", "fax", "mobile", "email",
                                                                         "website", "tel", "desk", "office"):
