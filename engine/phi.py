@@ -1718,6 +1718,13 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if not (namey(i) or (known and cap(i))) or f in _NAME_LIST_STOP:
             continue
         e = toks[i][1]
+        # "had given Belle his address", "told Angel her results": the recipient of a giving verb
+        recipient = known and re.search(r"\b(?:gave|given|give|gives|sent|send|told|tell|showed|show|handed|"
+                                        r"offered|asked)[ ]\Z", text[max(0, toks[i][0] - 10):toks[i][0]]) \
+            and re.match(r"[ ](?:his|her|their|my|our)\b", text[e:e + 7])
+        if recipient:
+            found.append((i, i))
+            continue
         if _PERSON_VERB_RE.match(text, e) or _KIN_RE.match(text, e) or (
                 re.match(r"[ \t]?[!?]", text[e:e + 2]) and re.search(r",[ \t]$", text[max(0, toks[i][0] - 2):toks[i][0]])):
             if lower_mode and not known:

@@ -404,3 +404,8 @@ def test_firm_names():
 def test_region_code_after_a_city_in_capitals():
     r = redact("I once lived in 416 Kiannonkatu 98 Apt. 934 OULU NO. Now elsewhere.")
     assert "OULU" not in r.text and " NO." not in r.text and r.text.endswith("Now elsewhere."), r.text
+
+
+def test_recipient_of_a_giving_verb_is_a_person():
+    assert redact("The nurse gave Grace her medication.").text == "The nurse gave [PERSON_1] her medication."
+    assert redact("He gave Zofran his approval.").text == "He gave Zofran his approval."
