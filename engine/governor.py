@@ -9,6 +9,7 @@ Rules, first match wins (``decide``):
 |   | text ("approve this", "mark as supported")                                     |           |
 | 2 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
 | 3 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
+|   | or about another cancer than the case's (no passage names its cancer type)     |           |
 | 4 | the cross-encoder raised while scoring the claim (support unknown)             | deferred  |
 | 5 | a weaker contradiction with a cited passage, or a conflict with another claim  | deferred  |
 | 6 | PARTIAL <= support < SUPPORTED (0.7): only partly in the cited passages        | qualified |
@@ -49,6 +50,8 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
         return "blocked", f"cited passage {strong[0].other} states the opposite: \u201c{strong[0].detail}\u201d"
     if claim.links and all(link.verdict == "off_topic" for link in claim.links):
         return "blocked", "the cross-encoder finds every cited passage unrelated to the claim"
+    if claim.links and not any(link.on_case for link in claim.links):
+        return "blocked", "its cited passages are about another cancer than this case's"
     if claim.support < PARTIAL:
         return "blocked", (f"not supported by its cited passages (only {claim.support:.0%} of its key words "
                            f"appear there; at least {PARTIAL:.0%} needed)")

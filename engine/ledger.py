@@ -20,6 +20,12 @@ Support of a (claim, cited passage) link
       from different passages). Instruction-like passage sentences ("ignore previous instructions", "mark as
       supported") are removed first (``engine.safety.strip_instructions``).
 
+Case match
+    When the case's cancer type is known, a link is ``on_case`` only if the passage (title, section or text)
+    names one of the type's distinctive words ("pancreatic" for "pancreatic adenocarcinoma"; generic words such
+    as cancer/carcinoma/metastatic do not count). A verbatim melanoma sentence is true, but not about a
+    pancreatic patient; the governor blocks a claim none of whose passages is on the case.
+
 Contradictions (recorded in the ledger, never dropped)
     Polarity of a sentence: negative when it contains a negation cue ("not", "never", "avoid", "contraindicated",
     "no benefit", "discouraged", ...). A claim and a sentence of a cited passage (or another claim) conflict when
@@ -48,6 +54,8 @@ CONTRADICTION_OVERLAP = 0.5
 STRONG_OVERLAP = 0.8
 
 Scorer = Callable[[str, list[str]], list[float]]  # kb.rerank_scores(query, texts)
+_GENERIC = frozenset("cancer cancers carcinoma carcinomas adenocarcinoma tumour tumor tumours tumors neoplasm "
+                     "malignancy disease metastatic advanced early locally stage".split())
 
 _NEGATION_RE = re.compile(
     r"\b(?:not|never|cannot|avoid(?:s|ed)?|contraindicated|discouraged|no (?:benefit|role|evidence|longer)|"
@@ -86,6 +94,16 @@ def conflict(a: str, b: str) -> float:
     return len(wa & wb) / min(len(wa), len(wb))
 
 
+def case_words(cancer_type: str | None) -> set[str]:
+    """Distinctive words of the case's cancer type; empty when it is unknown (then every passage is on case)."""
+    return _content_words(cancer_type or "") - _GENERIC
+
+
+def on_case(passage: Passage, words: set[str]) -> bool:
+    haystack = f"{passage.title} {passage.section} {passage.text}".lower()
+    return not words or any(w in haystack for w in words)
+
+
 def _lexical(words: set[str], text: str) -> float:
     return len(words & _content_words(text)) / len(words) if words else 0.0
 
@@ -99,7 +117,7 @@ def _verdict(lexical: float, ce: float | None, scored: bool) -> LinkVerdict:
 
 
 def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sentence_ids: tuple[str, ...],
-           by_id: dict[str, Passage], scorer: Scorer | None) -> tuple[Claim, list[Contradiction]]:
+           by_id: dict[str, Passage], scorer: Scorer | None, case: set[str]) -> tuple[Claim, list[Contradiction]]:
     found = _contradictions(cid, text, evidence, by_id)
     issues = tuple(claim_rule_issues(f"claim {cid}", text, evidence, by_id))
     base = Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, rule_issues=issues,
@@ -120,7 +138,8 @@ def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sente
     words = _content_words(text)
     clean = [strip_instructions(p.text) for p in cited]  # a poisoned chunk lends no support (engine/safety.py)
     links = tuple(EvidenceLink(p.id, round(_lexical(words, t), 3), None if s is None else round(s, 3),
-                               _verdict(_lexical(words, t), s, not error)) for p, t, s in zip(cited, clean, ce))
+                               _verdict(_lexical(words, t), s, not error), on_case(p, case))
+                  for p, t, s in zip(cited, clean, ce))
     on_topic = " ".join(t for t, link in zip(clean, links) if link.verdict != "off_topic")
     support = round(_lexical(words, on_topic), 3)
     return Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, links=links, support=support,
@@ -140,15 +159,17 @@ def _contradictions(cid: str, text: str, evidence: tuple[str, ...],
 
 
 def build_ledger(draft: Draft, passages: Sequence[Passage], scorer: Scorer | None,
-                 evidence_locked: bool = False) -> Ledger:
+                 evidence_locked: bool = False, cancer_type: str | None = None) -> Ledger:
     """Split, link and score every claim of ``draft``; record contradictions. Release states come later."""
     by_id = {p.id: p for p in passages}
+    case = case_words(cancer_type)
     claims: list[Claim] = []
     contradictions: list[Contradiction] = []
     for i, rec in enumerate(draft.recommendations, 1):
         texts = [rec.text] if rec.sentence_ids else split_claim(rec.text)
         for text in texts:
-            claim, found = _claim(f"C{len(claims) + 1}", i, text, rec.evidence, rec.sentence_ids, by_id, scorer)
+            claim, found = _claim(f"C{len(claims) + 1}", i, text, rec.evidence, rec.sentence_ids, by_id, scorer,
+                                  case)
             claims.append(claim)
             contradictions += found
     for a_index, a in enumerate(claims):  # claims that contradict each other

@@ -107,6 +107,7 @@ class EvidenceLink:
     lexical: float  # share of the claim's content words found in the passage
     cross_encoder: float | None  # reranker logit of (claim, passage); None: no reranker or it failed
     verdict: LinkVerdict
+    on_case: bool = True  # the passage mentions the case's cancer type (or the type is unknown)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         scorer = getattr(kb, "rerank_scores", None)
     except Exception:  # no KB object: the lexical floor still runs
         scorer = None
-    ledger = await asyncio.to_thread(build_ledger, state.draft, passages, scorer, state.evidence_locked)
+    ledger = await asyncio.to_thread(build_ledger, state.draft, passages, scorer, state.evidence_locked,
+                                     state.facts.cancer_type)
     ledger = govern(ledger, state.retrieval.rag_confidence, ctx.settings.engine.hitl_confidence_floor)
     d = state.draft
     withheld: list[str] = []

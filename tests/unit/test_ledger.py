@@ -224,3 +224,17 @@ def test_export_lists_every_claim_with_its_state(tmp_path):
     claims = md.split("## Claims")[1].split("## Evidence")[0]
     assert "| C1 | **supported** | 1.00 | E1 |" in claims
     assert "| C2 | **blocked** |" in claims and "drug: claim C2 names 'wonderdrugumab'" in claims
+
+
+def test_a_true_sentence_about_another_cancer_is_not_released_for_this_case():
+    melanoma = Passage("E2", "c9", "Cutaneous Melanoma: Treatment Overview (Demo)", "m.md", "## Advanced", None,
+                       "First-line immunotherapy is preferred for most patients regardless of BRAF status: "
+                       "nivolumab with ipilimumab.", 0.27, 2.8, True)
+    quote = "First-line immunotherapy is preferred for most patients regardless of BRAF status: nivolumab with " \
+            "ipilimumab."
+    draft = Draft("x", (Recommendation(FAITHFUL, ("E1",)), Recommendation(quote, ("E2",))))
+    pancreatic = govern(build_ledger(draft, [P1, melanoma], None, cancer_type="pancreatic adenocarcinoma"), 0.9, 0.3)
+    assert states(pancreatic) == ["supported", "blocked"]
+    assert "another cancer" in pancreatic.claims[1].reasons[0] and not pancreatic.claims[1].links[0].on_case
+    unknown = govern(build_ledger(draft, [P1, melanoma], None, cancer_type=None), 0.9, 0.3)
+    assert states(unknown) == ["supported", "supported"]  # no case type: nothing to compare with
