@@ -281,7 +281,7 @@ space spaces line lines nephroblastoma family
 
 # Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
 _EPONYMS = set("""
-hodgkin hodgkins non-hodgkin mohs waldeyer ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+hodgkin hodgkins non-hodgkin mohs waldeyer oddi inuit langerin francophone anglophone ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
 sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
 pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
 peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube
@@ -523,8 +523,11 @@ def _name_list(fname: str, keep_words: bool = False, english_ok: bool = False) -
     """A census name list, minus entries that are ordinary words in our prose (checked in ``namey``
     too, but dropping them here keeps the sets small) and minus places/publishers common in notes."""
     words = _name_file(fname)
-    english = _english_words()  # exact entries only: "Brooks" stays a surname although "brook" is a word
-    return frozenset(w for w in words if len(w) > 2 and (keep_words or (w not in _VOCAB and (english_ok or w not in english)))
+    # exact entries only ("Brooks" stays a surname although "brook" is a word); the 2,000 most frequent
+    # names stay even when they are also words ("Smith", "Miller", "Turner")
+    english = _english_words()
+    return frozenset(w for rank, w in enumerate(words) if len(w) > 2 and (keep_words or (
+        w not in _VOCAB and (english_ok or rank < 2000 or w not in english)))
                      and w not in _NAME_LIST_STOP and w not in _COUNTRIES_STATES)
 
 
@@ -537,6 +540,16 @@ def _english_words() -> frozenset[str]:
         lines = fh.read().decode("utf-8").split("\n")
     return frozenset(w for w in lines if w and not w.startswith("#"))
 
+
+_TNM_RE = re.compile(r"[cpyra]{0,2}[TNM](?:is|x|X|[0-4])[a-d]?(?:mi|mic|sn)?")
+
+# Prefixes of medical compounds: a word made of one of these and an English word is not a name.
+_MEDICAL_PREFIXES = (
+    "anti", "trans", "micro", "macro", "neuro", "radio", "histio", "histo", "immuno", "chemo", "cyto", "hemato",
+    "haemato", "onco", "peri", "post", "pre", "intra", "inter", "extra", "sub", "supra", "hyper", "hypo",
+    "pseudo", "para", "poly", "mono", "multi", "non", "auto", "endo", "epi", "meta", "gastro", "hepato",
+    "nephro", "osteo", "myelo", "lympho", "angio", "cardio", "pneumo", "ribo", "leuko", "leuco", "thrombo",
+    "uro", "neo", "retro", "re", "un", "de", "co")
 
 # Nationality / ancestry adjectives ("Croatian", "Pakistani", "Ashkenazi") are clinical context, not names.
 _DEMONYM_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ani", "azi", "ite", "ino", "ina")
@@ -555,15 +568,19 @@ def _english(word: str, endings: bool = True) -> bool:
     """``word`` (lower case) is an ordinary English or medical word, allowing plurals and British -ise;
     with ``endings``, also any word with a typical derived/medical ending."""
     ew = _english_words()
-    if word in ew or (endings and word.endswith(_WORDISH_ENDINGS)):
+    if word in ew or word in _VOCAB or (endings and word.endswith(_WORDISH_ENDINGS)):
         return True
-    if word[-1:] in ("a", "b", "c") and word[:-1] in ew and word[:-1] not in ("", "a"):  # table footnote "Necka"
+    if len(word) > 4 and word[-1:] in ("a", "b", "c") and _english(word[:-1], endings):  # table footnote "Necka"
         return True
+    for prefix in _MEDICAL_PREFIXES:  # "Radionuclides", "Antiadrenal", "Macrometastasis"
+        if word.startswith(prefix) and len(word) - len(prefix) >= 4 and _english(word[len(prefix):], endings):
+            return True
     for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("isation", "ization"), ("ise", "ize"),
                          ("ised", "ized"), ("our", "or"), ("tre", "ter"), ("ed", ""), ("ed", "e"), ("ied", "y"),
                          ("ing", ""), ("ing", "e"), ("er", ""), ("ers", ""), ("est", ""), ("ly", ""),
                          ("'s", ""), ("’s", "")):
-        if word.endswith(suffix) and word[: len(word) - len(suffix)] + repl in ew:
+        stem = word[: len(word) - len(suffix)] + repl
+        if word.endswith(suffix) and (stem in ew or stem in _VOCAB):
             return True
     return False
 
@@ -573,7 +590,7 @@ _NAME_LIST_STOP = _wordset(
     "york london boston paris berlin springer council press manual meta america blessing winter diamond "
     "china canada france jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun "
     "mayo kettering sloan hopkins cochrane lippincott wolters kluwer elsevier medline pubmed stage grade "
-    "cancer tumor tumour mass node nodes lymph chemo radiation rad scan dose doses cycle cycles god info kids")
+    "cancer tumor tumour mass node nodes lymph chemo radiation rad scan dose doses cycle cycles god info kids user bot admin agent customer client")
 
 _FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA) | \
     _name_list("first_names.txt", english_ok=True)
@@ -1505,7 +1522,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return False
         f = folds[i]
         if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f) or \
-                (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES):  # "on Tuesdays"
+                (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES) or _TNM_RE.fullmatch(w):  # "on Tuesdays", "Tisb"
+            return False
+        if toks[i][0] > 0 and text[toks[i][0] - 1].isalnum():  # glued to digits: "p.Cys525Alafs", "HbA1c"
             return False
         if "-" in w and _clinical_compound(w):
             return False
@@ -1613,6 +1632,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
 
     # 3. verbal cues: "seen by", "my name is", "follow up with", "said", "Hi ..."
     for m, k in verb_hits:
+        if text[toks[k][1]:toks[k][1] + 1] == ":" or lowers[k] in _GREETINGS:
+            continue  # "...name on the account? User: Ann Lee": a speaker label, the name follows it
         naming = bool(re.search(r"name|call|known", m.group()))
         j = extend(k, naming, True)
         if j is not None:
@@ -1635,6 +1656,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         toks_in = [x for x in range(i, j + 1) if not initial(x)]
         if not toks_in or not all(namey(x, True) for x in toks_in):
             continue
+        if not any(folds[x] in _CENSUS_NAMES or folds[x] in _FIRST_NAMES or not _english(lowers[x]) for x in toks_in):
+            continue  # "Histiocyte Society CNS" (central nervous system), not a nurse specialist
         if len(toks_in) == 1 and i == j and lowers[j] in _VOCAB:
             continue
         found.append((i, j))
@@ -1693,7 +1716,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                     k += 1
                     continue
                 break
-            if names_in >= 2 and not head_follows(last):
+            # at least one word that is a name or no English at all ("Histiocyte Society" is neither)
+            if names_in >= 2 and not head_follows(last) and any(
+                    folds[x] in _FIRST_NAMES or folds[x] in _SURNAMES or not _english(lowers[x])
+                    for x in range(i, last + 1) if not initial(x)):
                 found.append((i, last))
             i = max(k, i + 1)
 
@@ -1743,6 +1769,12 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 continue
             if _english(lowers[i]) or folds[i] in _NAME_LIST_STOP or lowers[i].endswith(_DEMONYM_ENDINGS):
                 continue
+            # Title Case headings ("Treatment of Histiocyte Disorders"): a capitalised ordinary word beside it
+            if (i + 1 < n and joinable(i + 1) and cap(i + 1) and (lowers[i + 1] in _VOCAB or _english(lowers[i + 1]))
+                    and folds[i + 1] not in _FIRST_NAMES and folds[i + 1] not in _SURNAMES) or \
+                    (i > 0 and joinable(i) and cap(i - 1) and lowers[i - 1] in _VOCAB and lowers[i - 1] not in _TITLES
+                     and lowers[i - 1] not in _GREETINGS and folds[i - 1] not in _FIRST_NAMES):
+                continue
             # after "in/from/to ..." (possibly "to New ...") it is a place: the location rules take it
             p0 = toks[i - 1][0] if i > 0 and lowers[i - 1] in _PLACE_PREFIXES and joinable(i) else toks[i][0]
             if _PREP_CUE_END_RE.search(low, max(0, p0 - 8), p0) or _CITY_CUE_END_RE.search(low, max(0, p0 - 40), p0):
@@ -1784,7 +1816,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             items = [k for k in items if k is not None and lowers[k] not in ("and", "or", "&")]
             if len(items) < 2 or any(k is None for k in items):
                 continue
-            strict = [k for k in items if (namey(k) and not _english(lowers[k])) or
+            strict = [k for k in items if (namey(k) and not _english(lowers[k]) and
+                                           not any(c.isupper() for c in words[k][1:])) or
                       ((folds[k] in _FIRST_NAMES or folds[k] in _SURNAMES) and cap(k))]
             # beside a clear name, a census name that is also a word or an eponym is a name too
             # ("Muslija and Brown", "Vizirov, Barrett and Jones")
@@ -1897,7 +1930,7 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             prefix = lw in _PLACE_PREFIXES and i + 1 < len(toks) and toks[i + 1][0] == e0 + 1 and \
                 text[e0] == " " and text[toks[i + 1][0]].isupper() and \
                 text[toks[i + 1][0]:toks[i + 1][1]].lower() not in _VOCAB
-            if len(w) <= 2 or (len(w) > 1 and w[1].isupper()) or (lw in _VOCAB and not prefix) or \
+            if len(w) <= 2 or any(c.isupper() for c in w[1:]) or (lw in _VOCAB and not prefix) or \
                     _fold(w) in _EPONYMS or \
                     _clinical_compound(w) or \
                     _fold(w) in _FIRST_NAMES or _fold(w) in _HARD_STOP or _is_drugish(lw):

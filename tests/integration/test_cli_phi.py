@@ -81,9 +81,9 @@ def test_eval_phi_json_reports_recall_precision_by_type(tmp_path):
 
 
 def test_eval_phi_counts_a_surviving_name_as_missed(tmp_path):
-    text = "Thanks to the Baker lab."  # a surname that is also a word, with no cue: the redactor keeps it
+    text = "Thanks to the Granite lab."  # labelled a name, but an ordinary word with no cue: the redactor keeps it
     f = tmp_path / "set.jsonl"
-    f.write_text(json.dumps({"text": text, "spans": [{"type": "PERSON", "start": 14, "end": 19}]}) + "\n")
+    f.write_text(json.dumps({"text": text, "spans": [{"type": "PERSON", "start": 14, "end": 21}]}) + "\n")
     data = json.loads(cli("eval", "phi", "--set", str(f), "--json").stdout)
     assert data["by_type"]["PERSON"]["recall"] == 0.0 and data["recall"] == 0.0
 

@@ -409,3 +409,17 @@ def test_region_code_after_a_city_in_capitals():
 def test_recipient_of_a_giving_verb_is_a_person():
     assert redact("The nurse gave Grace her medication.").text == "The nurse gave [PERSON_1] her medication."
     assert redact("He gave Zofran his approval.").text == "He gave Zofran his approval."
+
+
+def test_common_surnames_that_are_words_and_credentials():
+    r = redact("Smith reports fatigue; seen with Miller and Turner. J. Smith, MD. Signed Grace Walker, NP.")
+    for g in ("Smith", "Miller", "Turner", "Grace", "Walker"):
+        assert g not in r.text, r.text
+    # an English phrase before an ambiguous credential is not a person ("CNS" = central nervous system)
+    text = "The Histiocyte Society CNS LCH Committee met; Ph+ ALL; p.Cys525Alafs; | Tisb | DCIS |"
+    assert redact(text).text == text
+
+
+def test_speaker_label_after_a_naming_question_is_not_the_name():
+    r = redact("Bot: What's the name on the account? User: Ingeborg Halvorsen")
+    assert r.text == "Bot: What's the name on the account? User: [PERSON_1]", r.text
