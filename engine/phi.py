@@ -276,12 +276,13 @@ thyroiditis macroglobulinemia disorder anomaly anemia anaemia ulcer hernia fract
 tube catheter needle approach incision maneuver manoeuvre law rule formula equation distribution
 regression model hazards statement questionnaire inventory trial trials lesion lesions polyp
 polyps polyposis neuroma body bodies granule granules fibers fibres canal duct gland glands
-space spaces line lines nephroblastoma family
+space spaces line lines nephroblastoma family cyst cysts palsy protein proteins coma rod rods chromosome
+transformation reservoir neoplasm neoplasms exact thickness level levels class catheter ulcer fistula
 """.split())
 
 # Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
 _EPONYMS = set("""
-hodgkin hodgkins non-hodgkin mohs waldeyer oddi inuit langerin francophone anglophone ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+hodgkin hodgkins non-hodgkin mohs waldeyer bence oddi inuit langerin francophone anglophone ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
 sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
 pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
 peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube

@@ -423,3 +423,12 @@ def test_common_surnames_that_are_words_and_credentials():
 def test_speaker_label_after_a_naming_question_is_not_the_name():
     r = redact("Bot: What's the name on the account? User: Ingeborg Halvorsen")
     assert r.text == "Bot: What's the name on the account? User: [PERSON_1]", r.text
+
+
+def test_eponyms_with_common_surnames_survive():
+    text = ("Baker cyst on ultrasound. Bell palsy resolved. Bence Jones protein positive. Glasgow Coma Scale 15. "
+            "Wilson disease excluded. Hickman line placed; Ommaya reservoir. Richter transformation. Virchow node. "
+            "Breslow thickness 2 mm, Clark level IV. Nottingham grade 2; Bloom-Richardson score 7. Auer rods seen.")
+    r = redact(text)
+    assert r.text == text, [text[s:e] for _, s, e in r.spans]
+    assert redact("Seen by Dr. Baker; Mr. Bell called.").text == "Seen by Dr. [PERSON_1]; Mr. [PERSON_2] called."
