@@ -458,7 +458,19 @@ _VOCAB = _VOCAB | _wordset(
     zofran aloxi decadron marinol megace ativan compazine reglan dilaudid oxycontin duragesic lovenox
     eliquis xarelto coumadin keppra synthroid glucophage lasix protonix nexium tylenol advil motrin
     benadryl imodium lomotil miralax senokot colace bactrim levaquin cipro zosyn vancocin diflucan
-    valtrex medrol solu-medrol elahere datroway tivdak jemperli zynyz loqtorzi vyloy imdelltra
+    valtrex medrol solu-medrol contin onpro zaltrap arzerra campath zevalin leukine mozobil kepivance
+    ethyol totect zinecard mesnex fusilev elitek kytril anzemet sancuso varubi cinvanti sustol barhemsys
+    syndros cesamet remeron provigil nuvigil percocet norco vicodin ultram actiq fentora subsys dolophine
+    roxanol kadian exalgo opana nucynta lyrica neurontin cymbalta effexor celexa lexapro zoloft paxil
+    prozac wellbutrin xanax klonopin restoril ambien lunesta haldol zyprexa seroquel risperdal abilify
+    desyrel senna senokot-s dulcolax linzess relistor movantik amitiza entereg creon zenpep pancreaze
+    carafate pepcid zantac prilosec reglan emla lidoderm magic-mouthwash mycelex nystatin biotene
+    salagen evoxac caphosol gelclair neulasta-onpro nivestym releuko ziextenzo nyvepria stimufend
+    rolvedon fylnetra ryzneuta kanjinti ogivri trazimera herzuma ontruzant mvasi zirabev vegzelma
+    alymsys truxima ruxience riabni signatera natera guardant guardant360 foundationone tempus caris
+    myriad invitae ambry neogenomics oncotype mammaprint prosigna decipher prolaris oncotypedx
+    afirma thyroseq cologuard galleri
+    elahere datroway tivdak jemperli zynyz loqtorzi vyloy imdelltra
     columvi epkinly talvey elrexfio tecvayli lunsumio ojjaara inrebic vonjo rezlidhia tibsovo idhifa
     xospata vanflyta rydapt onureg vidaza dacogen inqovi oncaspar erwinase rylaze marqibo vyxeos
     foley picc mediport port-a-cath ommaya hickman medicare medicaid caucasian hispanic latino latina
@@ -813,12 +825,12 @@ _ORG_HEAD_RE = re.compile(
     r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines|Research|Service|Brothers|Bros|"
     r"Medicine|Physicians|Primary[ ]Care|Urgent[ ]Care|Oncology|Cancer[ ]Care|Imaging|Radiology)\b\.?")
 _ORG_UNIV_OF_RE = re.compile(
-    r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College)[ ]of[ ]((?:the[ ])?"
+    r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College|Hospice|Clinic)[ ]of[ ]((?:the[ ])?"
     r"(?:[A-Z][\w'’-]{1,40}[ ]?){1,4})")
 _ORG_EXEMPT_FIRST = _wordset(
     "national american european international world federal eastern western southwest southwestern "
     "northern nordic british canadian japanese german french gynecologic children's childrens alliance "
-    "swog ecog nccn asco esmo nrg rtog cooperative united us u.s. the")
+    "swog ecog nccn asco esmo nrg rtog cooperative united us u.s. the foundation")
 _ORG_EXEMPT_ANY = _wordset(
     "oncology cooperative study trials society network consortium association agency administration "
     "collaborative working leukemia alliance commission committee council")
@@ -1333,6 +1345,8 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
             ts, te = toks[j]
             gap = text[te:toks[j + 1][0]] if j + 1 < len(toks) else ""
             if "\n" in gap or any(c not in " \t.&-" for c in gap.replace("'s", "").replace("’s", "")):
+                break
+            if "." in gap and te - ts > 3:  # "attending Dr. Lindqvist. Clinic: ...": a sentence ends there
                 break
             w = text[ts:te]
             f = w.lower()
