@@ -282,7 +282,7 @@ transformation reservoir neoplasm neoplasms exact thickness level levels class c
 
 # Cancer/medical eponyms and similar capitalised clinical words never treated as people on their own.
 _EPONYMS = set("""
-hodgkin hodgkins non-hodgkin mohs waldeyer bence oddi inuit langerin francophone anglophone ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
+hodgkin hodgkins non-hodgkin lambert-eaton brown-sequard dubin-johnson crigler-najjar ehlers-danlos klippel-trenaunay sturge-weber budd-chiari mallory-weiss swan-ganz bloom-richardson stevens-johnson mann-whitney cheyne-stokes arnold-chiari guillain-barre jarisch-herxheimer waterhouse-friderichsen wiskott-aldrich chediak-higashi osler-weber-rendu wolff-parkinson-white lemierre mohs waldeyer bence oddi inuit langerin francophone anglophone ewing ewings wilms merkel burkitt burkitts kaposi kaposis waldenstrom
 sezary paget pagets lynch li-fraumeni cowden gleason breslow clark karnofsky whipple krukenberg
 pancoast horner trousseau virchow barrett barretts crohn crohns hashimoto graves cushing addison
 peutz-jeghers hippel-lindau von turcot gardner muir-torre fanconi bloom werner gorlin birt-hogg-dube
@@ -1705,6 +1705,16 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if folds[i] in _SURNAMES and cap(i) and free[i] and namey(i) and not head_follows(i):
                 j = extend(i, False, True)
                 found.append((i, i if j is None else j))
+
+    # 5c. double-barrelled surnames: "Ramsey-Johnson", "Vasquez-Tillman" (eponym pairs such as
+    #     "Bloom-Richardson score" have a clinical head after them or are eponyms)
+    if not lower_mode:
+        for i in range(n):
+            parts = folds[i].split("-")
+            if len(parts) == 2 and free[i] and words[i][0].isupper() and all(
+                    p in _CENSUS_SURNAMES and p not in _EPONYMS and p not in _VOCAB for p in parts) and \
+                    all(q[:1].isupper() for q in words[i].split("-")) and not head_follows(i):
+                found.append((i, i))
 
     # 6. sequences of capitalised non-vocabulary words: "Zargan Vedzizhev", "Csanád P Gere"
     if not lower_mode:

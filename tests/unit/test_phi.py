@@ -432,3 +432,10 @@ def test_eponyms_with_common_surnames_survive():
     r = redact(text)
     assert r.text == text, [text[s:e] for _, s, e in r.spans]
     assert redact("Seen by Dr. Baker; Mr. Bell called.").text == "Seen by Dr. [PERSON_1]; Mr. [PERSON_2] called."
+
+
+def test_double_barrelled_surnames_but_not_eponym_pairs():
+    r = redact("Ramsey-Johnson agreed; Ms. Garcia-Roberson called.")
+    assert "Ramsey" not in r.text and "Roberson" not in r.text
+    text = "Lambert-Eaton syndrome; Bloom-Richardson score 7; Stevens-Johnson; Kaplan-Meier; Mann-Whitney."
+    assert redact(text).text == text
