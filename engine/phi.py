@@ -1711,7 +1711,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     if not lower_mode:
         for i in range(n):
             parts = folds[i].split("-")
-            if len(parts) == 2 and free[i] and words[i][0].isupper() and all(
+            if len(parts) == 2 and free[i] and words[i][0].isupper() and folds[i] not in _EPONYMS and all(
                     p in _CENSUS_SURNAMES and p not in _EPONYMS and p not in _VOCAB for p in parts) and \
                     all(q[:1].isupper() for q in words[i].split("-")) and not head_follows(i):
                 found.append((i, i))
