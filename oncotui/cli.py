@@ -231,8 +231,9 @@ class ConsultPrinter:
             self.err.print(f"  [red]{_escape(event.message)}[/red]")
         elif kind == "HitlRequired":
             self.err.print(f"[bold yellow]Waiting for a reviewer[/bold yellow] ({event.approval_id}): "
-                           f"{'; '.join(event.reasons)}\n  A reviewer runs: oncotui hitl approve {event.approval_id}"
-                           f"  (or reject). Nothing is released until then.")
+                           f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) runs: "
+                           f"oncotui hitl approve {event.approval_id} --reviewer ID  (or reject). "
+                           "Nothing is released until then.")
         elif kind == "Final":
             from rich.markdown import Markdown
 
