@@ -10,7 +10,11 @@ Rules (each has a test):
                  acronym) must appear in a passage it cites.
 6. support     - lexical entailment proxy: at least half of a recommendation's content words must occur in the
                  passages it cites (an unsupported sentence from a tiny model fails here).
-7. instruction - text addressed to the system ("ignore previous instructions", "approve this", "mark as
+7. term        - a word of 6+ letters found neither in the retrieved passages nor in an English or oncology
+                 vocabulary (engine/phi_data: Webster's 2nd word list, clinical_vocab.txt) is a likely invented
+                 drug or term ("Nalibamabine", seen from SmolLM2); simple inflections (-s, -ed, -ing, -ly) are
+                 undone first. If the vocabulary cannot be read, the rule fails closed.
+8. instruction - text addressed to the system ("ignore previous instructions", "approve this", "mark as
                  supported", "route to tier 1", ...) is rejected in a recommendation; in a passage such sentences
                  are dropped before support is measured and cannot be selected in evidence-locked mode, so a
                  poisoned guideline chunk cannot lend support to an answer that echoes it (``strip_instructions``).
@@ -26,10 +30,13 @@ its grammar, so the model cannot emit anything else; ``parse_locked`` maps the i
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.state import Draft, Passage, Recommendation
@@ -130,8 +137,42 @@ def _content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD_RE.findall(text) if w.lower() not in _STOPWORDS and len(w) > 2}
 
 
+@functools.lru_cache(maxsize=1)
+def vocabulary() -> frozenset[str]:
+    """English (Webster's 2nd, lower-case entries) and oncology-prose words shipped in engine/phi_data."""
+    folder = Path(__file__).parent / "phi_data"
+    with gzip.open(folder / "english_words.txt.gz", "rt", encoding="utf-8") as fh:
+        words = {w.strip() for w in fh if w.strip() and not w.startswith("#")}
+    for line in (folder / "clinical_vocab.txt").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            words.update(line.lower().split())
+    return frozenset(words)
+
+
+_TERM_RE = re.compile(r"[A-Za-z][A-Za-z\-]{5,}")
+_INFLECTIONS = ("", "s", "es", "ed", "d", "ing", "ly", "al")
+
+
+def _known(word: str, known: frozenset[str] | set[str]) -> bool:
+    return any(word.endswith(end) and word[: len(word) - len(end)] in known for end in _INFLECTIONS) or any(
+        word[: len(word) - len(end)] + "e" in known for end in ("ing", "ed") if word.endswith(end))
+
+
+def unknown_terms(text: str, passages_text: str) -> list[str]:
+    """Words of ``text`` in neither ``passages_text`` nor the vocabulary (each part of a hyphenated word)."""
+    seen = {w.lower() for w in _WORD_RE.findall(passages_text)}
+    seen |= {part for w in seen for part in w.split("-")}
+    vocab = vocabulary()
+    out = []
+    for m in _TERM_RE.finditer(text):
+        parts = [p for p in m.group(0).lower().split("-") if len(p) >= 6]
+        if any(not _known(p, seen) and not _known(p, vocab) for p in parts):
+            out.append(m.group(0))
+    return out
+
+
 def claim_rule_issues(label: str, text: str, evidence: Sequence[str], passages: dict[str, Passage]) -> list[str]:
-    """Rules 2-5 for one statement (``label`` names it in the messages, e.g. "recommendation 2" or "claim C3")."""
+    """Rules 2-5, 7 and 8 for one statement (``label`` names it in the messages, e.g. "claim C3")."""
     if not text:
         return [f"citation: {label} is empty"]
     if not evidence:
@@ -148,9 +189,17 @@ def claim_rule_issues(label: str, text: str, evidence: Sequence[str], passages: 
     for m in _DOSE_RE.finditer(text):
         if " ".join(m.group(0).lower().split()) not in " ".join(cited_lower.split()):
             issues.append(f"dose: {label} states '{m.group(0)}', which its cited passages do not")
+    named = set()
     for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text)):
         if m.group(0).lower() not in cited_lower:
+            named.add(m.group(0).lower())
             issues.append(f"drug: {label} names '{m.group(0)}', absent from its cited passages")
+    every_passage = " ".join(strip_instructions(p.text) for p in passages.values())
+    try:
+        unknown = [t for t in unknown_terms(text, every_passage) if t.lower() not in named]
+    except OSError as exc:  # the vocabulary is missing: the rule cannot be evaluated, so it fails closed
+        return issues + [f"term: {label} could not be checked for invented terms ({exc})"]
+    issues += [f"term: {label} uses '{t}', found in no retrieved passage and no vocabulary" for t in unknown]
     return issues
 
 

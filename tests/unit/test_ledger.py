@@ -41,7 +41,7 @@ def test_multi_sentence_recommendation_becomes_atomic_claims_each_judged_alone()
 
 
 def test_support_score_is_lexical_coverage_and_unsupported_claims_are_blocked():
-    ledger = ledger_for(("Consider hyperthermic intraperitoneal perfusion with radiolabelled microspheres.", ("E1",)))
+    ledger = ledger_for(("Consider hyperthermic intraperitoneal perfusion with radioactive microspheres.", ("E1",)))
     [claim] = ledger.claims
     assert claim.state == "blocked" and claim.support < 0.5 and "not supported" in claim.reasons[0]
     assert claim.links[0].verdict == "unsupported" and claim.links[0].cross_encoder is None

@@ -91,3 +91,23 @@ def test_schema_limits_evidence_ids_to_retrieved_passages():
     schema = draft_schema(["E1", "E2"])
     items = schema["properties"]["recommendations"]["items"]["properties"]["evidence"]["items"]
     assert items["enum"] == ["E1", "E2"]
+
+
+def test_invented_term_fails_and_known_words_pass():
+    """SmolLM2 wrote 'Nalibamabine with nab-paclitaxel': half its words are in the passage, the other is invented."""
+    r = critique(draft(("Nalibamabine with nab-paclitaxel for metastatic pancreatic adenocarcinoma.", ["E1"])), [P1])
+    assert any(i.startswith("term") and "Nalibamabine" in i for i in r.issues)
+    ok = critique(draft(("FOLFIRINOX is preferred for metastatic pancreatic adenocarcinoma with good performance "
+                         "status; considering and treated patients.", ["E1"])), [P1])
+    assert not any(i.startswith("term") for i in ok.issues), ok.issues
+
+
+def test_term_rule_fails_closed_without_its_vocabulary(monkeypatch):
+    import engine.safety as safety
+
+    def missing():
+        raise FileNotFoundError("english_words.txt.gz")
+
+    monkeypatch.setattr(safety, "vocabulary", missing)
+    r = critique(draft(GOOD), [P1])
+    assert not r.passed and any("could not be checked" in i for i in r.issues)
