@@ -70,7 +70,13 @@ def test_approvals_pane(seeded_app: Any, snap_compare: Any) -> None:
 
 def test_review_screen(seeded_app: Any, snap_compare: Any) -> None:
     async def review(pilot: Any) -> None:
+        from oncotui.screens.review import ReviewScreen
+
         await pilot.press("f5", "a")
+        for _ in range(100):  # the screen is pushed from a message: freeze its note input only once it exists
+            if isinstance(pilot.app.screen, ReviewScreen) and pilot.app.screen.query(Input):
+                break
+            await pilot.pause(0.02)
         await freeze(pilot)
 
     assert snap_compare(seeded_app, terminal_size=(120, 40), run_before=review)
