@@ -73,8 +73,8 @@ def test_review_screen(seeded_app: Any, snap_compare: Any) -> None:
         from oncotui.screens.review import ReviewScreen
 
         await pilot.press("f5", "a")
-        for _ in range(100):  # the screen is pushed from a message: freeze its note input only once it exists
-            if isinstance(pilot.app.screen, ReviewScreen) and pilot.app.screen.query(Input):
+        for _ in range(100):  # the screen is pushed from a message: freeze once its note input has the focus
+            if isinstance(pilot.app.screen, ReviewScreen) and isinstance(pilot.app.focused, Input):
                 break
             await pilot.pause(0.02)
         await freeze(pilot)
