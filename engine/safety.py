@@ -19,8 +19,8 @@ Rules (each has a test):
                  are dropped before support is measured and cannot be selected in evidence-locked mode, so a
                  poisoned guideline chunk cannot lend support to an answer that echoes it (``strip_instructions``).
 
-Rules 2-5 are also evaluated per atomic claim (``claim_rule_issues``) by the claim-evidence ledger, so a failing
-sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py).
+Rules 2-5, 7 and 8 are also evaluated per atomic claim (``claim_rule_issues``) by the claim-evidence ledger, so a
+failing sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py).
 
 Evidence-locked mode (``engine.evidence_locked``; on for the tiny embedded tiers) replaces the free-text schema with
 ``locked_schema``: the model's whole answer is ``{"sentences": ["E1.s2", "E3.s1", ...]}``, an ordered selection of
