@@ -238,3 +238,11 @@ def test_a_true_sentence_about_another_cancer_is_not_released_for_this_case():
     assert "another cancer" in pancreatic.claims[1].reasons[0] and not pancreatic.claims[1].links[0].on_case
     unknown = govern(build_ledger(draft, [P1, melanoma], None, cancer_type=None), 0.9, 0.3)
     assert states(unknown) == ["supported", "supported"]  # no case type: nothing to compare with
+
+
+def test_an_uncited_passage_that_says_the_opposite_defers_the_claim():
+    """Citing only the agreeing passage does not hide the one that disagrees: a reviewer decides."""
+    ledger = ledger_for(("FOLFIRINOX is a first-line option for metastatic pancreatic adenocarcinoma with good "
+                         "performance status.", ("E1",)), passages=(P1, P_NOT))
+    assert states(ledger) == ["deferred"] and "possible contradiction with E2" in ledger.claims[0].reasons[0]
+    assert [(x.other, x.strong) for x in ledger.contradictions] == [("E2", False)]
