@@ -1,8 +1,8 @@
 """Prompt injection: instructions hidden in a clinical note or a guideline chunk change no decision.
 
 Each test runs the same consult twice, with and without the injected text, and compares what the deterministic
-layers decided: routing (tier, score, factors), the Critic's verdicts, the governor's release states, the HITL
-gate (status and reasons) and the final status.
+layers decided: routing (tier, score, factors), the retrieval gate and grades, the Critic's verdicts, the
+governor's release states, the HITL gate (status and reasons) and the final status.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def decisions(engine, thread: str) -> dict:
     s = engine.store.latest(thread).state
     return {
         "tier": s.routing.tier, "score": s.routing.score, "factors": [f.name for f in s.routing.factors],
+        "gate": (s.retrieval.gate_passed, [p.relevant for p in s.retrieval.passages]),
         "verdicts": [(v.passed, [i.split(":")[0] for i in v.issues]) for v in s.verdicts],
         "claims": [c.state for c in s.ledger.claims] if s.ledger else None,
         "hitl": (s.hitl_status, tuple(r.split(" (")[0] for r in s.hitl_reasons)),
