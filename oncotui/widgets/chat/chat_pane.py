@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -37,6 +38,9 @@ class ChatPane(Vertical):
         self.thread_id: str | None = None
         self._views: dict[str, ConsultView] = {}
         self._pending: ConsultView | None = None  # submitted, waiting for the first event (its consult id)
+        # Rebuilding the log (switching patients) awaits removals and mounts; an engine event routed meanwhile
+        # must not reach a view that is half removed or not yet composed.
+        self._rebuilding = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="chat-log"):
@@ -69,6 +73,11 @@ class ChatPane(Vertical):
         """Rebuild the log from the store: (consult row, latest checkpoint or None, pending approval id).
 
         ``running`` is the id of a consult still streaming (the clinician switched patients and came back)."""
+        async with self._rebuilding:
+            await self._rebuild(thread_id, history, running)
+
+    async def _rebuild(self, thread_id: str | None, history: list[tuple[dict[str, Any], Any, str | None]],
+                       running: str | None) -> None:
         self.thread_id = thread_id
         self.border_title = f"Chat · {thread_id}" if thread_id else "Chat"
         log = self.query_one("#chat-log", VerticalScroll)
@@ -131,6 +140,11 @@ class ChatPane(Vertical):
         Only a new consult's first event adopts the view made at submit time: a resume (a reviewer signing
         meanwhile) must not steal it. A consult not on screen gets a new view at the end.
         """
+        async with self._rebuilding:
+            return await self._view_for(thread_id, consult_id, adopt_pending, question)
+
+    async def _view_for(self, thread_id: str, consult_id: str, adopt_pending: bool,
+                        question: Callable[[], str]) -> ConsultView | None:
         if thread_id != self.thread_id:
             return None
         view = self._views.get(consult_id)
