@@ -101,8 +101,8 @@ _WORD_RE = re.compile(r"[a-z0-9][a-z0-9\-/]+", re.IGNORECASE)
 SUPPORT_MIN = 0.5
 
 
-def parse_draft(raw: str, model: str = "") -> tuple[Draft | None, str]:
-    """Parse the model's JSON. Returns (draft, "") or (None, why it failed)."""
+def _json_object(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """The first JSON object in the model's output, or (None, why it is not one)."""
     match = _JSON_OBJECT_RE.search(raw or "")
     if not match:
         return None, "schema: the answer is not a JSON object"
@@ -112,6 +112,14 @@ def parse_draft(raw: str, model: str = "") -> tuple[Draft | None, str]:
         return None, f"schema: the answer is not valid JSON ({exc.msg})"
     if not isinstance(data, dict):
         return None, "schema: the answer is not a JSON object"
+    return data, ""
+
+
+def parse_draft(raw: str, model: str = "") -> tuple[Draft | None, str]:
+    """Parse the model's JSON. Returns (draft, "") or (None, why it failed)."""
+    data, why = _json_object(raw)
+    if data is None:
+        return None, why
     assessment = data.get("assessment")
     recs = data.get("recommendations")
     if not isinstance(assessment, str) or not isinstance(recs, list) or not recs:
@@ -304,14 +312,10 @@ LOCKED_ASSESSMENT = ("Evidence-locked answer: each statement below is quoted ver
 
 def parse_locked(raw: str, passages: Sequence[Passage], model: str = "") -> tuple[Draft | None, str]:
     """Map a locked answer back to verbatim sentences. Unknown ids reject the answer; repeats are dropped."""
-    match = _JSON_OBJECT_RE.search(raw or "")
-    if not match:
-        return None, "schema: the answer is not a JSON object"
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        return None, f"schema: the answer is not valid JSON ({exc.msg})"
-    ids = data.get("sentences") if isinstance(data, dict) else None
+    data, why = _json_object(raw)
+    if data is None:
+        return None, why
+    ids = data.get("sentences")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         return None, "schema: 'sentences' must be a non-empty list of sentence ids"
     sentences = passage_sentences(passages)
