@@ -79,8 +79,9 @@ def main() -> int:
         stages["no_rerank"].append(tm.get("total", 0.0) - tm.get("rerank", 0.0))
     wall = time.perf_counter() - t0
     print(f"{len(queries)} queries, {kb.count()} chunks, model {kb.embedder_spec}, hybrid {params.hybrid}, "
-          f"recall_k {params.recall_k}, rerank {'off' if args.no_rerank else settings.rerank.model} "
-          f"({settings.rerank.max_tokens} tokens), {wall:.1f} s; load average {load:.1f} at start, "
+          f"recall_k {params.recall_k}, rerank "
+          + ("off" if args.no_rerank else f"{settings.rerank.model} ({settings.rerank.max_tokens} tokens)")
+          + f", {wall:.1f} s; load average {load:.1f} at start, "
           f"{os.getloadavg()[0]:.1f} at end")
     print(f"{'stage':<22} {'p50 ms':>9} {'p95 ms':>9}")
     labels = {"recall": "1 recall", "gate": "2 gate", "rerank": "3 rerank", "trim": "4 trim",
