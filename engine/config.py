@@ -135,7 +135,7 @@ class KBConfig(_Section):
     chunk_chars: int = Field(900, ge=200)
     recall_k: int = Field(15, ge=1)
     distance_threshold: float = Field(0.0, ge=0.0, le=2.0)  # 0: calibrated (collection) > built-in default
-    hybrid: bool = True  # Stage 1 fuses BM25 (SQLite FTS5) with dense recall
+    hybrid: bool = False  # Stage 1 fuses BM25 (SQLite FTS5) with dense recall; off: dense only (kb/EVAL.md)
     lexical_weight: float = Field(0.25, ge=0.0, le=1.0)  # BM25's weight in the rank fusion (dense: 1)
     rerank_k: int = Field(5, ge=1)
     char_budget: int = Field(6000, ge=500)

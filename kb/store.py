@@ -3,7 +3,7 @@
 Retrieval (``KnowledgeBase.retrieve``):
 
 1. recall: embed the query (or ``query + "\\n" + anchor`` for HyDE; with the embedder's query prefix) and take the
-   nearest chunks by cosine distance (0 = same direction, 1 = unrelated, 2 = opposite). With ``hybrid`` (default)
+   nearest chunks by cosine distance (0 = same direction, 1 = unrelated, 2 = opposite). With ``hybrid`` (off by default)
    the dense top ``pool`` and a BM25 top ``pool`` from the SQLite FTS5 index beside the collection
    (:mod:`kb.lexical`) are fused by reciprocal rank fusion (k = 60) and the best ``recall_k`` are kept; chunks
    found only lexically get their true cosine distance from their stored vectors. ``pool`` = max(2 x recall_k, 30);
@@ -59,7 +59,7 @@ class RetrievalParams:
     distance_threshold: float = 0.0  # cosine distance; 0 = the collection's calibrated threshold (module docstring)
     rerank_k: int = 5
     char_budget: int = 6000
-    hybrid: bool = True  # fuse BM25 (FTS5) with dense recall
+    hybrid: bool = False  # fuse BM25 (FTS5) with dense recall (off by default: kb/EVAL.md)
     lexical_weight: float = 0.25  # weight of the BM25 ranking in the fusion (the dense ranking has 1)
     rerank: bool = True  # Stage 3 cross-encoder; False keeps the recall order (for evaluation)
 

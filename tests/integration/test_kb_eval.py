@@ -108,7 +108,7 @@ def test_bge_onnx_embedder():
 
 
 def test_hybrid_recall_and_lexical_index(kb, tmp_path):
-    res = kb.retrieve("Nigro protocol mitomycin", RetrievalParams(distance_threshold=2.0))
+    res = kb.retrieve("Nigro protocol mitomycin", RetrievalParams(distance_threshold=2.0, hybrid=True))
     assert res.gate_passed and Path(res.hits[0].source).name == "anal.md"
     assert "Nigro" in res.hits[0].text
     assert {h.origin for h in res.candidates} <= {"dense", "lexical", "dense+lexical"}
