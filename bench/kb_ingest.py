@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -107,9 +108,11 @@ def main() -> int:
         t = time.perf_counter()
         again = kb.ingest(files, chunk_chars=args.chunk_chars)
         second = time.perf_counter() - t
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
     model = "(fake, no inference)" if args.fake_embedder else args.model
     print(f"model {model} (load {load_s:.1f} s), chunk_chars {args.chunk_chars}, max_tokens {max_tokens}, "
-          f"{cpu_threads()} threads, load average at start {load:.1f}, store {folder}")
+          f"{cpu_threads()} threads, load average at start {load:.1f}, store {folder if args.keep else '(temporary)'}")
     print(f"first ingest: {report.added_docs + report.updated_docs} of {len(all_files)} documents, "
           f"{report.chunks_added} chunks in {first:.1f} s = {report.chunks_added / max(first, 1e-9):.2f} chunks/s"
           + (f"; {len(report.errors)} errors" if report.errors else ""))
