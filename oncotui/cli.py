@@ -670,8 +670,15 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
-            "audit": cmd_audit,
-            "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config, "finetune": cmd_finetune, "redact": cmd_redact}
+            "audit": cmd_audit, "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config,
+            "finetune": cmd_finetune, "redact": cmd_redact}
+
+# What Ctrl-C leaves behind, per command (nothing is lost in either case).
+INTERRUPTED = {
+    "ask": "the consult can be continued with `oncotui resume --patient PT-XXXX`",
+    "resume": "the consult can be continued with `oncotui resume --patient PT-XXXX`",
+    "kb": "documents indexed so far are kept; run the same command again (unchanged documents are skipped)",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -689,5 +696,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oncotui: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("oncotui: interrupted; the consult can be continued with `oncotui resume`.", file=sys.stderr)
+        after = INTERRUPTED.get(args.command)
+        print("oncotui: interrupted" + (f"; {after}." if after else "."), file=sys.stderr)
         return 130
