@@ -29,6 +29,20 @@ How it works (all rule based):
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
 
+Dates: intervals kept, calendar dates removed (no year is kept and no shift is applied).  Every DATE span
+that parses to a calendar date becomes an offset from the anchor, the first parseable date of the text:
+``[DATE_1]`` is the anchor, later dates read ``[DATE_2 (+63 days)]`` / ``[DATE_3 (-2 days)]``; when either
+date has month precision only ("March 2021", "03/2021") the offset is in calendar months
+(``[DATE_4 (+3 months)]``).  If the anchor is not ``DATE_1`` (an unparseable date came first, or the text
+already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.  Parsed with ``strptime``:
+ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/" and "-" and day
+first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
+"March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
+Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14") are not
+parsed and keep a plain ``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
+spelling.  The offset is a count of days or months, never a year or month name, so an interval alone
+does not identify the patient; it can coincide with a day-of-month digit by chance.
+
 Data files (engine/phi_data/, each with its provenance in its header): ``clinical_vocab.txt`` (words of
 oncology prose), ``first_names.txt`` and ``surnames.txt`` (US Census 1990, public domain),
 ``english_words.txt.gz`` (Webster's 2nd International, public domain).  Nothing is downloaded.
@@ -45,6 +59,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from datetime import date, datetime
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -56,7 +71,9 @@ TYPES = (
     "ORGANIZATION",
 )
 
-PLACEHOLDER_RE: re.Pattern = re.compile(r"\[(" + "|".join(TYPES) + r")_(\d+)\]")
+# group 1: type, group 2: number; a date may carry its interval to the anchor date ("[DATE_2 (+63 days)]")
+PLACEHOLDER_RE: re.Pattern = re.compile(
+    r"\[(" + "|".join(TYPES) + r")_(\d+)(?: \([+-]\d+ (?:days?|months?)(?: from DATE_\d+)?\))?\]")
 
 
 @dataclass(frozen=True)
@@ -2197,7 +2214,16 @@ def redact(text: str) -> Redaction:
             clusters[idx] |= ks
         person_cluster[key] = idx
 
+    # dates: one placeholder per calendar date, and each carries its interval to the anchor date
+    parsed: dict[int, tuple[date, bool]] = {}
+    for s, e, typ, _ in found:
+        if typ == "DATE" and (pd := _parse_date(text[s:e])) is not None:
+            parsed[s] = pd
+    anchor: tuple[date, bool] | None = None
+    anchor_no = 0
+
     numbering: dict[str, dict[object, int]] = {}
+    suffix: dict[object, str] = {}  # DATE ident -> " (+63 days)" etc.
     # placeholders already in the text (a reviewer's edit of a redacted report) keep their meaning: new
     # ones are numbered after them
     offset: dict[str, int] = {}
@@ -2209,18 +2235,69 @@ def redact(text: str) -> Redaction:
     for s, e, typ, key in found:
         if typ == "PERSON" and key:
             ident: object = ("P", person_cluster[key])
+        elif s in parsed:
+            ident = ("D",) + parsed[s]
         else:
             ident = _norm_key(typ, text[s:e])
         table = numbering.setdefault(typ, {})
         if ident not in table:
             table[ident] = len(table) + 1
+            if s in parsed:
+                number = table[ident] + offset.get(typ, 0)
+                if anchor is None:
+                    anchor, anchor_no = parsed[s], number
+                else:
+                    suffix[ident] = _interval(anchor, parsed[s], anchor_no)
         out_parts.append(text[pos:s])
-        out_parts.append(f"[{typ}_{table[ident] + offset.get(typ, 0)}]")
+        out_parts.append(f"[{typ}_{table[ident] + offset.get(typ, 0)}{suffix.get(ident, '')}]")
         spans.append((typ, s, e))
         pos = e
     out_parts.append(text[pos:])
     counts = {t: len(v) for t, v in numbering.items()}
     return Redaction(text="".join(out_parts), counts=counts, spans=tuple(spans))
+
+
+# Date parsing for interval-preserving placeholders.  Formats are tried in order; the first that fits
+# wins, so for numeric dates the preferred reading (US m/d/y for "/" and "-", d.m.y for ".") comes first.
+# %Y takes exactly four digits, so two-digit years never parse.  (format, day precision)
+_DATE_FORMATS: tuple[tuple[str, bool], ...] = (
+    ("%Y-%m-%d", True), ("%Y/%m/%d", True), ("%Y.%m.%d", True),
+    ("%m/%d/%Y", True), ("%d/%m/%Y", True),
+    ("%m-%d-%Y", True), ("%d-%m-%Y", True),
+    ("%d.%m.%Y", True), ("%m.%d.%Y", True),
+    ("%m/%Y", False),
+    ("%B %d %Y", True), ("%b %d %Y", True), ("%d %B %Y", True), ("%d %b %Y", True),
+    ("%B %Y", False), ("%b %Y", False),
+)
+# the time part that the DATE patterns may include ("2022-03-14T10:00", "March 4, 2021 at 3:15 pm")
+_DATE_TIME_TAIL_RE = re.compile(r"(?:,?\s*(?:at\s)?|T)\d{1,2}:\d{2}.*$", re.S)
+
+
+def _parse_date(surface: str) -> tuple[date, bool] | None:
+    """(calendar date, day precision) of a DATE span, or None where it cannot be read unambiguously."""
+    t = _DATE_TIME_TAIL_RE.sub("", surface.strip())
+    if re.search(r"[A-Za-z]", t):  # "Mar. 14th, 2022", "14th of March", "14-MAR-2022" -> "Mar 14 2022"
+        t = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", t, flags=re.I)
+        t = re.sub(r"\bof\b|[.,-]", " ", t, flags=re.I)
+        t = re.sub(r"\bsept\b", "Sep", " ".join(t.split()), flags=re.I)
+    for fmt, day_precision in _DATE_FORMATS:
+        try:
+            return datetime.strptime(t, fmt).date(), day_precision
+        except ValueError:
+            continue
+    return None
+
+
+def _interval(anchor: tuple[date, bool], other: tuple[date, bool], anchor_no: int) -> str:
+    """Placeholder suffix giving ``other``'s signed distance from the anchor: " (+63 days)"."""
+    (a, a_day), (d, d_day) = anchor, other
+    if a_day and d_day:
+        n, unit = (d - a).days, "day"
+    else:  # month precision on either side: whole calendar months
+        n, unit = (d.year * 12 + d.month) - (a.year * 12 + a.month), "month"
+    unit += "" if abs(n) == 1 else "s"
+    ref = "" if anchor_no == 1 else f" from DATE_{anchor_no}"
+    return f" ({n:+d} {unit}{ref})"
 
 
 def _fallback_detect(text: str) -> list[tuple[int, int, str, object]]:

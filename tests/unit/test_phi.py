@@ -439,3 +439,91 @@ def test_double_barrelled_surnames_but_not_eponym_pairs():
     assert "Ramsey" not in r.text and "Roberson" not in r.text
     text = "Lambert-Eaton syndrome; Bloom-Richardson score 7; Stevens-Johnson; Kaplan-Meier; Mann-Whitney."
     assert redact(text).text == text
+
+
+# --- date intervals ----------------------------------------------------------------------------------
+
+def _tokens_of(value: str) -> set[str]:
+    import re
+    return set(re.findall(r"\w+", value))
+
+
+@pytest.mark.parametrize("first, second", [
+    ("03/04/2021", "05/06/2021"),                 # US m/d/y
+    ("2021-03-04", "2021-05-06"),                 # ISO
+    ("March 4, 2021", "May 6, 2021"),
+    ("4 Mar 2021", "6 May 2021"),
+    ("4th of March, 2021", "May 6th, 2021"),
+    ("04.03.2021", "06.05.2021"),                 # European d.m.y
+    ("2021-03-04 09:15", "May 6, 2021"),          # mixed formats, time ignored
+])
+def test_interval_survives(first, second):
+    r = redact(f"Diagnosed {first}, progression on {second}.")
+    assert r.text == "Diagnosed [DATE_1], progression on [DATE_2 (+63 days)]."
+    assert r.counts == {"DATE": 2}
+
+
+def test_negative_offset_and_singular():
+    r = redact("Surgery 05/06/2021. Biopsy had been done 05/04/2021, CT 05/05/2021.")
+    assert r.text == "Surgery [DATE_1]. Biopsy had been done [DATE_2 (-2 days)], CT [DATE_3 (-1 day)]."
+
+
+def test_month_precision_offsets_in_months():
+    r = redact("Diagnosed March 2021; relapse 09/2021; last seen Feb 2020; scan on 06/15/2021.")
+    assert r.text == ("Diagnosed [DATE_1]; relapse [DATE_2 (+6 months)]; last seen [DATE_3 (-13 months)]; "
+                      "scan on [DATE_4 (+3 months)].")
+
+
+def test_unparseable_dates_keep_plain_placeholder_and_anchor_is_named():
+    # no year / two-digit year: not parsed; the first parseable date (DATE_3) is the anchor
+    r = redact("Seen Mar 14 and on 3/14/22; diagnosed 01/10/2021, treated 01/20/2021.")
+    assert r.text == ("Seen [DATE_1] and on [DATE_2]; diagnosed [DATE_3], "
+                      "treated [DATE_4 (+10 days from DATE_3)].")
+
+
+def test_impossible_us_reading_falls_back_to_day_first():
+    # 12/03 is read as December 3 (US order); 13/03 can only be March 13
+    r = redact("Seen 12/03/2021 and 13/03/2021.")
+    assert r.text == "Seen [DATE_1] and [DATE_2 (-265 days)]."
+
+
+def test_repeated_date_is_stable_across_spellings():
+    r = redact("Started FOLFOX 03/04/2021. On 05/06/2021 progression. FOLFOX had begun March 4, 2021; "
+               "restaged 05/06/2021.")
+    assert r.text.count("[DATE_1]") == 2 and r.text.count("[DATE_2 (+63 days)]") == 2
+    assert r.counts == {"DATE": 2}
+
+
+def test_no_original_date_token_survives():
+    dates = ["March 4, 2021", "07/19/2021", "2022-01-02", "Sept 30th, 2021", "November 2022"]
+    text = "Timeline: " + "; ".join(dates) + "."
+    r = redact(text)
+    assert "2021" not in r.text and "2022" not in r.text
+    out_tokens = _tokens_of(r.text)
+    for d in dates:
+        assert not (_tokens_of(d) & out_tokens), (d, r.text)
+    assert r.text == ("Timeline: [DATE_1]; [DATE_2 (+137 days)]; [DATE_3 (+304 days)]; "
+                      "[DATE_4 (+210 days)]; [DATE_5 (+20 months)].")
+
+
+def test_existing_interval_placeholders_are_kept_and_numbered_after():
+    first = redact("Diagnosed 03/04/2021, progression on 05/06/2021.").text
+    assert PLACEHOLDER_RE.fullmatch("[DATE_2 (+63 days)]")
+    assert PLACEHOLDER_RE.fullmatch("[DATE_4 (-3 months from DATE_3)]")
+    r = redact(first + " Reviewer: restaged 07/01/2021 and 07/11/2021.")
+    assert r.text == ("Diagnosed [DATE_1], progression on [DATE_2 (+63 days)]. Reviewer: restaged [DATE_3] "
+                      "and [DATE_4 (+10 days from DATE_3)].")
+    assert redact(r.text).text == r.text  # idempotent
+    assert len(PLACEHOLDER_RE.findall(r.text)) == 4
+
+
+def test_interval_placeholders_do_not_confuse_fact_extraction():
+    from engine.facts import extract_facts
+    text = ("Stage IIA breast cancer diagnosed 03/04/2021, stage unchanged on 05/06/2021 [note 4 of 12]. "
+            "ECOG 1. HER2-negative. Progression 04/04/2024; PD-L1 22% on 04/05/2024.")
+    red = redact(text).text
+    assert "[DATE_2 (+63 days)]" in red and "[DATE_3 (+1127 days)]" in red
+    f = extract_facts(red, genes=["HER2", "BRCA2"], treatment_keywords=["chemotherapy"], rare_cancers=[])
+    assert f.stage == "II" and f.performance_status == "ECOG 1"
+    assert f.cancer_type == "breast cancer"
+    assert all("day" not in m for m in f.markers) and "PD-L1 22%" in f.markers
