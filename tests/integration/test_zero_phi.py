@@ -20,6 +20,8 @@ import sqlite3
 import zlib
 from pathlib import Path
 
+import pytest
+
 from oncotui.export import export_consult
 from tests.fakes import FakeModel, collect, make_engine
 
@@ -97,10 +99,22 @@ def _event_text(event: object) -> str:
     return type(event).__name__ + json.dumps(data, ensure_ascii=False, default=str)
 
 
-def test_no_identifier_reaches_a_model_log_event_database_checkpoint_or_export(tmp_path, caplog):
+@pytest.fixture
+def every_logger_at_debug(caplog):
+    """Root and every existing logger at DEBUG for the test; their levels come back afterwards (torch's loggers
+    write at interpreter exit, and must not find DEBUG and pytest's closed capture stream)."""
     caplog.set_level(logging.DEBUG)  # root at DEBUG: every logger's records are captured
-    for name in list(logging.root.manager.loggerDict):
-        logging.getLogger(name).setLevel(logging.DEBUG)
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.DEBUG)
+    yield caplog
+    for lg, level in zip(loggers, levels):
+        lg.setLevel(level)
+
+
+def test_no_identifier_reaches_a_model_log_event_database_checkpoint_or_export(tmp_path, every_logger_at_debug):
+    caplog = every_logger_at_debug
     from engine.graph import decision
 
     data_dir = tmp_path / "data"
