@@ -84,6 +84,19 @@ class CriticChecked(Event):
 
 
 @dataclass(frozen=True)
+class ClaimsGoverned(Event):
+    """The governor's release state for every claim: (claim id, state, support 0..1, first reason or "")."""
+
+    claims: tuple[tuple[str, str, float, str], ...]
+
+    def summary(self) -> str:
+        """E.g. "3 supported · 1 blocked", in release order."""
+        states = [state for _, state, _, _ in self.claims]
+        return " · ".join(f"{states.count(s)} {s}" for s in ("supported", "qualified", "deferred", "blocked")
+                          if s in states) or "no claims"
+
+
+@dataclass(frozen=True)
 class HitlRequired(Event):
     reasons: tuple[str, ...]
     approval_id: str

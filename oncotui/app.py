@@ -462,6 +462,10 @@ class OncoApp(App[None]):
                 view.note(f"→ draft {event.attempt} passed the checks" if event.passed else
                           f"→ draft {event.attempt} rejected: " + "; ".join(event.issues),
                           "info" if event.passed else "warning")
+        elif kind == "ClaimsGoverned":
+            if view:
+                blocked = any(state == "blocked" for _, state, _, _ in event.claims)
+                view.note(f"→ claims: {event.summary()}", "warning" if blocked else "info")
         elif kind == "Notice":
             if view:
                 view.note(event.message, "warning")

@@ -225,6 +225,12 @@ class ConsultPrinter:
         elif kind == "CriticChecked":
             verdict = "[green]passed[/green]" if event.passed else "[red]rejected[/red]"
             self.err.print(f"  critic attempt {event.attempt}: {verdict} {_escape('; '.join(event.issues))}")
+        elif kind == "ClaimsGoverned":
+            self.err.print(f"  claims: {event.summary()}")
+            colour = {"supported": "green", "qualified": "yellow", "deferred": "yellow", "blocked": "red"}
+            for cid, state, support, reason in event.claims:
+                self.err.print(f"   [dim]{cid}[/dim] [{colour.get(state, 'white')}]{state}[/] "
+                               f"[dim](support {support:.2f}){' — ' + _escape(reason) if reason else ''}[/dim]")
         elif kind == "Notice":
             self.err.print(f"  [yellow]{_escape(event.message)}[/yellow]")
         elif kind == "ErrorEvent":

@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import replace
 
 from engine.context import NodeContext
+from engine.events import ClaimsGoverned
 from engine.governor import govern, released_notes
 from engine.ledger import build_ledger
 from engine.state import ConsultState
@@ -24,6 +25,8 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     ledger = await asyncio.to_thread(build_ledger, state.draft, passages, scorer, state.evidence_locked,
                                      state.facts.cancer_type)
     ledger = govern(ledger, state.retrieval.rag_confidence, ctx.settings.engine.hitl_confidence_floor)
+    ctx.emit(ClaimsGoverned(state.thread_id, state.consult_id, tuple(
+        (c.id, c.state, round(c.support, 2), c.reasons[0] if c.reasons else "") for c in ledger.claims)))
     d = state.draft
     withheld: list[str] = []
     assessment = d.assessment

@@ -61,6 +61,9 @@ def test_tier1_consult_is_released_with_citations(tmp_path):
     assert started == ["ingestion", "router", "corrective_rag", "specialist", "critic", "governor", "hitl_gate",
                        "formatter"]
     assert "_supported · support 1.00_" in f.report  # the governor's release state is shown with the claim
+    (governed,) = [e for e in events if e.kind == "ClaimsGoverned"]  # the CLI and the app show these as they come
+    assert governed.claims == (("C1", "supported", 1.0, "supported by E1 (100% of its key words)"),)
+    assert governed.summary() == "1 supported"
     assert any(e.kind == "Token" for e in events)
     assert engine.store.consults("PT-0001")[0]["status"] == "released"
 
