@@ -21,9 +21,8 @@ from typing import Any
 from engine.checkpoint import CheckpointStore, now_iso
 from engine.config import EngineConfig, Settings
 from engine.context import NodeContext
-from engine.events import (NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted)
-from engine.nodes import (corrective_rag, critic, fallback, formatter, governor, hitl_gate, ingestion, router,
-                          specialist)
+from engine.events import NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted
+from engine.nodes import corrective_rag, critic, fallback, formatter, governor, hitl_gate, ingestion, router, specialist
 from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for
 from engine.state import ConsultState, HitlDecision
 

@@ -59,9 +59,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from dataclasses import dataclass, field
 from typing import Iterable
 
 __all__ = ["Redaction", "redact", "evaluate", "load_records", "PhiDataError", "PLACEHOLDER_RE", "TYPES"]

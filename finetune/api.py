@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .config import ConfigError, FinetuneError, JobConfig, load_config
 from .converter import find_converter, setup_converter
+from .dataprep import PrepareReport, prepare
 from .gguf import ExportResult, export_gguf, quantize
 from .merging import merge
-from .dataprep import PrepareReport, prepare
 from .training import TrainResult, train
 from .verification import VerifyResult, verify, write_manifest
 

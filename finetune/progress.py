@@ -15,8 +15,14 @@ SPARK = "▁▂▃▄▅▆▇█"
 def make_progress_callback(metrics_file: Path, console: Any = None, show: bool = True) -> Any:
     """A transformers TrainerCallback (built here so transformers is imported only when training)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from transformers import TrainerCallback
 
     class RichProgressCallback(TrainerCallback):  # type: ignore[misc]

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-
 CHUNKER_VERSION = 2
 SKIP_SECTIONS = re.compile(r"^(?:references?|bibliography|citations|about this pdq summary|latest updates to this "
                            r"summary|changes to this summary)$", re.I)

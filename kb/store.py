@@ -30,8 +30,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from kb.chunking import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_sections, context_text, doc_hash_of, embedding_text, \
-    parse_front_matter, trim_to_budget
+from kb.chunking import (
+    CHUNKER_VERSION,
+    Chunk,
+    chunk_markdown,
+    chunk_sections,
+    context_text,
+    doc_hash_of,
+    embedding_text,
+    parse_front_matter,
+    trim_to_budget,
+)
 from kb.errors import KBError
 from kb.lexical import rrf
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from engine.config import Settings
 from engine.context import NodeContext, stream_model
 from engine.events import Notice
 from engine.models.base import GenerationParams, Message
-from engine.config import Settings
 from engine.safety import draft_schema, locked_schema, parse_draft, parse_locked, passage_sentences
 from engine.state import ConsultState
 

@@ -18,7 +18,6 @@ import json
 import logging
 import sqlite3
 import zlib
-from pathlib import Path
 
 import pytest
 
