@@ -68,6 +68,8 @@ class EvidenceReady(Event):
     closest_title: str | None = None
     closest_distance: float | None = None
     threshold: float | None = None
+    gate_k: int = 1
+    gate_value: float | None = None
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ class Retrieval:
     closest_title: str | None = None
     closest_distance: float | None = None
     threshold: float | None = None  # the distance gate actually applied (configured or calibrated)
+    gate_k: int = 1  # the gate compared the mean distance of this many nearest chunks (1: the closest) ...
+    gate_value: float | None = None  # ... and this is that mean
     rewritten_query: str | None = None
     rag_confidence: float = 0.0
     attempts: int = 1

@@ -124,17 +124,28 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
     return {**doc.metrics("doc"), **sec.metrics("section"), "n": doc.n, "n_section": sec.n}
 
 
-def nearest_distances(kb: Any, queries: list[str], progress: Callable[[int, int], None] | None = None
-                      ) -> list[float]:
+def neighbour_distances(kb: Any, queries: list[str], k: int,
+                        progress: Callable[[int, int], None] | None = None) -> list[list[float]]:
+    """For each query, the distances of its ``k`` nearest chunks, nearest first."""
     out = []
     for i, q in enumerate(queries, 1):
-        d = kb.nearest_distance(q)
-        if d is None:
+        dists = kb.nearest_distances(q, k)
+        if not dists:
             raise KBError("the knowledge base is empty: ingest guidelines first (`oncotui kb ingest`)")
-        out.append(d)
+        out.append(dists)
         if progress is not None:
             progress(i, len(queries))
     return out
+
+
+def gate_values(neighbours: list[list[float]], k: int) -> list[float]:
+    """What the gate compares with its threshold: the mean distance of the ``k`` nearest chunks."""
+    return [sum(d[:k]) / len(d[:k]) for d in neighbours]
+
+
+def nearest_distances(kb: Any, queries: list[str], progress: Callable[[int, int], None] | None = None,
+                      k: int = 1) -> list[float]:
+    return gate_values(neighbour_distances(kb, queries, k, progress), k)
 
 
 def gate_rates(in_d: list[float], out_d: list[float], threshold: float) -> dict[str, float]:

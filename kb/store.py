@@ -60,6 +60,9 @@ DEFAULT_THRESHOLDS = {
     "embedded:bge-small-en-v1.5-int8": 0.27,
 }
 FALLBACK_THRESHOLD = 0.75
+# `kb calibrate` tries gating on the mean distance of the k nearest chunks for each of these k and keeps the best:
+# on the full PDQ corpus an out-of-domain question often has one lucky neighbour but few close ones (kb/EVAL.md).
+GATE_KS = (1, 3, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class RetrievalResult:
     threshold: float = 0.0  # the Stage 2 threshold applied
     candidates: tuple[Hit, ...] = ()  # Stage 1 output in recall (fused) order, before the gate
     ranked: tuple[Hit, ...] = ()  # Stage 3 output: every gate survivor in final order, before the rerank_k cut
+    gate_k: int = 1  # the gate compared the mean distance of this many nearest chunks with the threshold
+    gate_value: float | None = None  # that mean (with gate_k = 1: the closest chunk's distance)
 
 
 @dataclass(frozen=True)
@@ -367,6 +372,16 @@ class KnowledgeBase:
         if cal is not None:
             return cal, "calibrated (stored with the collection)"
         return DEFAULT_THRESHOLDS.get(self.embedder_spec, FALLBACK_THRESHOLD), "built-in default for this embedder"
+
+    def gate_k(self, configured: float = 0.0) -> int:
+        """How many nearest chunks the gate averages: the calibrated choice, else 1 (the nearest chunk alone).
+        A threshold set in config is a nearest-chunk threshold."""
+        if (configured and configured > 0) or self.calibrated_threshold() is None:
+            return 1
+        try:
+            return max(1, int(self.metadata.get("gate_k", 1)))
+        except (TypeError, ValueError):
+            return 1
 
     def set_threshold(self, threshold: float, **info: Any) -> None:
         """Store a calibrated Stage 2 threshold (and scalar facts about the calibration) in the collection."""
@@ -638,14 +653,19 @@ class KnowledgeBase:
                    section=str(meta.get("section", "")), page=int(page) if page is not None else None,
                    distance=float(dist), rerank_score=None, origin=origin)
 
-    def nearest_distance(self, query: str) -> float | None:
-        """Cosine distance from ``query`` to its nearest chunk (what the gate looks at); None when empty."""
-        if self.count() == 0:
-            return None
-        res = self._collection.query(query_embeddings=[self._query_vector(query)], n_results=1,
+    def nearest_distances(self, query: str, k: int) -> list[float]:
+        """Cosine distances from ``query`` to its ``k`` nearest chunks, nearest first; [] when empty."""
+        n = self.count()
+        if n == 0:
+            return []
+        res = self._collection.query(query_embeddings=[self._query_vector(query)], n_results=min(k, n),
                                      include=["distances"])
-        dists = res["distances"][0]
-        return float(dists[0]) if dists else None
+        return sorted(float(d) for d in res["distances"][0])
+
+    def nearest_distance(self, query: str) -> float | None:
+        """Cosine distance from ``query`` to its nearest chunk; None when empty."""
+        dists = self.nearest_distances(query, 1)
+        return dists[0] if dists else None
 
     def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
                  ) -> RetrievalResult:
@@ -660,6 +680,7 @@ class KnowledgeBase:
 
         n = self.count()
         threshold, _origin = self.threshold_for(params.distance_threshold)
+        gate_k = self.gate_k(params.distance_threshold)
         if n == 0 or not query.strip():
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, None, 0, 0, timings, threshold)
@@ -667,7 +688,7 @@ class KnowledgeBase:
         vec = self._query_vector(probe)
         t = lap("embed", t_start)
         recall_k = max(1, params.recall_k)
-        pool = max(2 * recall_k, 30) if params.hybrid else recall_k
+        pool = max(2 * recall_k, 30, gate_k) if params.hybrid else max(recall_k, gate_k)
         res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
                                      include=["documents", "metadatas", "distances"])
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
@@ -705,12 +726,17 @@ class KnowledgeBase:
             t = time.perf_counter()
         else:
             candidates = dense[:recall_k]
-        passed = [h for h in candidates if h.distance <= threshold]
+        # The question is in the domain when its k nearest chunks are close on average (k = 1: the nearest one);
+        # then single passages beyond the threshold still drop out.
+        near = [h.distance for h in dense[:gate_k]]
+        gate_value = sum(near) / len(near) if near else None
+        in_domain = gate_value is not None and gate_value <= threshold
+        passed = [h for h in candidates if h.distance <= threshold] if in_domain else []
         t = lap("gate", t)
         if not passed:
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
-                                   tuple(candidates))
+                                   tuple(candidates), gate_k=gate_k, gate_value=gate_value)
         if params.rerank:
             scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
             ranked = [replace(h, rerank_score=float(sc)) for h, sc in
@@ -724,7 +750,7 @@ class KnowledgeBase:
         lap("trim", t)
         timings["total"] = time.perf_counter() - t_start
         return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings, threshold,
-                               tuple(candidates), tuple(ranked))
+                               tuple(candidates), tuple(ranked), gate_k=gate_k, gate_value=gate_value)
 
     def __repr__(self) -> str:
         return f"KnowledgeBase({self.collection_name!r} at {self.location}, embedder={self.embedder_spec!r})"

@@ -220,8 +220,10 @@ class ConsultPrinter:
                     self.err.print(f"   [dim]{p.id} {_escape(p.title)} — {_escape(p.section)} "
                                    f"(d={p.distance:.3f}, rerank={p.rerank_score}, {grade})[/dim]")
             else:
+                mean = (f"; mean of the {event.gate_k} nearest {event.gate_value}"
+                        if event.gate_k > 1 and event.gate_value is not None else "")
                 self.err.print(f"  [yellow]gate refused[/yellow]: closest {event.closest_title!r} at distance "
-                               f"{event.closest_distance}")
+                               f"{event.closest_distance}{mean} (threshold {event.threshold})")
         elif kind == "CriticChecked":
             verdict = "[green]passed[/green]" if event.passed else "[red]rejected[/red]"
             self.err.print(f"  critic attempt {event.attempt}: {verdict} {_escape('; '.join(event.issues))}")
@@ -416,7 +418,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
         stats = kb.stats()
         configured = settings.kb.distance_threshold
         threshold, origin = kb.threshold_for(configured)
-        stats.update(threshold=threshold, threshold_source=origin)
+        stats.update(threshold=threshold, threshold_source=origin, gate_k=kb.gate_k(configured))
         if args.json:
             _print_json(stats)
             return 0
@@ -426,7 +428,8 @@ def cmd_kb(args: argparse.Namespace) -> int:
         print(f"  embedding model  {stats['embedding_model']}")
         print(f"  reranker         {settings.rerank.model}")
         calibrated = kb.calibrated_threshold()
-        print(f"  threshold        {threshold:.4f} ({origin})"
+        print(f"  threshold        {threshold:.4f} ({origin}; mean of the "
+              f"{kb.gate_k(configured)} nearest chunk(s))"
               + (f"; calibrated {calibrated:.4f} at {stats['calibrated_at']}"
                  if configured > 0 and calibrated is not None else ""))
         if args.docs or args.kb_command == "status":
@@ -464,21 +467,34 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     from engine.checkpoint import now_iso
-    from kb.evaluate import best_threshold, gate_rates, histogram, nearest_distances, percentiles, read_jsonl
+    from kb.evaluate import (best_threshold, gate_rates, gate_values, histogram, neighbour_distances, percentiles,
+                             read_jsonl)
+    from kb.store import GATE_KS
 
-    in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)])
-    out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)])
-    threshold, balanced = best_threshold(in_d, out_d)
+    in_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.in_file)], max(GATE_KS))
+    out_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.out_file)], max(GATE_KS))
+    # For each k: the threshold on the mean distance of the k nearest chunks that maximises balanced accuracy;
+    # keep the k with the best balanced accuracy (the smaller k on a tie).
+    options = []
+    for k in GATE_KS:
+        t, bal = best_threshold(gate_values(in_n, k), gate_values(out_n, k))
+        options.append((round(bal, 4), -k, k, t))
+    balanced, _, gate_k, threshold = max(options)
+    in_d, out_d = gate_values(in_n, gate_k), gate_values(out_n, gate_k)
     rates = gate_rates(in_d, out_d, threshold)
     if not args.dry_run:
-        kb.set_threshold(threshold, calibrated_at=now_iso(),
+        kb.set_threshold(threshold, gate_k=gate_k, calibrated_at=now_iso(),
                          calibration_balanced_accuracy=balanced, calibration_in=len(in_d),
                          calibration_out=len(out_d))
     if args.json:
-        _print_json({**rates, "balanced_accuracy": balanced, "n_in": len(in_d), "n_out": len(out_d),
-                     "stored": not args.dry_run})
+        _print_json({**rates, "gate_k": gate_k, "balanced_accuracy": balanced, "n_in": len(in_d),
+                     "n_out": len(out_d), "stored": not args.dry_run})
         return 0
-    print("nearest-chunk cosine distance (rule: the threshold that maximises balanced accuracy)")
+    for bal, _, k, t in options:
+        print(f"  mean of the {k:>2} nearest: threshold {t:.4f}, balanced accuracy {bal:.3f}"
+              + ("   <- chosen" if k == gate_k else ""))
+    print(f"mean cosine distance of the {gate_k} nearest chunk(s) (rule: the threshold that maximises balanced "
+          "accuracy)")
     for label, ds in (("in-domain", in_d), ("out-of-domain", out_d)):
         pct = "  ".join(f"p{p}={v:.3f}" for p, v in percentiles(ds).items())
         print(f"  {label:<14} n={len(ds):<5} {pct}")
@@ -507,8 +523,10 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                   + (f" (p. {h.page})" if h.page else "") + f"  {h.chunk_id}")
         dropped = [h for h in result.candidates if h.distance > result.threshold]
         refused = "" if result.gate_passed else "; nothing passed: the consult ends in the safe refusal"
-        print(f"Stage 2 gate: threshold {result.threshold:.4f}; {result.passed_gate} passed, {len(dropped)} "
-              f"dropped{refused}")
+        averaged = (f" on the mean distance of the {result.gate_k} nearest (here {result.gate_value:.4f}), then on "
+                    "each passage" if result.gate_k > 1 and result.gate_value is not None else "")
+        print(f"Stage 2 gate: threshold {result.threshold:.4f}{averaged}; {result.passed_gate} passed, "
+              f"{len(dropped)} dropped{refused}")
         for h in dropped:
             print(f"      dropped d={h.distance:.4f} {h.title} > {_plain(h.section)}  {h.chunk_id}")
         if result.gate_passed:
@@ -524,8 +542,10 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
         print()
     if not result.gate_passed:
         closest = result.closest
-        print("gate refused: nothing within the distance threshold"
-              + (f" (closest: {closest.title} at {closest.distance:.4f})" if closest else ""))
+        mean = (f"; mean of the {result.gate_k} nearest {result.gate_value:.4f}"
+                if result.gate_k > 1 and result.gate_value is not None else "")
+        print(f"gate refused: nothing within the distance threshold {result.threshold:.4f}"
+              + (f" (closest: {closest.title} at {closest.distance:.4f}{mean})" if closest else ""))
         return 0
     for i, h in enumerate(result.hits, 1):
         score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
@@ -577,13 +597,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from kb.evaluate import gate_rates, nearest_distances, read_jsonl
 
     threshold, origin = kb.threshold_for(settings.kb.distance_threshold)
-    in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)])
-    out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)])
+    gate_k = kb.gate_k(settings.kb.distance_threshold)
+    in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)], k=gate_k)
+    out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)], k=gate_k)
     rates = gate_rates(in_d, out_d, threshold)
     if args.json:
-        _print_json(rates)
+        _print_json({**rates, "gate_k": gate_k})
         return 0
-    print(f"threshold {threshold:.4f} ({origin}): in-domain pass rate {rates['in_domain_pass_rate']:.3f} "
+    print(f"threshold {threshold:.4f} on the mean distance of the {gate_k} nearest chunk(s) ({origin}): in-domain pass rate {rates['in_domain_pass_rate']:.3f} "
           f"(n={len(in_d)}), out-of-domain refusal rate {rates['out_of_domain_refusal_rate']:.3f} (n={len(out_d)})")
     return 0
 

@@ -27,7 +27,9 @@ def reason_for(state: ConsultState) -> str:
         return ("The guideline knowledge base is empty: run `oncotui kb ingest --demo` (demo set) or "
                 "`oncotui kb ingest PATH` with your guidelines.")
     if r is not None and not r.gate_passed:
-        closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}"
+        mean = (f"; the mean distance of the {r.gate_k} nearest is {r.gate_value:.3f}"
+                if r.gate_k > 1 and r.gate_value is not None else "")
+        closest = (f" The closest passage was '{r.closest_title}' at distance {r.closest_distance:.3f}" + mean
                    + (f" (the gate admits <= {r.threshold:.3f})." if r.threshold is not None else ".")
                    if r.closest_title and r.closest_distance is not None else "")
         return "No guideline passage in the knowledge base is close enough to this question." + closest

@@ -178,13 +178,15 @@ def test_cli_kb_and_eval_commands(tmp_path, docs, models, monkeypatch, capsys):
     assert main(["kb", "calibrate", "--in", str(ret), "--out", str(ood)]) == 0
     out = capsys.readouterr().out
     assert "balanced accuracy" in out and "out-of-domain" in out and "p50=" in out and "<- threshold" in out
+    assert "mean of the  1 nearest" in out and "mean of the 10 nearest" in out and "<- chosen" in out
     assert main(["kb", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["documents"] == 2 and stats["embedding_model"] == MINILM and "calibrated" in stats["threshold_source"]
+    assert stats["gate_k"] in (1, 3, 5, 10)
     assert main(["eval", "gate", "--in", str(ret), "--out", str(ood), "--json"]) == 0
     gate = json.loads(capsys.readouterr().out)
-    assert set(gate) == {"in_domain_pass_rate", "out_of_domain_refusal_rate", "threshold"}
-    assert gate["threshold"] == pytest.approx(stats["threshold"], abs=1e-4)
+    assert set(gate) == {"in_domain_pass_rate", "out_of_domain_refusal_rate", "threshold", "gate_k"}
+    assert gate["threshold"] == pytest.approx(stats["threshold"], abs=1e-4) and gate["gate_k"] == stats["gate_k"]
     assert gate["in_domain_pass_rate"] == 1.0 and gate["out_of_domain_refusal_rate"] == 1.0
     assert main(["kb", "status"]) == 0
     out = capsys.readouterr().out
@@ -212,3 +214,21 @@ def test_dev_set_over_the_pdq_corpus(tmp_path):
         m = eval_retrieval(k, rows, RetrievalParams(distance_threshold=2.0), rerank=True)
         assert m["n"] == len(rows) and m["doc_recall@5"] >= 0.95
         assert m["section_recall@5"] >= 0.73  # at least the naive baseline
+
+
+def test_calibrated_gate_can_average_the_k_nearest_chunks(kb):
+    """A question whose single nearest chunk is close but whose next ones are far is refused by a k = 3 gate."""
+    query = "anal cancer prognosis"
+    near = kb.nearest_distances(query, 3)
+    mean3 = sum(near) / 3
+    assert near == sorted(near) and near[0] < mean3
+    between = (near[0] + mean3) / 2
+    kb.set_threshold(between, gate_k=1)
+    assert kb.retrieve(query).gate_passed  # the nearest chunk alone is within the threshold
+    kb.set_threshold(between, gate_k=3)
+    assert kb.gate_k() == 3
+    res = kb.retrieve(query)
+    assert not res.gate_passed and res.gate_k == 3 and res.gate_value == pytest.approx(mean3, abs=1e-6)
+    assert res.closest is not None and res.closest.distance == pytest.approx(near[0], abs=1e-6)
+    assert kb.gate_k(configured=0.5) == 1  # a threshold from config.toml is a nearest-chunk threshold
+    assert kb.retrieve(query, RetrievalParams(distance_threshold=between)).gate_passed

@@ -126,6 +126,24 @@ def test_out_of_domain_question_is_refused_without_calling_the_model(tmp_path):
     assert model.calls == 0
 
 
+def test_a_refusal_by_the_averaged_gate_says_so(tmp_path):
+    from dataclasses import replace
+
+    from tests.fakes import FakeKB
+
+    class AveragingKB(FakeKB):  # a calibrated gate over the mean of the 10 nearest chunks refused
+        def retrieve(self, query, params, anchor=None):
+            return replace(super().retrieve(query, params, anchor), threshold=0.287, gate_k=10, gate_value=0.3012)
+
+    engine, model, _ = make_engine(tmp_path, kb=AveragingKB())
+    events = collect(lambda: engine.stream("PT-0001", "How should type 2 diabetes be managed?"))
+    evidence = next(e for e in events if e.kind == "EvidenceReady")
+    assert (evidence.gate_k, evidence.gate_value) == (10, 0.3012)
+    f = final(events)
+    assert f.status == "refused" and "the mean distance of the 10 nearest is 0.301" in f.report
+    assert model.calls == 0
+
+
 def test_empty_knowledge_base_says_what_to_do(tmp_path):
     from kb.store import RetrievalResult
     from tests.fakes import FakeKB

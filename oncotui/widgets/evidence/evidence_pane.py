@@ -161,6 +161,9 @@ class EvidencePane(Vertical):
         threshold = getattr(retrieval, "threshold", None)  # the gate actually applied (configured or calibrated)
         limit = f" (the gate allows ≤ {threshold:.2f})" if threshold else ""
         distance = f"{retrieval.closest_distance:.3f}" if retrieval.closest_distance is not None else "?"
+        k, value = getattr(retrieval, "gate_k", 1), getattr(retrieval, "gate_value", None)
+        if k > 1 and value is not None:  # the calibrated gate averages the k nearest chunks
+            limit = f"; the mean distance of the {k} nearest is {value:.3f}" + limit
         return (f"[b red]Gate refused: nothing close enough.[/] Closest: “{escape(retrieval.closest_title)}” "
                 f"at distance {distance}{limit}.")
 
