@@ -467,8 +467,15 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     from engine.checkpoint import now_iso
-    from kb.evaluate import (best_threshold, gate_rates, gate_values, histogram, neighbour_distances, percentiles,
-                             read_jsonl)
+    from kb.evaluate import (
+        best_threshold,
+        gate_rates,
+        gate_values,
+        histogram,
+        neighbour_distances,
+        percentiles,
+        read_jsonl,
+    )
     from kb.store import GATE_KS
 
     in_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.in_file)], max(GATE_KS))

@@ -120,7 +120,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         closest_title=closest.title if closest else None,
         closest_distance=round(float(closest.distance), 4) if closest else None,
         threshold=result.threshold or None, rewritten_query=rewritten, rag_confidence=confidence(passages),
-        attempts=attempts, gate_k=getattr(result, "gate_k", 1), gate_value=_rounded(getattr(result, "gate_value", None)))
+        attempts=attempts, gate_k=result.gate_k, gate_value=_rounded(result.gate_value))
     ctx.emit(EvidenceReady(state.thread_id, state.consult_id, query, passages, retrieval.gate_passed,
                            retrieval.rag_confidence, retrieval.closest_title, retrieval.closest_distance,
                            retrieval.threshold, retrieval.gate_k, retrieval.gate_value))
