@@ -662,11 +662,6 @@ class KnowledgeBase:
                                      include=["distances"])
         return sorted(float(d) for d in res["distances"][0])
 
-    def nearest_distance(self, query: str) -> float | None:
-        """Cosine distance from ``query`` to its nearest chunk; None when empty."""
-        dists = self.nearest_distances(query, 1)
-        return dists[0] if dists else None
-
     def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
                  ) -> RetrievalResult:
         params = params or RetrievalParams()
