@@ -20,6 +20,8 @@ field, e.g. ``out_of_domain_dev.jsonl``). A query passes the gate when its neare
 Calibration rule (``calibrate``): candidate thresholds are the midpoints between consecutive distinct observed
 nearest-chunk distances of both sets; the one that maximises balanced accuracy = (in-domain pass rate +
 out-of-domain refusal rate) / 2 wins; ties go to the candidate in the middle of the tied range (the widest margin).
+The same is done for the mean distance of the k nearest chunks for several k (``choose_gate``), and
+``cross_validated_gate`` estimates the chosen gate's rates on questions it was not tuned on (k-fold).
 """
 
 from __future__ import annotations
@@ -172,6 +174,46 @@ def best_threshold(in_d: list[float], out_d: list[float]) -> tuple[float, float]
     mid = (lo + hi) / 2
     t = min(tied, key=lambda x: abs(x - mid))
     return round(t, 4), round(best, 4)
+
+
+@dataclass(frozen=True)
+class GateChoice:
+    """What ``kb calibrate`` picks: gate on the mean distance of the ``k`` nearest chunks at ``threshold``."""
+
+    k: int
+    threshold: float
+    balanced_accuracy: float
+    options: tuple[tuple[int, float, float], ...]  # (k, threshold, balanced accuracy) for every k tried
+
+
+def choose_gate(in_n: list[list[float]], out_n: list[list[float]], ks: Iterable[int]) -> GateChoice:
+    """For each k the best threshold (``best_threshold``); the k with the best balanced accuracy wins, the
+    smaller k on a tie. ``in_n``/``out_n``: each query's nearest distances, nearest first (``neighbour_distances``)."""
+    options = []
+    for k in ks:
+        t, bal = best_threshold(gate_values(in_n, k), gate_values(out_n, k))
+        options.append((k, t, bal))
+    k, t, bal = max(options, key=lambda o: (o[2], -o[0]))
+    return GateChoice(k=k, threshold=t, balanced_accuracy=bal, options=tuple(options))
+
+
+def cross_validated_gate(in_n: list[list[float]], out_n: list[list[float]], ks: Iterable[int],
+                         folds: int = 5) -> dict[str, float]:
+    """Held-out gate rates: split both sets into ``folds`` interleaved folds; for each, choose k and threshold on
+    the other folds (``choose_gate``) and count how the held-out fold's queries fare. Every query is held out once,
+    so the rates estimate what the calibrated gate does on questions it was not tuned on."""
+    ks = tuple(ks)
+    passed = refused = 0
+    for f in range(folds):
+        fit_in = [d for i, d in enumerate(in_n) if i % folds != f]
+        fit_out = [d for i, d in enumerate(out_n) if i % folds != f]
+        choice = choose_gate(fit_in, fit_out, ks)
+        held_in = gate_values([d for i, d in enumerate(in_n) if i % folds == f], choice.k)
+        held_out = gate_values([d for i, d in enumerate(out_n) if i % folds == f], choice.k)
+        passed += sum(v <= choice.threshold for v in held_in)
+        refused += sum(v > choice.threshold for v in held_out)
+    return {"in_domain_pass_rate": round(passed / len(in_n), 4),
+            "out_of_domain_refusal_rate": round(refused / len(out_n), 4), "folds": folds}
 
 
 def percentiles(values: list[float], ps: Iterable[int] = (0, 5, 25, 50, 75, 95, 100)) -> dict[int, float]:

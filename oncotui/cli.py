@@ -468,7 +468,8 @@ def cmd_kb(args: argparse.Namespace) -> int:
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     from engine.checkpoint import now_iso
     from kb.evaluate import (
-        best_threshold,
+        choose_gate,
+        cross_validated_gate,
         gate_rates,
         gate_values,
         histogram,
@@ -482,11 +483,9 @@ def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     out_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.out_file)], max(GATE_KS))
     # For each k: the threshold on the mean distance of the k nearest chunks that maximises balanced accuracy;
     # keep the k with the best balanced accuracy (the smaller k on a tie).
-    options = []
-    for k in GATE_KS:
-        t, bal = best_threshold(gate_values(in_n, k), gate_values(out_n, k))
-        options.append((round(bal, 4), -k, k, t))
-    balanced, _, gate_k, threshold = max(options)
+    choice = choose_gate(in_n, out_n, GATE_KS)
+    gate_k, threshold, balanced = choice.k, choice.threshold, choice.balanced_accuracy
+    held = cross_validated_gate(in_n, out_n, GATE_KS) if min(len(in_n), len(out_n)) >= 10 else None
     in_d, out_d = gate_values(in_n, gate_k), gate_values(out_n, gate_k)
     rates = gate_rates(in_d, out_d, threshold)
     if not args.dry_run:
@@ -494,10 +493,12 @@ def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
                          calibration_balanced_accuracy=balanced, calibration_in=len(in_d),
                          calibration_out=len(out_d))
     if args.json:
+        extra = {f"held_out_{key}": held[key] for key in ("in_domain_pass_rate", "out_of_domain_refusal_rate")} \
+            if held else {}
         _print_json({**rates, "gate_k": gate_k, "balanced_accuracy": balanced, "n_in": len(in_d),
-                     "n_out": len(out_d), "stored": not args.dry_run})
+                     "n_out": len(out_d), **extra, "stored": not args.dry_run})
         return 0
-    for bal, _, k, t in options:
+    for k, t, bal in choice.options:
         print(f"  mean of the {k:>2} nearest: threshold {t:.4f}, balanced accuracy {bal:.3f}"
               + ("   <- chosen" if k == gate_k else ""))
     print(f"mean cosine distance of the {gate_k} nearest chunk(s) (rule: the threshold that maximises balanced "
@@ -508,6 +509,10 @@ def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     print(histogram(in_d, out_d, threshold))
     print(f"threshold {threshold:.4f}: in-domain pass rate {rates['in_domain_pass_rate']:.3f}, out-of-domain "
           f"refusal rate {rates['out_of_domain_refusal_rate']:.3f} (balanced accuracy {balanced:.3f})")
+    if held:
+        print(f"held out ({held['folds']}-fold: k and threshold chosen without each fold, measured on it): in-domain "
+              f"pass rate {held['in_domain_pass_rate']:.3f}, out-of-domain refusal rate "
+              f"{held['out_of_domain_refusal_rate']:.3f}")
     print("stored with the collection (used while kb.distance_threshold = 0)" if not args.dry_run
           else "dry run: nothing stored")
     return 0

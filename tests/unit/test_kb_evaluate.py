@@ -9,7 +9,17 @@ from dataclasses import dataclass
 import pytest
 
 from kb.errors import KBError
-from kb.evaluate import best_threshold, first_hit, gate_rates, heading_path, histogram, percentiles, read_jsonl
+from kb.evaluate import (
+    best_threshold,
+    choose_gate,
+    cross_validated_gate,
+    first_hit,
+    gate_rates,
+    heading_path,
+    histogram,
+    percentiles,
+    read_jsonl,
+)
 from kb.lexical import LexicalIndex, fts_query, rrf
 
 
@@ -47,6 +57,27 @@ def test_best_threshold_maximises_balanced_accuracy():
     assert ba == 1.0 and 0.2 < t < 0.5
     with pytest.raises(KBError):
         best_threshold([], [0.5])
+
+
+def test_choose_gate_prefers_the_k_that_separates_and_the_smaller_k_on_a_tie():
+    # nearest chunk alone overlaps (one in-domain query is far), the mean of 3 separates the sets
+    in_n = [[0.10, 0.12, 0.14], [0.40, 0.12, 0.13], [0.11, 0.13, 0.15]]
+    out_n = [[0.30, 0.50, 0.55], [0.35, 0.45, 0.50], [0.32, 0.48, 0.52]]
+    choice = choose_gate(in_n, out_n, (1, 3))
+    assert choice.k == 3 and choice.balanced_accuracy == 1.0
+    assert [k for k, _t, _b in choice.options] == [1, 3] and choice.options[0][2] < 1.0
+    assert choose_gate([[0.1, 0.1]], [[0.5, 0.5]], (2, 1)).k == 1
+
+
+def test_cross_validated_gate_counts_each_query_once_on_a_fold_it_was_not_tuned_on():
+    separable_in = [[0.1 + i / 1000] for i in range(10)]
+    separable_out = [[0.5 + i / 1000] for i in range(10)]
+    held = cross_validated_gate(separable_in, separable_out, (1,), folds=5)
+    assert held == {"in_domain_pass_rate": 1.0, "out_of_domain_refusal_rate": 1.0, "folds": 5}
+    # an in-domain outlier beyond every out-of-domain query is refused whichever folds the gate was tuned on
+    outlier_in = separable_in[:9] + [[0.9]]
+    held = cross_validated_gate(outlier_in, separable_out, (1,), folds=5)
+    assert held["in_domain_pass_rate"] == 0.9 and held["out_of_domain_refusal_rate"] == 1.0
 
 
 def test_gate_rates_keys():
