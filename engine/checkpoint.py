@@ -218,7 +218,8 @@ class CheckpointStore:
         if not row or not row[0]:
             return None
         data = json.loads(row[0])
-        return DecisionRecord(**{**data, "evidence": tuple(ShownPassage(**p) for p in data["evidence"])})
+        return DecisionRecord(**{**data, "evidence": tuple(ShownPassage(**p) for p in data["evidence"]),
+                                 "edit_findings": tuple(data.get("edit_findings", ()))})
 
     def _record_decision(self, record: DecisionRecord) -> None:
         status = {"approve": "approved", "approve_with_edits": "approved_with_edits", "reject": "rejected"}

@@ -23,6 +23,7 @@ from engine.config import EngineConfig, Settings
 from engine.context import NodeContext
 from engine.events import NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted
 from engine.nodes import corrective_rag, critic, fallback, formatter, governor, hitl_gate, ingestion, router, specialist
+from engine.safety import review_edits
 from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for
 from engine.state import ConsultState, HitlDecision
 
@@ -177,6 +178,9 @@ class Engine:
         decision = replace(decision, note=redact(decision.note).text, edited_text=redact(decision.edited_text).text)
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
             raise EngineError("approve-with-edits needs the edited text.")
+        if decision.action == "approve_with_edits":  # a person's text is checked too, and signed as written
+            passages = state.retrieval.passages if state.retrieval else ()
+            decision = replace(decision, edit_findings=review_edits(decision.edited_text, passages))
         pending = self.store.pending_for(state.consult_id)
         if pending is None:  # halted but never queued (stopped in between): queue it now, as a reviewer sees it
             preview = formatter.render(state, state.draft.model if state.draft else "")

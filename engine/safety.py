@@ -252,6 +252,30 @@ def check_recommendation(i: int, rec: Recommendation, passages: dict[str, Passag
     return issues
 
 
+_CITED_RE = re.compile(r"\[(E\d+)(?:\.s\d+)?\]")
+_HUMAN_RULES = ("citation", "instruction", "absolute", "dose", "drug")  # no "term": a person's own wording is fine
+
+
+def review_edits(text: str, passages: Sequence[Passage]) -> tuple[str, ...]:
+    """The critic's deterministic rules run on a reviewer's edited answer, sentence by sentence.
+
+    The reviewer signs the text as written, so findings do not block it: they are recorded with the decision and
+    printed beside the answer (a dose or drug no passage states, absolute language, instruction-like text, a
+    citation of evidence that was not retrieved). A sentence with no ``[E2]``-style citation is checked against
+    every retrieved passage.
+    """
+    nothing = Passage(id="-", chunk_id="", title="", source="", section="", page=None, text="", distance=1.0,
+                      rerank_score=None)  # nothing retrieved: no dose or drug can be backed
+    by_id = {p.id: p for p in passages} or {"-": nothing}
+    findings: list[str] = []
+    sentences = [s.strip().lstrip(">-*• ").strip() for s in _SENTENCE_SPLIT_RE.split(text or "")]
+    for i, sentence in enumerate((s for s in sentences if s), 1):
+        cited = tuple(dict.fromkeys(_CITED_RE.findall(sentence))) or tuple(by_id)
+        issues = claim_rule_issues(f"sentence {i} of the reviewer's text", sentence, cited, by_id)
+        findings += [x for x in issues if x.split(":", 1)[0] in _HUMAN_RULES]
+    return tuple(findings)
+
+
 def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: bool = False) -> CriticResult:
     """Run every rule. Any exception inside a rule is a rejection, never a pass."""
     try:

@@ -56,6 +56,7 @@ class DecisionRecord:
     draft_sha256: str  # of the draft text the reviewer read
     evidence: tuple[ShownPassage, ...]
     edited_sha256: str = ""  # approve with edits: of the text released instead
+    edit_findings: tuple[str, ...] = ()  # what the critic's rules found in that text (signed regardless)
 
 
 def os_user() -> str:
@@ -114,4 +115,5 @@ def record_for(approval_id: str, state: Any, decision: Any, signer: Signer, clin
         reviewer=signer.id, role=signer.role, os_user=os_user(), clinician=clinician, at=decision.at,
         note=decision.note, draft_sha256=sha256_text(preview),
         evidence=tuple(ShownPassage(p.id, p.chunk_id, sha256_text(p.text)) for p in passages),
-        edited_sha256=sha256_text(decision.edited_text) if decision.edited_text else "")
+        edited_sha256=sha256_text(decision.edited_text) if decision.edited_text else "",
+        edit_findings=tuple(decision.edit_findings))

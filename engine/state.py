@@ -154,6 +154,7 @@ class HitlDecision:
     at: str  # ISO-8601 UTC
     note: str = ""
     edited_text: str = ""
+    edit_findings: tuple[str, ...] = ()  # the critic's rules on edited_text (engine.safety.review_edits)
 
 
 @dataclass(frozen=True)

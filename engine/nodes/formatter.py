@@ -35,6 +35,9 @@ def render(state: ConsultState, model_label: str) -> str:
     out: list[str] = []
     if state.decision and state.decision.action == "approve_with_edits":
         out += ["## Reviewed answer", "", state.decision.edited_text.strip(), ""]
+        if state.decision.edit_findings:
+            out += [f"**Checks on the reviewer's text** (signed as written by {state.decision.reviewer}, who answers "
+                    "for it):", ""] + [f"- {f}" for f in state.decision.edit_findings] + [""]
     else:
         if d.assessment:
             out += ["## Assessment", "", d.assessment, ""]

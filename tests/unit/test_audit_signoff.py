@@ -95,3 +95,30 @@ def test_an_item_cannot_be_signed_twice(tmp_path):
 def test_reviewer_ids_must_be_unique_in_config():
     with pytest.raises(ConfigError, match="reviewer ids must be unique"):
         Settings().with_overrides({"hitl.reviewers": [{"id": "a"}, {"id": "a", "role": "x"}]})
+
+
+def test_edits_are_checked_by_the_critic_rules_recorded_and_shown_but_signed_as_written(tmp_path):
+    engine, item = waiting(tmp_path)
+    edited = ("FOLFIRINOX is a first-line option [E1]. Give niraparib 200 mg daily; it always works. "
+              "Discuss at tumour board.")
+    final = [e for e in collect(lambda: engine.resume("PT-0001", decision("approve_with_edits", "dr.review",
+                                                                          edited_text=edited)))
+             if e.kind == "Final"][0]
+    assert final.status == "reviewed" and "Give niraparib 200 mg daily" in final.report
+    record = engine.store.decision_record(item.id)
+    assert record is not None
+    assert {f.split(":")[0] for f in record.edit_findings} == {"absolute", "dose", "drug"}
+    assert all("sentence 2 " in f for f in record.edit_findings)  # sentences 1 and 3 stay within the evidence
+    assert "Checks on the reviewer's text" in final.report and "'niraparib'" in final.report
+    [entry] = engine.store.audit.entries(kind="decision")
+    assert entry.data["edit_findings"] == list(record.edit_findings)
+
+
+def test_edits_that_stay_within_the_evidence_have_no_findings(tmp_path):
+    engine, item = waiting(tmp_path)
+    edited = "FOLFIRINOX is a first-line option for this patient [E1]. Discuss at tumour board."
+    final = [e for e in collect(lambda: engine.resume("PT-0001", decision("approve_with_edits", "dr.review",
+                                                                          edited_text=edited)))
+             if e.kind == "Final"][0]
+    assert engine.store.decision_record(item.id).edit_findings == ()
+    assert "Checks on the reviewer's text" not in final.report
