@@ -321,8 +321,13 @@ class OncoApp(App[None]):
         signer, why, may_reject = refusal(self.engine.settings.hitl, self.reviewer, item.clinician)
         if why:
             self.notify(why, severity="warning", title="Sign-off refused")
+        from engine.safety import review_edits
+
+        cp = self.engine.store.latest(item.thread_id, item.consult_id)
+        passages = cp.state.retrieval.passages if cp and cp.state.retrieval else ()
         self.push_screen(ReviewScreen(item, self.reviewer, message.action, role=signer.role if signer else "",
-                                      refusal=why, may_reject=may_reject), self._reviewed)
+                                      refusal=why, may_reject=may_reject,
+                                      check=lambda text: review_edits(text, passages)), self._reviewed)
 
     def _reviewed(self, result: ReviewResult | None) -> None:
         if result is None or self.engine is None:

@@ -2,10 +2,12 @@
 
 It says who is signing, in which role, and who asked. When the sign-off rules (engine/signoff.py) refuse this
 reviewer, it says why up front and disables what is refused; the engine applies the same rules when signing.
+While a reviewer edits, the critic's rules check the text as it stands (``check``), as the engine will when signing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -34,8 +36,10 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     ]
 
     def __init__(self, item: Any, reviewer: str, action: str | None = None, *, role: str = "",
-                 refusal: str = "", may_reject: bool = True) -> None:
+                 refusal: str = "", may_reject: bool = True,
+                 check: Callable[[str], tuple[str, ...]] | None = None) -> None:
         super().__init__()
+        self.check = check  # the critic's rules on an edited text (engine.safety.review_edits over the evidence)
         self.item = item
         self.reviewer = reviewer
         self.action = action
@@ -53,6 +57,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             with VerticalScroll(id="review-preview"):
                 yield Markdown(item.preview)
             yield TextArea(item.preview, id="review-edit", language="markdown", soft_wrap=True)
+            yield Static("", id="review-checks")
             yield Input(placeholder="Note recorded with the decision (Enter signs the chosen action)",
                         id="review-note", compact=True)
             with Horizontal(id="review-buttons"):
@@ -80,8 +85,29 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
                 button.disabled = True
         if self.action is not None and not self._allowed(self.action):
             self.action = None
-        self.query_one("#review-edit").display = self.action == "approve_with_edits"
+        self._show_editor(self.action == "approve_with_edits")
         self.query_one("#review-edit" if self.action == "approve_with_edits" else "#review-note").focus()
+
+    def _show_editor(self, shown: bool) -> None:
+        self.query_one("#review-edit").display = shown
+        self.query_one("#review-checks").display = shown
+        if shown:
+            self._update_checks()
+
+    @on(TextArea.Changed, "#review-edit")
+    def _edited(self) -> None:
+        if self.query_one("#review-edit").display:
+            self._update_checks()
+
+    def _update_checks(self) -> None:
+        if self.check is None:
+            return
+        findings = self.check(self.query_one("#review-edit", TextArea).text)
+        text = ("[green]Critic rules: nothing found in the edited text.[/green]" if not findings else
+                f"[yellow]Critic rules on the edited text ({len(findings)}; recorded with your signature):[/yellow]\n"
+                + "\n".join(f"[yellow]•[/yellow] {escape(f)}" for f in findings[:6])
+                + (f"\n… and {len(findings) - 6} more" if len(findings) > 6 else ""))
+        self.query_one("#review-checks", Static).update(text)
 
     @on(Input.Submitted, "#review-note")
     def _note_submitted(self) -> None:
@@ -98,7 +124,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         elif button == "approve_with_edits" and self.action != button:
             # first press opens the editor on the draft; the second signs
             self.action = button
-            self.query_one("#review-edit").display = True
+            self._show_editor(True)
             self.query_one("#review-edit").focus()
             self.query_one("#review-signing", Static).update(self._signing_text())
         elif button in ACTION_LABELS:

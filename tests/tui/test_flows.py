@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Label, Static
 
 from engine.graph import EngineError
 from oncotui.screens.help import HelpScreen
@@ -99,7 +99,11 @@ async def test_approve_with_edits_and_reject_from_the_review_screen(tmp_path: Pa
         screen = await open_review(pilot, "enter")  # view mode: nothing preselected
         assert screen.item.id == first.id
         await pilot.click("#approve_with_edits")  # opens the editor on the draft
+        checks = screen.query_one("#review-checks", Static)
+        screen.query_one("#review-edit").text = "Give 80 mg/m2 of irinotecan weekly; it always works."
+        await wait_for(pilot, lambda: "dose" in str(checks.content) and "absolute" in str(checks.content))
         screen.query_one("#review-edit").text = "Discuss at the tumour board first."
+        await wait_for(pilot, lambda: "nothing found" in str(checks.content))
         await pilot.click("#approve_with_edits")  # signs
         await wait_for(pilot, lambda: engine.store.approval(first.id).status == "approved_with_edits")
         await wait_for(pilot, lambda: app.approvals.table.row_count == 1)
