@@ -760,6 +760,7 @@ _STREET_TYPES = (
     r"Squares|Isle|Islands|Pass|Route|Expressway|Freeway|Landing|Junction|Gate|Quay|Wharf|Esplanade|"
     r"Causeway|Manor|Meadows?|Villas?|Estates?|Fort|Harbor|Harbour|Shores?|Springs?|Station|Summit|"
     r"Turnpike|Viaduct|Vista|Ways|Wells?|Greens?|Groves?|Lakes?|Hollow|Bypass|Center|Centre|Common|Port")
+_STREET_TYPE_ABBR = _wordset("st ave rd blvd ln dr ct pl sq ter pkwy hwy cir cres trl")
 _STREET_TYPE_WORD_RE = re.compile(rf"(?:{_STREET_TYPES})s?")
 _STREET_TYPE_LONG = r"Street|Avenue|Road|Boulevard|Lane|Drive|Terrace|Parkway|Highway|Close|Crescent|Square"
 _ADDR_US_RE = re.compile(
@@ -768,7 +769,7 @@ _ADDR_US_RE = re.compile(
 _ADDR_US_RE_I = _ci(_ADDR_US_RE.pattern)
 _ADDR_NONUM_RE = re.compile(rf"((?:[A-Z][\w'’-]{{1,40}}[ ]){{1,3}})(?:{_STREET_TYPE_LONG})\b")
 _STREET_PREFIX = (
-    r"rue|rua|avenue|avenida|avda\.?|av\.?|via|viale|vicolo|corso|piazza|piazzetta|largo|calle|carrer|"
+    r"rue|rua|rúa|avenue|avenida|avda\.?|av\.?|via|viale|vicolo|corso|piazza|piazzetta|largo|calle|carrer|"
     r"camino|paseo|plaza|praça|praca|travessa|estrada|strada|ulica|ul\.|aleja|chaussée|chaussee|"
     r"boulevard|bd\.|quai|allée|impasse|chemin|route|place|platz|Λ\.|οδός|Πλατεία|Λεωφόρος|sokak|"
     r"cadde|calea|str\.|utca|út")
@@ -785,16 +786,33 @@ _STREET_SUFFIX = (
     r"singel|dreef|baan|hof|ring|gården|gärde|bakken|haugen|lia|lund|road|street|avenue|út|rkp|terrasse|"
     r"gate|sgate|vegur|stræti|tori|aukio|rinne|mäki|ranta|väylä")
 _STREET_SUFFIXES = tuple(_STREET_SUFFIX.replace("\\.", ".").split("|"))
+# street-type words written as a separate word after the name ("Kossuth u. 12", "Brivibas iela 3",
+# "Narva mnt 5", "Parnu tee 8"): too short or too common to be matched as the end of a longer word
+_STREET_WORDS_AFTER = _wordset("u utca út útja tér krt körút tee mnt maantee puiestee tänav iela gatve")
 _ADDR_SPNUM_RE = re.compile(r"[ ]{1,3}\d{1,5}[A-Za-z]?\b\.?")
 _ADDR_PRE_WORDS_RE = re.compile(r"(?:(?<=[ \t\n,:>])|^)(?:[^\W\d_][\w'’.∆-]{0,40}[ ]{1,3}){1,3}$")
 _ADDR_LEAD_RE = re.compile(  # "30102 Kaevu 94", "975 3968 Bygget 91", "3565 Πλατεία Συντάγματος 204"
     rf"\d{{1,6}}(?:[ ]{{1,3}}\d{{1,6}})?[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{1,4}})"
     rf"\d{{1,5}}[A-Za-z]?(?![\w%/]|[.,-]\d)\.?")
+# camel case ("CheckMate"): a capital right after a lower-case letter, except after the name prefixes of
+# "McNeil", "MacArthur", "DeWitt", "LeBlanc", "DiNapoli", "VanDyke"
+_CAMEL_CASE_RE = re.compile(r"(?<![^\W\d_])(?!(?:Mc|Mac|De|Di|Da|Du|La|Le|Van|Von)[A-Z])[^\W\d_]*?[a-z][A-Z]")
 _ADDR_UNIT_RE = re.compile(
     r"(?:Apt|Apartment|Suite|Ste|Unit|Flat|Bldg|Building|Floor|Fl|Room|Rm)\.?[ ]{0,2}#?[ ]?\d{1,6}[A-Za-z]?\b")
 _ADDR_HASH_RE = re.compile(r"#[ ]?\d{1,5}[A-Za-z]?\b(?=[ \t]*(?:,|\n|$))")
 _ADDR_UNIT_RE_I = _ci(
     r"(?:apt|apartment|suite|ste|unit|flat|bldg|building|floor|room)\.?[ ]{0,2}#?[ ]?\d{1,6}[a-z]?\b")
+# house number + name + unit, the street type left out: "4471 Wrenfield Suite 12", "12 Rosendal 4 apt 9"
+_ADDR_RES_UNIT = r"(?:Apt|Apartment|Suite|Ste|Unit|Flat)\.?[ ]{0,2}#?[ ]?\d"
+_ADDR_NUM_UNIT_RE = re.compile(
+    rf"\d{{1,6}}(?:[ ]{{1,3}}\d{{1,6}})?[A-Za-z]?[ ]{{1,3}}((?:{_AW}[ ]{{1,3}}){{1,4}}?)"
+    rf"(?:\d{{1,5}}[A-Za-z]?[ ]{{1,3}})?"
+    rf"(?={_ADDR_RES_UNIT})")
+_ADDR_NUM_UNIT_RE_I = _ci(_ADDR_NUM_UNIT_RE.pattern)
+# a line that opens with a unit, after a line of its own: the line above is the street line
+_ADDR_UNIT_LINE_RE = re.compile(
+    rf"(?m)^[ \t>?*•-]{{0,8}}(?:{_ADDR_RES_UNIT}|P\.?[ ]?O\.?[ ]?Box[ ]{{1,3}}\d)")
+_ADDR_UNIT_LINE_RE_I = _ci(_ADDR_UNIT_LINE_RE.pattern)
 _ADDR_BOX_RE = _ci(
     r"(?:P\.?[ ]?O\.?[ ]?Box|PSC|Unit|CMR)[ ]{1,3}\d{1,6}(?:,?[ ]{1,3}Box[ ]{1,3}\d{1,6})?")
 _ADDR_MIL_RE = re.compile(
@@ -805,8 +823,13 @@ _ADDR_CORNER_RE = _ci(r"(corner[ ]of[ ]{1,3}(?:[^.?!\n]|\.(?=[ ]and[ ]|[ ][a-z]|
 _ADDR_CUE_RE = _ci(
     r"(?:lives?[ ](?:at|on)|living[ ](?:at|on)|resides?[ ]at|located[ ](?:at|on)|address(?:[ ]is|:)|"
     r"send[ ](?:it|them|this|a[ ]new[ ]one|the[ ]\w{1,20})?[ ]?to|ship(?:ped)?[ ]to|mail(?:ed)?[ ]to|"
-    r"deliver(?:ed)?[ ]to|meet[ ](?:me|you|us)[ ]at|stop[ ]at|off[ ]at|is[ ]at|office[ ]is[ ]at|is[ ]on)"
+    r"deliver(?:ed)?[ ]to|return(?:ed)?[ ](?:it|them|this|mail|post)?[ ]?to|"
+    r"meet[ ](?:me|you|us)[ ]at|stop[ ]at|off[ ]at|is[ ]at|office[ ]is[ ]at|is[ ]on)"
     r"[ \t]{1,3}(?:the[ ]\w{1,12}[ ]side[ ]of[ ])?((?:[^\W\d_][\w'’.-]{0,40}[ ]{1,3}){1,4}\d{1,5}[A-Za-z]?\b)")
+# after a cue, a number followed by one of these counts or measures something: not a house number
+_ADDR_CUE_NOT_NUM_RE = _ci(
+    r"[ ]?(?:%|am\b|pm\b|a\.m|p\.m|o'clock|h\b|hrs?\b|hours?|min|days?|weeks?|wks?|months?|years?|yrs?|"
+    r"times|cycles?|doses?|tablets?|pills?|mg|mcg|g\b|kg|ml|units?|patients?|people|copies|of\b)")
 # continuation of an address block: separator + (unit | postcode | place)
 _ADDR_SEP_RE = re.compile(r"[ \t]*,[ \t]*(?:\n[ \t>?*•-]*)?|[ \t]*\n(?:[ \t]*\n)?[ \t>?*•-]*(?:,[ \t]*)?|[ \t]+")
 _POSTAL = (r"(?:[A-Z]{1,3}[ -])?\d{3,6}(?:[ -]\d{2,4})?(?![\w])|[A-Z]\d[A-Z][ ]?\d[A-Z]\d\b|"
@@ -1104,13 +1127,15 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
 
 def _addr_words_ok(words: str, lower_mode: bool, allow_vocab: bool = False) -> bool:
     ws = [w for w in re.split(r"[ ]+", words.strip()) if w]
-    if not ws or all(_fold(w.strip(".'’")) in _PARTICLES or _fold(w.strip(".'’")) in _ADDR_PARTICLES
-                     for w in ws):
+    if not ws or all(len(f) <= 1 or f in _PARTICLES or f in _ADDR_PARTICLES
+                     for f in (_fold(w.strip(".'’")) for w in ws)):  # a name word is needed
         return False
-    for w in ws:
+    for k, w in enumerate(ws):
         f = _fold(w.strip(".'’"))
         if f in _PARTICLES or f in _ADDR_PARTICLES:
             continue
+        if k and len(f) == 1 and f.isalpha():
+            continue  # an initial inside the name: "Rua Carlos B. Teixeira"
         if f in _UNITS or f in _HARD_STOP and f not in ("st", "place", "way", "park"):
             if f not in ("street", "road", "avenue", "lane", "drive", "court", "square"):
                 return False
@@ -1128,12 +1153,34 @@ _ADDR_PARTICLES = _wordset(
     "zum zur am an auf im sur sous les aux del de la le l el al o of the")
 
 
+def _addr_name_run(text: str, a: int, b: int, lower_mode: bool) -> int:
+    """Start of the street name that ends at ``b``: the run of capitalised uncommon words ending there
+    (particles and lower-case non-English words allowed inside: "Rua da Prata", "Bajcsy zsilinszky út"),
+    searched from ``a``; ``b`` itself when there is none.  Only the run next to the number counts: in
+    "Brannigan lives on Ostergasse 4" the street starts at "Ostergasse"."""
+    start = b
+    for w in reversed(list(re.finditer(r"\S+", text[a:b]))):
+        v = w.group()
+        fv = _fold(v.strip(".'’"))
+        if (v[0].isupper() or lower_mode) and v.lower() not in _VOCAB and fv not in _HARD_STOP:
+            start = a + w.start()
+        elif (fv in _PARTICLES or fv in _ADDR_PARTICLES or (
+                v.isalpha() and v.lower() not in _VOCAB and not _english(v.lower()))):
+            continue  # inside the name only: one in front of it does not move ``start``
+        else:
+            break
+    return start
+
+
 def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     add = out.append
     for m in _iter(_ADDR_US_RE_I, low, ".,/:-") if lower_mode else _iter(_ADDR_US_RE, text, ".,/:-"):
         if _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
-            add((m.start(), m.end(), "ADDRESS"))
+            e = m.end()
+            if text[e - 1] == "." and low[m.end(1):e - 1] not in _STREET_TYPE_ABBR:
+                e -= 1  # "Corbel Road." ends a sentence; "Oak St." is an abbreviation
+            add((m.start(), e, "ADDRESS"))
     for m in _iter(_ADDR_NONUM_RE, text):
         if _addr_words_ok(m.group(1), False):
             add((m.start(), m.end(), "ADDRESS"))
@@ -1171,29 +1218,47 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
             continue
         name = text[i:j]
         f = name.lower()
-        if not f.endswith(_STREET_SUFFIXES) or _is_drugish(f):
+        standalone = f in _STREET_WORDS_AFTER  # "Kossuth u. 12": the name is in the words before
+        if not (standalone or f.endswith(_STREET_SUFFIXES)) or _is_drugish(f):
             continue
+        if not standalone and f not in _STREET_SUFFIXES and _english(f, endings=False):
+            continue  # an English word that only ends like a street type: "measuring 2", "bearing 9p"
         pm = _ADDR_PRE_WORDS_RE.search(text, max(0, i - 130), i)
-        pre_words = pm.group().split() if pm else []
-        pre_ok = [w for w in pre_words if (w[0].isupper() or lower_mode) and w.lower() not in _VOCAB]
-        if (f in _VOCAB or len(f) < 4) and not pre_ok:
+        pre = _addr_name_run(text, pm.start(), i, lower_mode) if pm else i
+        if (f in _VOCAB or len(f) < 4 or standalone) and pre == i:
             continue
-        if not lower_mode and not name[0].isupper() and not pre_ok:
+        if not lower_mode and not name[0].isupper() and pre == i:
             continue
-        s = pm.start() if pm else i
-        # drop leading common words ("the", "on") from the words before the street name
-        for w in pre_words:
-            if w.lower() in _VOCAB or not (w[0].isupper() or lower_mode):
-                s = text.index(w, s) + len(w)
-            else:
-                break
-        s, e = _trim(text, s, m.end(), ",;:!?)")
+        s, e = _trim(text, pre, m.end(), ",;:!?)")
         add((s, e, "ADDRESS"))
     for m in _iter(_ADDR_LEAD_RE, text, ".,/:-"):
-        if _addr_words_ok(m.group(1), lower_mode):
+        # no street type to confirm it: a word in mixed case or a short acronym is a trial, isotope or
+        # code ("2 CheckMate 714", "177 Lu-DOTA 0", "2003 CL 001"), not a street name
+        if _addr_words_ok(m.group(1), lower_mode) and not any(
+                _CAMEL_CASE_RE.search(w) or any(p.isupper() and len(p) <= 4 for p in w.split("-"))
+                for w in m.group(1).split()):
             add((m.start(), m.end(), "ADDRESS"))
     for m in _iter(_ADDR_UNIT_RE_I, low) if lower_mode else _iter(_ADDR_UNIT_RE, text):
         add((m.start(), m.end(), "ADDRESS"))
+    num_unit = _ADDR_NUM_UNIT_RE_I if lower_mode else _ADDR_NUM_UNIT_RE
+    for m in _iter(num_unit, low if lower_mode else text, ".,/:-"):
+        if _addr_words_ok(text[m.start(1):m.end(1)], lower_mode):
+            add((m.start(), m.end(), "ADDRESS"))
+    for m in (_ADDR_UNIT_LINE_RE_I.finditer(low) if lower_mode else _ADDR_UNIT_LINE_RE.finditer(text)):
+        le = m.start() - 1  # end of the line above
+        if le <= 0 or text[le] != "\n":
+            continue
+        ls = text.rfind("\n", 0, le) + 1
+        a, b = _trim(text, ls, le)
+        while a < b and text[a] in " \t>?*•-":
+            a += 1
+        line = text[a:b]
+        words = " ".join(re.findall(r"[^\W\d_][\w'’.-]*", line))
+        if 0 < len(line) <= 60 and re.search(r"(?<!\w)\d{1,6}[A-Za-z]?(?!\w)", line) and \
+                not re.search(r"[:@/=|?!]|[.][ \t]*$", line) and words and \
+                _addr_words_ok(words, lower_mode, allow_vocab=True) and \
+                any(w.lower() not in _VOCAB for w in words.split()):
+            add((a, b, "ADDRESS"))
     if "#" in text:
         for m in _iter(_ADDR_HASH_RE, text):
             add((m.start(), m.end(), "ADDRESS"))
@@ -1211,9 +1276,15 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
                 s -= 4
             add((s, e, "ADDRESS"))
     for m in _iter(_ADDR_CUE_RE, low):
-        words = text[m.start(1):m.end(1)].rsplit(None, 1)[0]
-        if _addr_words_ok(words, lower_mode, allow_vocab=False):
-            add((m.start(1), m.end(1), "ADDRESS"))
+        if _ADDR_CUE_NOT_NUM_RE.match(low, m.end(1)):
+            continue
+        # the street name is the longest tail of the words before the number that reads as one
+        # ("return to Marbury and Quillon 58": "Quillon 58"; the crossing is added with the block)
+        for w in list(re.finditer(r"\S+", text[m.start(1):m.end(1)]))[:-1]:
+            s = m.start(1) + w.start()
+            if _addr_words_ok(text[s:m.end(1)].rsplit(None, 1)[0], lower_mode, allow_vocab=False):
+                add((s, m.end(1), "ADDRESS"))
+                break
     return out
 
 
@@ -1323,6 +1394,23 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
             break
         e = _trim(text, p, got, " \t,.")[1]
     return e
+
+
+_CROSS_STREET_RE = re.compile(r"(?:(?<=[\s,:;(])|^)([^\W\d_][\w'’-]{1,40})[ ]{1,2}(?:and|&)[ ]{1,2}\Z")
+
+
+def _cross_street_start(text: str, s: int, lower_mode: bool) -> int:
+    """Start of an address at ``s`` that names a crossing ("Maple and 14 Birch Road", "Kern & Hofweg 3"):
+    the one uncommon word joined to it by "and" / "&" is the cross street, part of the address."""
+    m = _CROSS_STREET_RE.search(text, max(0, s - 48), s)
+    if m is None:
+        return s
+    w = m.group(1)
+    f = _fold(w)
+    if not (w[0].isupper() or lower_mode) or w.lower() in _VOCAB or f in _HARD_STOP or f in _TITLES or \
+            f in _COUNTRIES_STATES:
+        return s
+    return m.start(1)
 
 
 _ADDR_COUNTRY_TAIL_RE = re.compile(
@@ -2085,6 +2173,7 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
         lm = re.search(r"(?<![\w.,/:()-])\d{1,6}[ ]{1,2}$", text[max(0, b[0] - 10):b[0]])
         if lm:
             b[0] -= len(lm.group())
+        b[0] = _cross_street_start(text, b[0], lower_mode)
         cands.append((b[0], b[1], "ADDRESS"))
     cands.sort(key=lambda c: (-_PRIO[c[2]], -(c[1] - c[0]), c[0]))
     pmask = _Mask(n)

@@ -527,3 +527,46 @@ def test_interval_placeholders_do_not_confuse_fact_extraction():
     assert f.stage == "II" and f.performance_status == "ECOG 1"
     assert f.cancer_type == "breast cancer"
     assert all("day" not in m for m in f.markers) and "PD-L1 22%" in f.markers
+
+
+# --- street-address grammar (made-up addresses) -------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    # a crossing: the cross street joined by "and" / "&" belongs to the address
+    ("Deliver to Tamsin and 14 Corbel Road.", "Deliver to [ADDRESS_1]."),
+    ("Meet me at Orrin & Vellastraat 9 at noon.", "Meet me at [ADDRESS_1] at noon."),
+    # street-type words written as a separate word after the name (Hungarian, Estonian, Latvian)
+    ("The studio is at Kálvária u. 27, Szeged.", "The studio is at [ADDRESS_1]."),
+    ("Mail it to Vaarika tee 12, Tartu.", "Mail it to [ADDRESS_1]."),
+    ("Her flat is on Kalnciema iela 40, near the river.", "Her flat is on [ADDRESS_1], near the river."),
+    # a lower-case non-English word inside the street name
+    ("We met at Bajcsy zsilinszky út 14 last May.", "We met at [ADDRESS_1] last May."),
+    # a return address: the street is the tail of the words before the number
+    ("Please return it to Marbury and Quillon 58 if undelivered.",
+     "Please return it to [ADDRESS_1] if undelivered."),
+    # house number + name + unit, the street type left out (the number pair is not a phone number)
+    ("Ship to 88120 4471 Wrenfield Suite 12, Dover.", "Ship to [ADDRESS_1]."),
+    # a line that opens with a unit: the line above is the street line
+    ("Orvath 22 Melk Dam\nSuite 301\nStavanger\nNorway 4011", "[ADDRESS_1]"),
+    # an initial inside a street name (lower-case text)
+    ("send to 77 rua carlos b teixeira 4 apt 2", "send to [ADDRESS_1]"),
+])
+def test_street_address_grammar(text, expected):
+    assert redact(text).text == expected
+
+
+def test_address_starts_at_the_street_name_not_at_the_sentence():
+    r = redact("Brannigan lives on Ostergasse 4 with his dog.")
+    assert r.text == "[PERSON_1] lives on [ADDRESS_1] with his dog.", r.text
+    assert redact("Mail goes to 12 Oak St. in town").text == "Mail goes to [ADDRESS_1] in town"
+
+
+@pytest.mark.parametrize("text", [
+    "Tumors measuring 2 cm; GISTs measuring 3 cm; tumors bearing 9p loss.",
+    "Days 1 to 21 of a 28-day cycle; days 1 to 5 of a 28 day cycle.",
+    "In 2 CheckMate 651 arms; 177 Lu-DOTA 0 Tyr3 octreotate; study 2003 CL 001 closed.",
+    "Returned to clinic 2 weeks later; is on Keytruda 200 mg; returned to Texas 3 years ago.",
+    "Plan:\n2 cycles of FOLFOX 4\nThen restage.",
+])
+def test_clinical_numbers_are_not_addresses(text):
+    assert redact(text).text == text
