@@ -57,6 +57,8 @@ class ModelSection(_Section):
     enable_thinking: bool = False  # passed to chat templates that know it (Qwen3 style)
     eos_token: str = ""  # empty: "<|im_end|>" when the template is ChatML, else the tokenizer's own EOS
     trust_remote_code: bool = False
+    # auto: FlashAttention 2 when flash_attn and a GPU are present, else transformers' default (SDPA); hf backend
+    attn_implementation: Literal["auto", "sdpa", "eager", "flash_attention_2", "flash_attention_3"] = "auto"
 
 
 class LoraSection(_Section):
@@ -79,6 +81,10 @@ class TrainSection(_Section):
     packing: bool = True
     completion_only_loss: bool = True  # loss on the answer only, not on the case text
     gradient_checkpointing: bool = True
+    torch_compile: bool = False  # hf backend: compile each decoder layer (finetune.training.compile_decoder_layers)
+    # hf backend: how the loss goes through the LM head; neither builds the full-vocabulary logits.
+    # trl: TRL's fused head (recomputes each tile in the backward); chunked: finetune.chunked_loss (no recompute)
+    lm_head_loss: Literal["trl", "chunked"] = "trl"
     logging_steps: int = Field(default=10, ge=1)
     eval_steps: int = Field(default=50, ge=1)
     save_steps: int = Field(default=50, ge=1)  # rounded up to a multiple of eval_steps (early stopping needs it)

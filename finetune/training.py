@@ -22,7 +22,8 @@ from typing import Any
 
 from .config import FinetuneError, JobConfig
 
-__all__ = ["TrainResult", "train", "choose_backend", "pick_dtype"]
+__all__ = ["TrainResult", "choose_backend", "compile_decoder_layers", "load_model", "pick_dtype",
+           "resolve_attn_implementation", "train", "trainer_checkpointing_off"]
 
 
 @dataclass
@@ -126,8 +127,39 @@ def _lora_targets(model: Any, wanted: list[str], notes: list[str]) -> list[str]:
     return found
 
 
-def _load_hf(cfg: JobConfig, dtype: Any, gpu: bool, notes: list[str]) -> tuple[Any, Any, Any, bool]:
-    from peft import LoraConfig
+def resolve_attn_implementation(choice: str, gpu: bool) -> str | None:
+    """``model.attn_implementation``: 'auto' is FlashAttention 2 where the flash_attn package and a GPU are present
+    (it also keeps packed sequences apart without a mask), else None: transformers' default (SDPA where the model
+    supports it)."""
+    if choice != "auto":
+        return choice
+    if gpu and importlib.util.find_spec("flash_attn") is not None:
+        return "flash_attention_2"
+    return None
+
+
+def _enable_checkpointing(model: Any) -> None:
+    # Non-reentrant: works with frozen inputs and nested checkpoints. transformers 5.x renamed the method.
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def compile_decoder_layers(model: Any) -> int:
+    """Regional torch.compile (``train.torch_compile``): each decoder layer is compiled in place. The layers share
+    one compiled graph (same code, parameters passed as inputs), so this takes seconds where a whole-model compile
+    takes minutes, and it fuses the elementwise work between the matmuls (norms, rotary, SiLU x up, LoRA adds).
+    Returns how many layers were compiled."""
+    layers = [m for m in model.modules() if type(m).__name__.endswith("DecoderLayer")]
+    for layer in layers:
+        layer.compile()
+    return len(layers)
+
+
+def _load_hf(cfg: JobConfig, dtype: Any, gpu: bool, notes: list[str]) -> tuple[Any, Any, bool]:
+    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
     from .tokenizer import load_tokenizer
@@ -148,6 +180,9 @@ def _load_hf(cfg: JobConfig, dtype: Any, gpu: bool, notes: list[str]) -> tuple[A
                                        bnb_4bit_compute_dtype=dtype)
     kwargs: dict[str, Any] = {"dtype": dtype, "local_files_only": True,
                               "trust_remote_code": cfg.model.trust_remote_code}
+    attn = resolve_attn_implementation(cfg.model.attn_implementation, gpu)
+    if attn:
+        kwargs["attn_implementation"] = attn
     if quant is not None:
         kwargs["quantization_config"] = quant
     if gpu:
@@ -156,17 +191,25 @@ def _load_hf(cfg: JobConfig, dtype: Any, gpu: bool, notes: list[str]) -> tuple[A
         model = AutoModelForCausalLM.from_pretrained(str(cfg.job.base_model), **kwargs)
     except Exception as exc:  # noqa: BLE001
         raise FinetuneError(f"cannot load the base model from {cfg.job.base_model}: {exc}") from None
+    ckpt = cfg.train.gradient_checkpointing
     if quant is not None:
         from peft import prepare_model_for_kbit_training
 
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.train.gradient_checkpointing)
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=ckpt,
+                                                gradient_checkpointing_kwargs={"use_reentrant": False})
+    elif ckpt:
+        _enable_checkpointing(model)
+    if ckpt:
+        model.enable_input_require_grads()  # the frozen embeddings' output must carry grad into checkpointed layers
     targets = _lora_targets(model, cfg.lora.target_modules, notes)
-    peft_config = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                             target_modules=targets, bias="none", task_type="CAUSAL_LM")
-    return model, tok, peft_config, quant is not None
+    model = get_peft_model(model, LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                                             target_modules=targets, bias="none", task_type="CAUSAL_LM"))
+    if cfg.train.torch_compile:
+        notes.append(f"train.torch_compile: {compile_decoder_layers(model)} decoder layers compiled")
+    return model, tok, quant is not None
 
 
-def _load_unsloth(cfg: JobConfig, dtype: Any, notes: list[str]) -> tuple[Any, Any, Any, bool]:
+def _load_unsloth(cfg: JobConfig, dtype: Any, notes: list[str]) -> tuple[Any, Any, bool]:
     from unsloth import FastLanguageModel  # must come before transformers/trl are imported
 
     from .tokenizer import CHATML_TEMPLATE, inner_tokenizer
@@ -183,20 +226,47 @@ def _load_unsloth(cfg: JobConfig, dtype: Any, notes: list[str]) -> tuple[Any, An
         model, r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout, target_modules=targets,
         bias="none", use_gradient_checkpointing="unsloth" if cfg.train.gradient_checkpointing else False,
         random_state=cfg.train.seed, max_seq_length=cfg.model.max_seq_length)
-    return model, tok, None, cfg.model.load_in_4bit
+    ignored = [k for k, on in (("model.attn_implementation", cfg.model.attn_implementation != "auto"),
+                               ("train.torch_compile", cfg.train.torch_compile),
+                               ("train.lm_head_loss", cfg.train.lm_head_loss != "trl")) if on]
+    if ignored:
+        notes.append(f"backend unsloth uses its own kernels: {', '.join(ignored)} ignored")
+    return model, tok, cfg.model.load_in_4bit
 
 
-def _checkpointing_kwargs(config_cls: Any, enabled: bool) -> dict[str, Any]:
-    """transformers 5.x renamed gradient_checkpointing -> activation_checkpointing; use what this version has.
-    (Unsloth applies its own checkpointing inside get_peft_model.)"""
+def trainer_checkpointing_off(config_cls: Any) -> dict[str, bool]:
+    """load_model sets checkpointing on the model (both backends), so the Trainer must not set it again, and TRL's
+    SFTConfig defaults it ON. transformers 5.x renamed gradient_checkpointing -> activation_checkpointing (the new
+    name wins when both are given); pass the one this version has."""
     import dataclasses
 
     names = {f.name for f in dataclasses.fields(config_cls)}
-    prefix = "activation" if "activation_checkpointing" in names else "gradient"
-    out: dict[str, Any] = {f"{prefix}_checkpointing": enabled}
-    if enabled:
-        out[f"{prefix}_checkpointing_kwargs"] = {"use_reentrant": False}
-    return out
+    return {("activation" if "activation_checkpointing" in names else "gradient") + "_checkpointing": False}
+
+
+def load_model(cfg: JobConfig, backend: str, dtype: Any, gpu: bool, notes: list[str]) -> tuple[Any, Any, bool]:
+    """The model ready for training: loaded, checkpointing set, LoRA attached (and compiled when asked).
+    One home for the trainer and bench/finetune_throughput.py. Returns (PEFT model, tokenizer, quantized_4bit)."""
+    if backend == "unsloth":
+        return _load_unsloth(cfg, dtype, notes)
+    return _load_hf(cfg, dtype, gpu, notes)
+
+
+def _use_chunked_loss(model: Any) -> str:
+    """``train.lm_head_loss = "chunked"``: replace the fused LM head SFTTrainer installed (trl >= 1.15) with
+    finetune.chunked_loss, which computes the head's input gradient in the forward instead of recomputing."""
+    from trl.trainer import utils as trl_utils
+
+    from .chunked_loss import add_chunked_lm_head, supports_chunked
+
+    if not hasattr(trl_utils, "add_fused_lm_head"):  # older trl: compute_loss never asks for fused_lm_head
+        return "train.lm_head_loss = 'chunked': this trl has no fused LM head to replace; its default loss is used"
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    why = supports_chunked(base)
+    if why:
+        return f"train.lm_head_loss = 'chunked' does not apply ({why}); TRL's fused LM head is used"
+    add_chunked_lm_head(base)
+    return "train.lm_head_loss: chunked cross-entropy (finetune.chunked_loss)"
 
 
 def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) -> TrainResult:
@@ -211,10 +281,7 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) ->
     dtype, dnotes = pick_dtype(cfg)
     notes.extend(dnotes)
     gpu = _has_gpu()
-    if backend == "unsloth":
-        model, tok, peft_config, q4 = _load_unsloth(cfg, dtype, notes)
-    else:
-        model, tok, peft_config, q4 = _load_hf(cfg, dtype, gpu, notes)
+    model, tok, q4 = load_model(cfg, backend, dtype, gpu, notes)
 
     import torch
     from transformers import EarlyStoppingCallback, PrinterCallback, ProgressCallback
@@ -255,13 +322,15 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) ->
         report_to="none", disable_tqdm=True, seed=t.seed, data_seed=t.seed,
         max_length=cfg.model.max_seq_length, packing=t.packing, completion_only_loss=t.completion_only_loss,
         eos_token=eos, include_num_input_tokens_seen=True, dataloader_num_workers=0,
-        **_checkpointing_kwargs(SFTConfig, t.gradient_checkpointing and backend == "hf"),
+        **trainer_checkpointing_off(SFTConfig),
     )
     callbacks: list[Any] = [make_progress_callback(cfg.metrics_file, console, show_progress)]
     if early:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=t.early_stopping_patience))
     trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
-                         processing_class=tok, peft_config=peft_config, callbacks=callbacks)
+                         processing_class=tok, callbacks=callbacks)
+    if backend == "hf" and t.lm_head_loss == "chunked":
+        notes.append(_use_chunked_loss(trainer.model))
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)
     last = get_last_checkpoint(str(cfg.checkpoints_dir)) if (t.resume and cfg.checkpoints_dir.is_dir()) else None

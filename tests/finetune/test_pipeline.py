@@ -157,6 +157,18 @@ def _modules_after(code: str) -> set[str]:
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+@needs_extra
+def test_the_trainer_leaves_checkpointing_to_load_model(tmp_path):
+    # TRL's SFTConfig turns checkpointing on by default: `train.gradient_checkpointing = false` must stay off
+    from trl import SFTConfig
+
+    from finetune.training import trainer_checkpointing_off
+
+    args = SFTConfig(output_dir=str(tmp_path), report_to="none", use_cpu=True, **trainer_checkpointing_off(SFTConfig))
+    assert args.gradient_checkpointing is False
+    assert getattr(args, "activation_checkpointing", False) is False
+
+
 def test_finetune_stands_alone_and_imports_lazily():
     mods = _modules_after("import finetune, finetune.api, finetune.cli; from finetune import prepare, verify")
     assert not {m for m in mods if m.split(".")[0] in {"textual", "oncotui"}}
