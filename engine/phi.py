@@ -24,8 +24,9 @@ How it works (all rule based):
      2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
      a nationality or a place, coordination ("A, B and C" next to a known name), dialogue speakers and
      propagation of already-found name tokens;
-  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, and
-     firm names made of three or more bare surnames ("Lopez, Santos and Coleman");
+  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, firm
+     names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
+     for", "X is a ... company", the letterhead line above an address and a venue named right before one;
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
 
@@ -809,10 +810,8 @@ _ADDR_NUM_UNIT_RE = re.compile(
     rf"(?:\d{{1,5}}[A-Za-z]?[ ]{{1,3}})?"
     rf"(?={_ADDR_RES_UNIT})")
 _ADDR_NUM_UNIT_RE_I = _ci(_ADDR_NUM_UNIT_RE.pattern)
-# a line that opens with a unit, after a line of its own: the line above is the street line
-_ADDR_UNIT_LINE_RE = re.compile(
-    rf"(?m)^[ \t>?*•-]{{0,8}}(?:{_ADDR_RES_UNIT}|P\.?[ ]?O\.?[ ]?Box[ ]{{1,3}}\d)")
-_ADDR_UNIT_LINE_RE_I = _ci(_ADDR_UNIT_LINE_RE.pattern)
+_ADDR_RES_UNIT_RE = re.compile(_ADDR_RES_UNIT)  # the pattern above is tried only just before such a unit
+_ADDR_RES_UNIT_RE_I = _ci(_ADDR_RES_UNIT)
 _ADDR_BOX_RE = _ci(
     r"(?:P\.?[ ]?O\.?[ ]?Box|PSC|Unit|CMR)[ ]{1,3}\d{1,6}(?:,?[ ]{1,3}Box[ ]{1,3}\d{1,6})?")
 _ADDR_MIL_RE = re.compile(
@@ -830,6 +829,7 @@ _ADDR_CUE_RE = _ci(
 _ADDR_CUE_NOT_NUM_RE = _ci(
     r"[ ]?(?:%|am\b|pm\b|a\.m|p\.m|o'clock|h\b|hrs?\b|hours?|min|days?|weeks?|wks?|months?|years?|yrs?|"
     r"times|cycles?|doses?|tablets?|pills?|mg|mcg|g\b|kg|ml|units?|patients?|people|copies|of\b)")
+_LINE_LEAD = " \t>?*•-"  # list markers and quoting in front of the lines of a block
 # continuation of an address block: separator + (unit | postcode | place)
 _ADDR_SEP_RE = re.compile(r"[ \t]*,[ \t]*(?:\n[ \t>?*•-]*)?|[ \t]*\n(?:[ \t]*\n)?[ \t>?*•-]*(?:,[ \t]*)?|[ \t]+")
 _POSTAL = (r"(?:[A-Z]{1,3}[ -])?\d{3,6}(?:[ -]\d{2,4})?(?![\w])|[A-Z]\d[A-Z][ ]?\d[A-Z]\d\b|"
@@ -863,7 +863,8 @@ _ORG_HEAD_RE = re.compile(
     r"Partners|Associates|Technologies|Software|Consulting|Solutions|Services|Systems|Insurance|"
     r"Holdings|Industries|Enterprises|Company|Co|Sons|Foundation|Agency|Bank|Trust|Capital|"
     r"Analytics|Media|Labs?|Networks|Transit|Traffic|Movers|Lines|Research|Service|Brothers|Bros|"
-    r"Medicine|Physicians|Primary[ ]Care|Urgent[ ]Care|Oncology|Cancer[ ]Care|Imaging|Radiology)\b\.?")
+    r"Medicine|Physicians|Primary[ ]Care|Urgent[ ]Care|Oncology|Cancer[ ]Care|Imaging|Radiology|"
+    r"Orchestra|Choir|Chorus|Country[ ]Club|Club)\b\.?")
 _ORG_UNIV_OF_RE = re.compile(
     r"(?:University|Universit[àé]|Universidad|Hospital|Institute|College|Hospice|Clinic)[ ]of[ ]((?:the[ ])?"
     r"(?:[A-Z][\w'’-]{1,40}[ ]?){1,4})")
@@ -879,6 +880,27 @@ _ORG_OF_HEADS = _wordset(
     "university college institute bank hospital school society department center centre academy museum "
     "church sisters daughters friends board")
 _ORG_CONNECT = {"of", "the", "and", "&", "for", "de", "du", "la", "der", "y"}
+# heads that name ordinary things too: an organisation only with an uncommon word before them
+_ORG_GENERIC_HEADS = _wordset(
+    "medicine physicians oncology imaging radiology group research service brothers services systems capital "
+    "media trust bank lines traffic transit analytics co sons company agency foundation institute college "
+    "university labs lab partners associates orchestra choir chorus club") | {
+        "primary care", "urgent care", "cancer care", "country club"}
+# bodies named by their kind ("the Halvorsen Orchestra"): only the name before the head is redacted
+_ORG_KIND_HEADS = _wordset("orchestra choir chorus club") | {"country club"}
+# "worked for Initech", "employed by Vandelay Industries": the capitalised words after it
+_ORG_WORK_CUE_RE = _ci(r"(?:work(?:s|ed|ing)?|employed|job|intern(?:ed|ing)?)[ ](?:for|at|by)[ ]")
+# "Initech is a software company", "Vandelay was an import-export firm"
+_ORG_NOUNS = (r"company|firm|agency|bank|start-?up|corporation|business|manufacturer|provider|retailer|brand|"
+              r"consultancy|organi[sz]ation|non-?profit|charity|insurer|publisher|studio|label|employer")
+_ORG_NOUN_RE = re.compile(rf"(?:{_ORG_NOUNS})\b")  # cheap anchor for the pattern below
+_ORG_IS_A_RE = re.compile(
+    r"((?:[A-Z][\w'’&-]{1,40}[ ]){1,4})(?:is|was)[ ](?:a|an|the)[ ](?:[\w-]{1,30}[ ]){0,4}?"
+    rf"(?:{_ORG_NOUNS})\b")
+# lower-case text: "... vandelay industries inc."
+_ORG_SUFFIX_LOWER_RE = re.compile(
+    r"((?:[^\W\d_][\w'’&-]{0,40}[ ]{1,2}){1,3})(?:inc|llc|ltd|corp|gmbh|plc)\b\.?")
+_ORG_SUFFIX_ANCHOR_RE = re.compile(r"(?:inc|llc|ltd|corp|gmbh|plc)\b")
 
 # --- names -----------------------------------------------------------------------------------------
 _TOKEN_RE = re.compile(r"(?:[^\W\d_]|∆)+(?:['’][^\W\d_]+|-[^\W\d_]+){0,4}")  # ∆: a Greek Delta look-alike
@@ -1172,6 +1194,25 @@ def _addr_name_run(text: str, a: int, b: int, lower_mode: bool) -> int:
     return start
 
 
+def _street_line_above(text: str, p: int, lower_mode: bool) -> tuple[int, int] | None:
+    """The street line of a block whose line starts with the unit or P.O. box at ``p``: the line above,
+    when it is short, holds a house number and reads as a street ("Orvath 22 Melk Dam\nSuite 301")."""
+    ls = text.rfind("\n", 0, p) + 1
+    if ls < 2 or p - ls > 8 or text[ls:p].strip(_LINE_LEAD):
+        return None
+    a, b = _trim(text, text.rfind("\n", 0, ls - 1) + 1, ls - 1)
+    while a < b and text[a] in _LINE_LEAD:
+        a += 1
+    line = text[a:b]
+    words = " ".join(re.findall(r"[^\W\d_][\w'’.-]*", line))
+    if 0 < len(line) <= 60 and re.search(r"(?<!\w)\d{1,6}[A-Za-z]?(?!\w)", line) and \
+            not re.search(r"[:@/=|?!]|[.][ \t]*$", line) and words and \
+            _addr_words_ok(words, lower_mode, allow_vocab=True) and \
+            any(w.lower() not in _VOCAB for w in words.split()):
+        return a, b
+    return None
+
+
 def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     add = out.append
@@ -1238,27 +1279,20 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
                 _CAMEL_CASE_RE.search(w) or any(p.isupper() and len(p) <= 4 for p in w.split("-"))
                 for w in m.group(1).split()):
             add((m.start(), m.end(), "ADDRESS"))
+    src = low if lower_mode else text
     for m in _iter(_ADDR_UNIT_RE_I, low) if lower_mode else _iter(_ADDR_UNIT_RE, text):
         add((m.start(), m.end(), "ADDRESS"))
-    num_unit = _ADDR_NUM_UNIT_RE_I if lower_mode else _ADDR_NUM_UNIT_RE
-    for m in _iter(num_unit, low if lower_mode else text, ".,/:-"):
-        if _addr_words_ok(text[m.start(1):m.end(1)], lower_mode):
-            add((m.start(), m.end(), "ADDRESS"))
-    for m in (_ADDR_UNIT_LINE_RE_I.finditer(low) if lower_mode else _ADDR_UNIT_LINE_RE.finditer(text)):
-        le = m.start() - 1  # end of the line above
-        if le <= 0 or text[le] != "\n":
-            continue
-        ls = text.rfind("\n", 0, le) + 1
-        a, b = _trim(text, ls, le)
-        while a < b and text[a] in " \t>?*•-":
-            a += 1
-        line = text[a:b]
-        words = " ".join(re.findall(r"[^\W\d_][\w'’.-]*", line))
-        if 0 < len(line) <= 60 and re.search(r"(?<!\w)\d{1,6}[A-Za-z]?(?!\w)", line) and \
-                not re.search(r"[:@/=|?!]|[.][ \t]*$", line) and words and \
-                _addr_words_ok(words, lower_mode, allow_vocab=True) and \
-                any(w.lower() not in _VOCAB for w in words.split()):
-            add((a, b, "ADDRESS"))
+        if not (_ADDR_RES_UNIT_RE_I if lower_mode else _ADDR_RES_UNIT_RE).match(src, m.start()):
+            continue  # a floor or a room: hospital rooms are not home addresses
+        # house number + name before the unit, the street type left out
+        for nm in (_ADDR_NUM_UNIT_RE_I if lower_mode else _ADDR_NUM_UNIT_RE).finditer(
+                src, max(0, m.start() - 280), m.start() + 20):
+            if (not nm.start() or not (text[nm.start() - 1].isalnum() or text[nm.start() - 1] in "_.,/:-")) \
+                    and _addr_words_ok(text[nm.start(1):nm.end(1)], lower_mode):
+                add((nm.start(), nm.end(), "ADDRESS"))
+        street = _street_line_above(text, m.start(), lower_mode)
+        if street:
+            add((street[0], street[1], "ADDRESS"))
     if "#" in text:
         for m in _iter(_ADDR_HASH_RE, text):
             add((m.start(), m.end(), "ADDRESS"))
@@ -1266,6 +1300,9 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
         v = text[m.start():m.end()]
         if lower_mode or v[0].isupper():
             add((m.start(), m.end(), "ADDRESS"))
+            street = _street_line_above(text, m.start(), lower_mode) if low[m.start()] == "p" else None
+            if street:
+                add((street[0], street[1], "ADDRESS"))
     for m in _iter(_ADDR_MIL_RE_I, low) if lower_mode else _iter(_ADDR_MIL_RE, text):
         add((m.start(), m.end(), "ADDRESS"))
     for m in _iter(_ADDR_CORNER_RE, low):
@@ -1446,11 +1483,19 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         k = bisect.bisect_left(tstarts, hs)  # token index of head start
         j = k - 1
         first = None
+        ands = 0  # "Berg, Ruiz and Tamm Orchestra": commas may join the names before one "and"
+        comma_first = None  # the first name after a comma: where a second "and" sends the start back to
         while j >= 0 and k - j <= 7:
             ts, te = toks[j]
             gap = text[te:toks[j + 1][0]] if j + 1 < len(toks) else ""
-            if "\n" in gap or any(c not in " \t.&-" for c in gap.replace("'s", "").replace("’s", "")):
+            bad = [c for c in gap.replace("'s", "").replace("’s", "") if c not in " \t.&-"]
+            if "\n" in gap or (bad and not (bad == [","] and ands == 1)):
                 break
+            if bad and (text[toks[j + 1][0]:toks[j + 1][1]].lower() in ("and", "&") or
+                        _fold(text[ts:te]) in _COUNTRIES_STATES):
+                break  # "California, Chicago, and Princess Margaret Hospital": a list of separate things
+            if bad and comma_first is None:
+                comma_first = j + 1
             if "." in gap and te - ts > 3:  # "attending Dr. Lindqvist. Clinic: ...": a sentence ends there
                 break
             w = text[ts:te]
@@ -1460,6 +1505,10 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
                 j -= 1  # "Thomas and Sons", "Smith & Co."
                 continue
             if f in _ORG_CONNECT and first is not None:
+                ands += f in ("and", "&")
+                if ands > 1 and comma_first is not None:
+                    first = comma_first  # "Berg, Ruiz and Tamm, Oakes and Lind Labs": two names
+                    break
                 if f == "of" and (j == 0 or text[toks[j - 1][0]:toks[j - 1][1]].lower() not in _ORG_OF_HEADS):
                     break  # "Jeremy Hartmann of Acme Inc": the person is not part of the organisation
                 j -= 1
@@ -1483,27 +1532,28 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         if not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
             continue
         head = m.group().lower()
-        if head in ("medicine", "physicians", "primary care", "urgent care", "oncology", "cancer care", "imaging",
-                    "radiology", "group", "research", "service", "brothers", "services", "systems", "capital", "media", "trust", "bank", "lines",
-                    "traffic", "transit", "analytics", "co", "sons", "company", "agency", "foundation",
-                    "institute", "college", "university", "labs", "lab", "partners", "associates") and all(
-                w in _VOCAB for w in words):
+        if head.rstrip(".") in _ORG_GENERIC_HEADS and all(w in _VOCAB for w in words):
             continue
         s = toks[first][0]
         e = he
-        if text[e - 1] == "." and head.rstrip(".") not in ("inc", "ltd", "corp", "co"):
-            e -= 1  # a sentence full stop, not an abbreviation        # "University of X" style continuation
-        um = re.match(r"[ ]of[ ](?:the[ ])?((?:[A-Z][\w'’-]{1,40}[ ]?){1,3})", text[e:e + 120])
-        if um:
-            e = e + um.end(1)
-        while True:  # "Allstate Insurance Group", "Gradiant Research LLC": one name with several heads
-            nm = re.match(r",?[ ]", text[e:e + 2])
-            hm = _ORG_HEAD_RE.match(text, e + nm.end()) if nm else None
-            if not hm or (hm.end() < len(text) and text[hm.end() - 1].isalnum() and text[hm.end()].isalnum()):
-                break
-            e = hm.end()
-            if text[e - 1] == "." and hm.group().lower().rstrip(".") not in ("inc", "ltd", "corp", "co"):
-                e -= 1
+        if head.rstrip(".") in _ORG_KIND_HEADS:
+            e = hs  # "the [ORGANIZATION_1] Orchestra": the kind of body identifies no one, the name does
+        else:
+            if text[e - 1] == "." and head.rstrip(".") not in ("inc", "ltd", "corp", "co"):
+                e -= 1  # a sentence full stop, not an abbreviation
+            # "University of X" style continuation
+            um = re.match(r"[ ]of[ ](?:the[ ])?((?:[A-Z][\w'’-]{1,40}[ ]?){1,3})", text[e:e + 120])
+            if um:
+                e = e + um.end(1)
+            while True:  # "Allstate Insurance Group", "Gradiant Research LLC": one name with several heads
+                nm = re.match(r",?[ ]", text[e:e + 2])
+                hm = _ORG_HEAD_RE.match(text, e + nm.end()) if nm else None
+                if not hm or (hm.end() < len(text) and text[hm.end() - 1].isalnum() and
+                              text[hm.end()].isalnum()):
+                    break
+                e = hm.end()
+                if text[e - 1] == "." and hm.group().lower().rstrip(".") not in ("inc", "ltd", "corp", "co"):
+                    e -= 1
         s, e = _trim(text, s, e, " \t,")
         if out and s < out[-1][1]:  # overlaps the previous organisation: start after it ("X LLC and Y Group")
             if e <= out[-1][1]:
@@ -1521,6 +1571,129 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
             continue
         if mask.free(s, e):
             out.append((s, e))
+    return out
+
+
+def _org_name_words(text: str, p: int, lower_mode: bool, max_words: int = 5) -> int:
+    """End of the organisation name that starts at ``p``: capitalised words (joined by "&", "and", "of",
+    "the"), or in lower-case text up to the first common word; ``p`` when there is none."""
+    end = p
+    prev = 0
+    for m in re.finditer(r"([^\W\d_][\w'’&.-]*)([ ]?)", text[p:p + 160]):
+        w = m.group(1).rstrip(".")
+        if text[p + prev:p + m.start()] not in ("", "& "):
+            break  # punctuation ends the name
+        prev = m.end()
+        if w.lower() in ("and", "of", "the") and end > p:
+            if not m.group(2):
+                break
+            continue
+        if not (w[:1].isupper() or (lower_mode and w.lower() not in _VOCAB)) or _fold(w) in _HARD_STOP:
+            break
+        end = p + m.start(1) + len(w)
+        max_words -= 1
+        if max_words == 0 or not m.group(2):
+            break
+    return end
+
+
+def _uncommon(words: list[str]) -> bool:
+    """At least one word that is neither common prose nor an English word or plural (a name, a coined
+    brand; compounds count as uncommon: "Newsweek" is not "news" + "week" here)."""
+    ew = _english_words()
+    return any(lw not in _VOCAB and lw not in ew and not (lw.endswith("s") and lw[:-1] in ew)
+               for lw in (w.lower() for w in words))
+
+
+def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
+    """Organisations named by their context rather than by a head noun: "works for Initech", "Vandelay is
+    an import-export company", lower-case "... industries inc."."""
+    out: list[tuple[int, int]] = []
+
+    def take(s: int, e: int) -> None:
+        words = re.findall(r"[^\W\d_][\w'’-]*", text[s:e])
+        if e > s and words and _uncommon(words) and _fold(words[0]) not in _TITLES and \
+                _fold(words[0]) not in _FIRST_NAMES and mask.free(s, e):
+            out.append((s, e))
+
+    if "work" in low or "employ" in low or "job" in low or "intern" in low:  # cheap pre-checks
+        for m in _iter(_ORG_WORK_CUE_RE, low):
+            take(m.end(), _org_name_words(text, m.end(), lower_mode))
+    if not lower_mode:
+        if " is " not in text and " was " not in text:
+            return out
+        for m in _iter_win(_ORG_IS_A_RE, text, _windows(_ORG_NOUN_RE, low, 260, 0)):
+            take(m.start(1), _trim(text, m.start(1), m.end(1))[1])
+    else:
+        for m in _iter_win(_ORG_SUFFIX_LOWER_RE, low, _windows(_ORG_SUFFIX_ANCHOR_RE, low, 130, 1)):
+            s = m.start(1)
+            for w in re.finditer(r"\S+", m.group(1)):  # the name starts after the last function word
+                if _fold(w.group()) in _HARD_STOP:
+                    s = m.start(1) + w.end() + 1
+            e = _trim(text, s, m.end(), " \t,")[1]
+            if s < m.end(1):
+                take(s, e)
+    return out
+
+
+_ORG_LINE_WORD_RE = re.compile(r"[^\W\d_][\w'’&.-]*")
+_ORG_BEFORE_ADDR_RE = re.compile(
+    r"(?:(?<=[\s:;(])|^)((?:[A-Z][\w'’&-]*[ ]){0,3}[A-Z][\w'’&-]*),[ ]{1,2}\Z")
+
+
+def _free_line(text: str, mask: _Mask, a: int, b: int) -> bool | None:
+    """True when no letter or digit of text[a:b] is redacted yet, False when all are, None when some are."""
+    alnum = [k for k in range(a, b) if text[k].isalnum()]
+    taken = sum(mask.m[k] for k in alnum)
+    return True if taken == 0 else False if taken == len(alnum) else None
+
+
+def _org_line_ok(line: str, lower_mode: bool) -> bool:
+    """A letterhead line that reads as an organisation: 1-5 words, no digits or sentence punctuation, an
+    uncommon word or an organisation head ("Flintmoor", "Baxter Ridge Movers", "hale, orr and pike")."""
+    if not line or len(line) > 60 or re.search(r"[\d:@/|?!=;]", line):
+        return False
+    if line.endswith(".") and not re.search(r"(?i)\b(?:inc|ltd|co|corp|llc)\.$", line):
+        return False
+    words = _ORG_LINE_WORD_RE.findall(line)
+    names = [w for w in words if w.lower().rstrip(".") not in _ORG_CONNECT]
+    if not names or len(words) > 5 or not all(w[0].isupper() or lower_mode for w in names):
+        return False
+    return _uncommon([w.rstrip(".") for w in names]) or _ORG_HEAD_RE.search(line) is not None
+
+
+def _block_orgs(text: str, final: list[list], mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
+    """Organisations placed by an address block: the letterhead line above it (name, title, company,
+    street: the nearest line above the street that is not already redacted) and a venue or company
+    named right before it on the same line ("meet at Flintmoor, 12 Ash Road")."""
+    out: list[tuple[int, int]] = []
+    for s, _e, typ, _k in final:
+        if typ != "ADDRESS":
+            continue
+        ls = text.rfind("\n", 0, s) + 1
+        if text[ls:s].strip(_LINE_LEAD):  # the address starts inside a line
+            if not lower_mode:
+                m = _ORG_BEFORE_ADDR_RE.search(text, max(0, s - 80), s)
+                if m and _uncommon(m.group(1).split()) and mask.free(m.start(1), m.end(1)):
+                    out.append((m.start(1), m.end(1)))
+            continue
+        b = ls - 1
+        for _ in range(3):  # up to three lines above, over lines already redacted (the person's name)
+            if b <= 0:
+                break
+            a = text.rfind("\n", 0, b) + 1
+            la, lb = a, b
+            while la < lb and text[la] in _LINE_LEAD:
+                la += 1
+            while lb > la and text[lb - 1] in " \t":
+                lb -= 1
+            free = _free_line(text, mask, la, lb) if lb > la else None
+            if free is False:
+                b = a - 1
+                continue
+            if free and _org_line_ok(text[la:lb], lower_mode):
+                out.append((la, lb))
+            break
     return out
 
 
@@ -2034,6 +2207,9 @@ _CITY_STATE_RE = re.compile(
 
 
 _CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
+_PLACE_PAREN_RE = re.compile(
+    r"[ ]\([A-Z](?:[^\W\d_]|['’.-]){1,40}(?:[ ][A-Z](?:[^\W\d_]|['’.-]){1,40}){0,2}\)")
+_PROSE_AFTER_RE = re.compile(r"[,;(]|[ ](?!(?:the|a|an|of|and|or|in|on|for|to|with|at|by|from|vs)\b)[a-z]")
 
 
 def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
@@ -2067,8 +2243,10 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 continue
             pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
-            if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB:
-                # Title Case heading ("... Research to Generate ..."), not prose
+            if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
+                    not _PROSE_AFTER_RE.match(text, e0):
+                # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales"), not prose
+                # ("at Vantor Global in Oslo, which ...": punctuation or a lower-case content word follows)
                 continue
             if pm and not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
                 m = re.match(r"(?:[ ]?['’]s)?[ ]([a-z]+)", text[e0:e0 + 30])
@@ -2120,6 +2298,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
         phrase = _fold(text[s:e])
         if phrase in _COUNTRIES_STATES or phrase in _COUNTRY_PHRASES:
             continue
+        pp = _PLACE_PAREN_RE.match(text, e)  # "Brookvale (Tarrant)": the county or district in brackets
+        if pp and not lower_mode and mask.free(e, pp.end()):
+            e = pp.end()
         if mask.free(s, e):
             out.append((s, e))
     if not lower_mode:
@@ -2222,7 +2403,7 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     starts = {s: i for i, (s, _) in enumerate(toks)}
     ends = {e: i for i, (_, e) in enumerate(toks)}
 
-    for s, e in _orgs(text, toks, starts, mask, lower_mode):
+    for s, e in _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode):
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])
@@ -2257,6 +2438,11 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             merged_final.append([s0, e0, "ORGANIZATION", None])
             mask.take(s0, e0)
     final = merged_final
+
+    for s, e in _block_orgs(text, final, mask, lower_mode):
+        if mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "ORGANIZATION", None])
 
     for s, e in _locations(text, low, toks, starts, mask, lower_mode):
         if mask.free(s, e):

@@ -570,3 +570,50 @@ def test_address_starts_at_the_street_name_not_at_the_sentence():
 ])
 def test_clinical_numbers_are_not_addresses(text):
     assert redact(text).text == text
+
+
+# --- organisations and places named by their context (made-up names) ----------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    # letterhead: the nearest line above the street that is not already redacted is the company
+    ("Maren Ostby\nField engineer\nQuillfeather\n14 Larch Road\nBergen",
+     "[PERSON_1]\nField engineer\n[ORGANIZATION_1]\n[ADDRESS_1]"),
+    ("Maren Ostby\nQuillfeather\nMaren Ostby\n14 Larch Road\nBergen",
+     "[PERSON_1]\n[ORGANIZATION_1]\n[PERSON_1]\n[ADDRESS_1]"),
+    # a job title made of ordinary words is not a company
+    ("Maren Ostby\nHead nurse\n14 Larch Road\nBergen", "[PERSON_1]\nHead nurse\n[ADDRESS_1]"),
+    # a venue named right before an address
+    ("Meet at Brimblecombe, 22 Ash Road, Leeds", "Meet at [ORGANIZATION_1], [ADDRESS_1]"),
+    # an employer after "work for / employed by"; "works at home" is not one
+    ("She worked for Zentrovix as a clerk.", "She worked for [ORGANIZATION_1] as a clerk."),
+    ("Patient works at Walmart; previously employed by Kroger.",
+     "Patient works at [ORGANIZATION_1]; previously employed by [ORGANIZATION_2]."),
+    ("She works at home on Fridays.", "She works at home on Fridays."),
+    # "X is a ... company"
+    ("Quorvane is a logistics company.", "[ORGANIZATION_1] is a logistics company."),
+    # lower-case text with a company suffix
+    ("he is from brackenridge dynamics inc. and likes golf", "he is from [ORGANIZATION_1] and likes golf"),
+    # bodies named by their kind keep the kind: the name is what identifies
+    ("The Halvorsen Orchestra played.", "The [ORGANIZATION_1] Orchestra played."),
+    ("The Berg, Ruiz and Tamm Orchestra played.", "The [ORGANIZATION_1] Orchestra played."),
+    # a district in brackets after a place; a state in brackets stays with the state rule
+    ("She lives in Brookvale (Harbor) now.", "She lives in [LOCATION_1] now."),
+    ("Moved to Ohio (USA) in 2010.", "Moved to Ohio (USA) in 2010."),
+])
+def test_context_organisations_and_places(text, expected):
+    assert redact(text).text == expected
+
+
+def test_place_after_in_within_prose_after_a_capitalised_common_word():
+    # "Global" before "in" looks like a Title Case heading; the comma after the place says prose
+    assert "Tarsvik" not in redact("A year at Brenwick Global in Tarsvik, which later merged.").text
+
+
+@pytest.mark.parametrize("text", [
+    "The drug is a kinase inhibitor; the clinic is a teaching hospital; Medicare is a federal insurer.",
+    "Further Evidence to Tip the Scales.",
+    "Per the National Cancer Institute and Eastern Cooperative Oncology Group criteria.",
+    "pdq: works for the nci and nih.",
+])
+def test_clinical_prose_is_not_an_organisation(text):
+    assert redact(text).text == text
