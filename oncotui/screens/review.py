@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
 
 ACTION_LABELS = {"approve": "Approve", "approve_with_edits": "Approve with edits", "reject": "Reject"}
@@ -40,6 +41,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
                  check: Callable[[str], tuple[str, ...]] | None = None) -> None:
         super().__init__()
         self.check = check  # the critic's rules on an edited text (engine.safety.review_edits over the evidence)
+        self._check_timer: Timer | None = None
         self.item = item
         self.reviewer = reviewer
         self.action = action
@@ -96,8 +98,11 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
 
     @on(TextArea.Changed, "#review-edit")
     def _edited(self) -> None:
+        # the rules take tens of milliseconds on a long draft: check once typing pauses, not on every key
+        if self._check_timer is not None:
+            self._check_timer.stop()
         if self.query_one("#review-edit").display:
-            self._update_checks()
+            self._check_timer = self.set_timer(0.3, self._update_checks)
 
     def _update_checks(self) -> None:
         if self.check is None:
