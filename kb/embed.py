@@ -6,8 +6,10 @@
   ``modules.json``) run on onnxruntime's CPU provider: CLS pooling, then L2 normalisation. BGE queries get the
   prefix "Represent this sentence for searching relevant passages: " (``embed_query``); passages get none.
 
-Both truncate inputs to ``max_tokens`` tokens (256 by default: a 900-character chunk is about 230 tokens), sort
-texts by length before batching so that little compute goes to padding, and return unit-length vectors.
+Both truncate passages to ``max_tokens`` tokens (256 by default: a 900-character chunk is about 230 tokens), sort
+texts by length before batching so that little compute goes to padding, and return unit-length vectors. Queries are
+truncated only at ``QUERY_MAX_TOKENS`` (or the model's own limit): ``max_tokens`` trades passage tails for ingest
+speed, and must not cut off a long clinical case typed as the query.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kb.models import embedder_info, resolve_embedder, verify_weights
 from kb.onnx import load_onnx_encoder
 
 DEFAULT_MAX_TOKENS = 256
+QUERY_MAX_TOKENS = 512  # BERT-family position limit
 
 
 def _force_offline() -> None:
@@ -52,6 +55,9 @@ class Embedder:
         self._model: Any = None  # SentenceTransformer, or (onnx session, tokenizer, input names)
         self._dim: int | None = None
         self._lock = threading.Lock()
+        self._query_tok: Any = None  # ONNX: the tokenizer with the query limit
+        self._st_limit = QUERY_MAX_TOKENS  # sentence-transformers: the model's own limit
+        self._encode_lock = threading.Lock()  # sentence-transformers: max_seq_length is switched for queries
 
     def load(self) -> Embedder:
         if self._model is not None:
@@ -73,7 +79,8 @@ class Embedder:
         except Exception as e:
             raise KBError(f"`embedding.model` = {self.name!r}: could not load {self.path} on device "
                           f"{self.device!r} ({type(e).__name__}: {e})") from e
-        model.max_seq_length = min(int(model.max_seq_length or self.max_tokens), self.max_tokens)
+        self._st_limit = min(int(model.max_seq_length or QUERY_MAX_TOKENS), QUERY_MAX_TOKENS)
+        model.max_seq_length = min(self._st_limit, self.max_tokens)
         return model
 
     def _load_onnx(self) -> Any:
@@ -103,19 +110,39 @@ class Embedder:
             return []
         model = self.load()._model
         if self.backend == "onnx":
-            return self._embed_onnx(texts)
-        vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+            return self._embed_onnx(texts, self._model[1])
+        with self._encode_lock:
+            vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        """The vector of a search query (with the model's query prefix, if any)."""
-        return self.embed([self.query_prefix + text])[0]
+        """The vector of a search query (with the model's query prefix, if any), truncated only at
+        ``QUERY_MAX_TOKENS``."""
+        model = self.load()._model
+        text = self.query_prefix + text
+        if self.backend == "onnx":
+            if self._query_tok is None:
+                from tokenizers import Tokenizer
 
-    def _embed_onnx(self, texts: list[str]) -> list[list[float]]:
+                tok = Tokenizer.from_str(self._model[1].to_str())  # a copy: ingest threads keep theirs
+                tok.enable_truncation(max_length=QUERY_MAX_TOKENS)
+                tok.no_padding()
+                self._query_tok = tok
+            return self._embed_onnx([text], self._query_tok)[0]
+        with self._encode_lock:
+            model.max_seq_length = self._st_limit
+            try:
+                vector = model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False)[0]
+            finally:
+                model.max_seq_length = min(self._st_limit, self.max_tokens)
+        return vector.tolist()
+
+    def _embed_onnx(self, texts: list[str], tok: Any) -> list[list[float]]:
         import numpy as np
 
-        session, tok, names = self._model
+        session, _tok, names = self._model
         encs = tok.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), 0), dtype=np.float32)

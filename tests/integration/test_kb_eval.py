@@ -107,6 +107,20 @@ def test_bge_onnx_embedder():
     assert emb.embed([]) == []
 
 
+@pytest.mark.parametrize("spec", [BGE, MINILM])
+def test_embedding_max_tokens_truncates_passages_but_not_a_long_case_typed_as_the_query(spec):
+    from kb.embed import Embedder
+
+    emb = Embedder(spec, max_tokens=16).load()
+    history = "A 61-year-old woman with hypertension and type 2 diabetes, former smoker, ECOG 1, presents with "
+    lung, melanoma = history + "EGFR exon 19 deleted lung adenocarcinoma.", history + "BRAF V600E mutant melanoma."
+    first, second = emb.embed([lung, melanoma])
+    assert first == pytest.approx(second, abs=1e-5)  # the passage tail beyond 16 tokens is not embedded
+    q_lung, q_melanoma = emb.embed_query(lung), emb.embed_query(melanoma)
+    assert sum(a * b for a, b in zip(q_lung, q_melanoma)) < 0.99  # the query's tail is
+    assert emb.embed([lung])[0] == pytest.approx(first, abs=1e-5)  # and passages are still cut afterwards
+
+
 def test_hybrid_recall_and_lexical_index(kb, tmp_path):
     res = kb.retrieve("Nigro protocol mitomycin", RetrievalParams(distance_threshold=2.0, hybrid=True))
     assert res.gate_passed and Path(res.hits[0].source).name == "anal.md"
