@@ -127,6 +127,7 @@ class EmbeddingConfig(_Section):
 class RerankConfig(_Section):
     model: str = "embedded:ms-marco-minilm-l12-int8"  # ONNX cross-encoder folder or embedded:NAME
     max_tokens: int = Field(256, ge=32, le=512)  # query + passage, truncated longest-first
+    order: Literal["rerank", "recall"] = "recall"  # Stage 3: keep recall order, or cross-encoder order (kb/EVAL.md)
 
 
 class KBConfig(_Section):

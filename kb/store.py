@@ -74,6 +74,9 @@ class RetrievalParams:
     hybrid: bool = False  # fuse BM25 (FTS5) with dense recall (off by default: kb/EVAL.md)
     lexical_weight: float = 0.25  # weight of the BM25 ranking in the fusion (the dense ranking has 1)
     rerank: bool = True  # Stage 3 cross-encoder; False keeps the recall order (for evaluation)
+    # "rerank": the cross-encoder orders every gate survivor; "recall": the recall order is kept and only the
+    # rerank_k passages kept are scored (their logits still grade them and set rag_confidence)
+    rerank_order: str = "rerank"
 
 
 @dataclass(frozen=True)
@@ -732,7 +735,11 @@ class KnowledgeBase:
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
                                    tuple(candidates), gate_k=gate_k, gate_value=gate_value)
-        if params.rerank:
+        if params.rerank and params.rerank_order == "recall":
+            keep = passed[:max(1, params.rerank_k)]
+            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in keep])
+            ranked = [replace(h, rerank_score=float(sc)) for h, sc in zip(keep, scores)] + passed[len(keep):]
+        elif params.rerank:
             scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
             ranked = [replace(h, rerank_score=float(sc)) for h, sc in
                       sorted(zip(passed, scores), key=lambda hs: hs[1], reverse=True)]

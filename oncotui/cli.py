@@ -542,8 +542,9 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
         for h in dropped:
             print(f"      dropped d={h.distance:.4f} {h.title} > {_plain(h.section)}  {h.chunk_id}")
         if result.gate_passed:
-            print(f"Stage 3 rerank ({'cross-encoder logits' if params.rerank else 'skipped: recall order'}), "
-                  f"keep {params.rerank_k}:")
+            how = ("skipped: recall order" if not params.rerank else "cross-encoder logits"
+                   if params.rerank_order == "rerank" else "recall order kept; cross-encoder logits of the kept")
+            print(f"Stage 3 rerank ({how}), keep {params.rerank_k}:")
             for i, h in enumerate(result.ranked, 1):
                 score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
                 print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '} {h.title} > "

@@ -243,6 +243,27 @@ def test_off_topic_query_is_gated(make_kb, docs):
     assert on_topic.closest.distance < res.closest.distance
 
 
+def test_recall_order_keeps_stage1_order_and_scores_only_the_kept_passages(make_kb, docs, models):
+    _, reranker = models
+    scored: list[int] = []
+
+    class CountingReranker:
+        def score(self, query, texts):
+            scored.append(len(texts))
+            return reranker.score(query, texts)
+
+    kb, _ = make_kb(reranker=CountingReranker())
+    kb.ingest([docs])
+    q = "first-line treatment of metastatic cancer"
+    by_score = kb.retrieve(q, RetrievalParams(rerank_k=2, char_budget=100_000))
+    by_recall = kb.retrieve(q, RetrievalParams(rerank_k=2, char_budget=100_000, rerank_order="recall"))
+    assert scored == [by_score.passed_gate, 2]  # every survivor for the cross-encoder order; the two kept here
+    assert [h.chunk_id for h in by_recall.hits] == [h.chunk_id for h in by_recall.candidates[:2]]
+    assert [h.distance for h in by_recall.hits] == sorted(h.distance for h in by_recall.hits)
+    assert all(h.rerank_score is not None for h in by_recall.hits)  # still graded by their logits
+    assert [h.rerank_score for h in by_score.hits] == sorted((h.rerank_score for h in by_score.hits), reverse=True)
+
+
 def test_char_budget_trims_at_sentence_boundaries(make_kb, docs):
     kb, _ = make_kb()
     kb.ingest([docs])
