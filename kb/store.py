@@ -735,14 +735,13 @@ class KnowledgeBase:
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
                                    tuple(candidates), gate_k=gate_k, gate_value=gate_value)
-        if params.rerank and params.rerank_order == "recall":
-            keep = passed[:max(1, params.rerank_k)]
-            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in keep])
-            ranked = [replace(h, rerank_score=float(sc)) for h, sc in zip(keep, scores)] + passed[len(keep):]
-        elif params.rerank:
-            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in passed])
-            ranked = [replace(h, rerank_score=float(sc)) for h, sc in
-                      sorted(zip(passed, scores), key=lambda hs: hs[1], reverse=True)]
+        if params.rerank:
+            keep_order = params.rerank_order == "recall"
+            pool = passed[:max(1, params.rerank_k)] if keep_order else passed
+            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in pool])
+            scored = [replace(h, rerank_score=float(sc)) for h, sc in zip(pool, scores)]
+            ranked = (scored + passed[len(pool):] if keep_order
+                      else sorted(scored, key=lambda h: h.rerank_score, reverse=True))
         else:
             ranked = list(passed)
         t = lap("rerank", t)
