@@ -11,6 +11,7 @@ tools/llama.cpp-convert`` (``~/.local/share/oncotui/...``).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -109,9 +111,27 @@ def _download_sdist(version: str, dest: Path, timeout_s: int) -> Path:
     return found[0]
 
 
+class _BadSdist(Exception):
+    """The sdist is not a readable .tar.gz (truncated download, wrong file)."""
+
+
 def _extract(sdist: Path, root: Path) -> int:
     """Extract the converter files only. Returns the number of files written."""
     tmp = Path(tempfile.mkdtemp(prefix="convert-", dir=root.parent))
+    try:
+        n = _extract_into(sdist, tmp)
+        if not (tmp / "convert_hf_to_gguf.py").is_file():
+            raise FinetuneError(f"{sdist} has no vendor/llama.cpp/convert_hf_to_gguf.py")
+        if root.exists():
+            shutil.rmtree(root)
+        tmp.rename(root)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return n
+
+
+def _extract_into(sdist: Path, tmp: Path) -> int:
     n = 0
     try:
         with tarfile.open(sdist, "r:gz") as tar:
@@ -130,14 +150,8 @@ def _extract(sdist: Path, root: Path) -> int:
                         continue
                     target.write_bytes(src.read())
                     n += 1
-        if not (tmp / "convert_hf_to_gguf.py").is_file():
-            raise FinetuneError(f"{sdist} has no vendor/llama.cpp/convert_hf_to_gguf.py")
-        if root.exists():
-            shutil.rmtree(root)
-        tmp.rename(root)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:  # junk, truncated, not gzip
+        raise _BadSdist(str(exc) or type(exc).__name__) from None
     return n
 
 
@@ -145,6 +159,14 @@ def setup_converter(configured: Path | None = None, *, sdist: Path | None = None
                     timeout_s: int = 900) -> Converter:
     """Obtain the converter once (idempotent). ``sdist``: a local llama_cpp_python-<version>.tar.gz."""
     version = llama_cpp_version()
+    if sdist is not None:
+        # an explicitly named file must exist and match, even when a converter is already set up
+        sdist = Path(sdist).expanduser()
+        if not sdist.is_file():
+            raise FinetuneError(f"--sdist {sdist}: no such file; give the path of llama_cpp_python-{version}.tar.gz "
+                                "(or leave --sdist out to download it with pip)")
+        _check_version(sdist, version)
+        _check_readable(sdist, version)
     if not force and (conv := find_converter(configured, version)) is not None:
         return conv
     for mod in ("sentencepiece",):
@@ -154,24 +176,46 @@ def setup_converter(configured: Path | None = None, *, sdist: Path | None = None
             raise FinetuneError(f"the converter needs {mod}: pip install '.[finetune]'") from None
     root = converter_root(configured) / version
     root.parent.mkdir(parents=True, exist_ok=True)
+    cached = root.parent / f"llama_cpp_python-{version}.tar.gz"
     if sdist is None:
-        cached = root.parent / f"llama_cpp_python-{version}.tar.gz"
-        if cached.is_file():
-            sdist = cached
-        else:
+        if not cached.is_file():
             with tempfile.TemporaryDirectory() as d:
                 got = _download_sdist(version, Path(d), timeout_s)
                 shutil.copy2(got, cached)  # keep the sdist beside the tools (not in the repo) for a re-extract
-            sdist = cached
-    sdist = Path(sdist)
-    if not sdist.is_file():
-        raise FinetuneError(f"sdist not found: {sdist}")
-    if f"-{version}." not in sdist.name:
-        raise FinetuneError(f"{sdist.name} does not match the installed llama-cpp-python {version}; the converter "
-                            "must come from the same release as the runtime that loads its output")
-    n = _extract(sdist, root)
+        sdist = cached
+        _check_version(sdist, version)
+    try:
+        n = _extract(sdist, root)
+    except _BadSdist as exc:
+        if sdist == cached:
+            # a broken download kept here would fail the same way on every run: drop it so the next run refetches
+            cached.unlink(missing_ok=True)
+            raise FinetuneError(f"the cached sdist {sdist} is not a readable .tar.gz ({exc}); it has been deleted, "
+                                "run `oncotui finetune setup-converter` again to download it afresh (or pass "
+                                "--sdist FILE)") from None
+        raise _unreadable(sdist, version, exc) from None
     (root / "SOURCE.json").write_text(json.dumps({"sdist": sdist.name, "version": version, "files": n}, indent=2))
     conv = find_converter(configured, version)
     if conv is None:
         raise FinetuneError(f"extracted {n} files from {sdist} but the converter is incomplete at {root}")
     return conv
+
+
+def _check_version(sdist: Path, version: str) -> None:
+    if f"-{version}." not in sdist.name:
+        raise FinetuneError(f"{sdist.name} does not match the installed llama-cpp-python {version}; the converter "
+                            "must come from the same release as the runtime that loads its output")
+
+
+def _unreadable(sdist: Path, version: str, why: object) -> FinetuneError:
+    return FinetuneError(f"--sdist {sdist} is not a readable .tar.gz ({why}); copy llama_cpp_python-{version}.tar.gz "
+                         "again (the file may be truncated or not the sdist) and retry")
+
+
+def _check_readable(sdist: Path, version: str) -> None:
+    """Cheap: the gzip and the first tar header (a junk file fails here; a truncated one only when extracted)."""
+    try:
+        with tarfile.open(sdist, "r:gz") as tar:
+            tar.next()
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise _unreadable(sdist, version, exc) from None
