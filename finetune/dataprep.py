@@ -74,6 +74,11 @@ def _validate(obj: Any) -> str | None:
     return None
 
 
+def _json_error(exc: json.JSONDecodeError) -> str:
+    end = ", the end of the line" if exc.pos >= len(exc.doc) else ""
+    return f"invalid JSON: {exc.msg} (column {exc.colno}{end})"
+
+
 def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet: bool = False) -> PrepareReport:
     from engine.phi import redact
 
@@ -98,9 +103,9 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
                 continue
             report.records_read += 1
             try:
-                obj = json.loads(line)
+                obj = json.loads(line.rstrip("\r\n"))  # with the newline, an error at the end reads "column 1"
             except json.JSONDecodeError as exc:
-                report.rejected.append({"line": lineno, "reason": f"invalid JSON: {exc.msg} (column {exc.colno})"})
+                report.rejected.append({"line": lineno, "reason": _json_error(exc)})
                 continue
             problem = _validate(obj)
             if problem is None and len(obj["input"].strip()) < cfg.data.min_input_chars:

@@ -34,6 +34,7 @@ def test_redaction_counts_dedup_and_rejections(tmp_path, make_job):
     assert rep.duplicates == [{"line": 3, "duplicate_of": 2}]
     reasons = {r["line"]: r["reason"] for r in rep.rejected}
     assert "invalid JSON" in reasons[4]
+    assert reasons[4].endswith("(column 2)")  # '{not json': the key's quote is missing at column 2
     assert "missing required key 'target'" in reasons[5]
     assert "'input' is empty" in reasons[6]
     assert "'target' must be a string" in reasons[7]
@@ -88,3 +89,12 @@ def test_no_usable_records_is_an_error(tmp_path, make_job):
     cases = _write(tmp_path / "c.jsonl", ["{}", "[]"])
     with pytest.raises(FinetuneError, match="no usable records"):
         prepare(make_job(cases=cases), quiet=True)
+
+
+def test_bad_json_at_the_end_of_a_line_names_that_column(tmp_path, make_job):
+    # the newline used to be part of the parsed text, so a missing '}' was reported at "column 1"
+    cases = _write(tmp_path / "c.jsonl", [{"input": "Stage IV NSCLC, EGFR. Next?", "target": "Osimertinib."},
+                                          '{"input": "broken json"'])
+    rep = prepare(make_job(cases=cases), quiet=True)
+    assert rep.rejected == [{"line": 2, "reason": "invalid JSON: Expecting ',' delimiter (column 24, the end of "
+                                                  "the line)"}]
