@@ -44,7 +44,7 @@ class Chunk:
     text: str
     title: str
     source: str
-    section: str  # heading path, e.g. "## A > ### B"; "Page N" for PDF pages; "" before the first heading
+    section: str  # heading path, e.g. "## A > ### B"; "Page N" for PDFs without headings; "" before the first one
     page: int | None
     doc_hash: str
 
@@ -167,25 +167,43 @@ def markdown_sections(body: str) -> list[tuple[str, str]]:
     in between (e.g. a "...-Health Professional Version" subtitle); they are left out of section paths. Later ``#``
     headings are ordinary sections.
     """
-    sections: list[tuple[str, str]] = []
+    return [(path, text) for path, _page, text in heading_sections((line, h, None) for line, h in _iter_lines(body))]
+
+
+def heading_sections(items: Iterable[tuple[str, tuple[int, str] | None, int | None]]
+                     ) -> list[tuple[str, int | None, str]]:
+    """(section path, page, text) from (line, (level, heading text) or None, page) items in document order.
+
+    The rules of ``markdown_sections``; in addition a section is cut where the page changes (each piece keeps
+    its page) while its heading path carries on across the page break. Heading lines are not section text.
+    """
+    sections: list[tuple[str, int | None, str]] = []
     stack: list[tuple[int, str]] = []
     buf: list[str] = []
+    buf_page: int | None = None
     title_block: bool | None = None  # None: no H1 yet; True: inside the leading title heading(s); False: past them
+    text_since_heading = False  # page cuts flush too, so "text under the title" is tracked apart from flushes
 
-    def flush() -> bool:
+    def flush() -> None:
+        nonlocal text_since_heading
         text = "".join(buf).strip()
         buf.clear()
         if text:
-            sections.append((" > ".join(label for _lvl, label in stack), text))
-        return bool(text)
+            sections.append((" > ".join(label for _lvl, label in stack), buf_page, text))
+            text_since_heading = True
 
-    for line, heading in _iter_lines(body):
+    for line, heading, page in items:
         if heading is None:
+            if page != buf_page:
+                flush()
+                buf_page = page
             buf.append(line)
             continue
-        had_text = flush()
-        if title_block and had_text:
+        flush()
+        buf_page = page
+        if title_block and text_since_heading:
             title_block = False
+        text_since_heading = False
         level, htext = heading
         while stack and stack[-1][0] >= level:
             stack.pop()
@@ -390,11 +408,14 @@ def plain_section(section: str) -> str:
     return " > ".join(re.sub(r"^#+\s*", "", part.strip()) for part in section.split(" > ") if part.strip())
 
 
+_PAGE_PATH = re.compile(r"^Page \d+$")
+
+
 def context_text(title: str, section: str, page: int | None, text: str) -> str:
     """What gets embedded / reranked: the passage with its document title and heading path in front, so that a
     passage such as "Surgery is ..." under a breast-cancer guideline carries "breast cancer" with it."""
     head = [title] if title else []
-    if section and page is None:
+    if section and not _PAGE_PATH.match(section):  # "Page N" (a PDF without detected headings) says nothing
         head.append(plain_section(section))
     return "\n".join([*head, text]) if head else text
 
