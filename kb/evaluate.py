@@ -2,7 +2,9 @@
 
 Retrieval sets (shape of ``../shared/eval/retrieval_dev.jsonl``): one object per line with ``query``,
 ``relevant_doc`` (a file name) and optionally ``relevant_section`` (a regular expression). For each query the
-ranked list is the Stage 3 output (every gate survivor, reranked or, with ``rerank=False``, in recall order):
+ranked list is the Stage 3 output: every gate survivor, in the cross-encoder's order when the params say
+``rerank_order="rerank"``, else (``rerank=False``, or the default ``rerank.order = "recall"``) in recall order.
+A level with no rows to count (no ``relevant_section`` anywhere) gets None for its metrics, not 0:
 
 * document level: a hit is a chunk whose source file name equals ``relevant_doc``;
 * section level (only rows with ``relevant_section``): a hit is a chunk from ``relevant_doc`` whose heading path,
@@ -94,17 +96,28 @@ class _Acc:
                 if rank <= k:
                     self.at[k] += 1
 
-    def metrics(self, prefix: str) -> dict[str, float]:
+    def metrics(self, prefix: str) -> dict[str, float | None]:
+        """None when no query was counted (e.g. a set without relevant_section): nothing measured is not 0."""
         at = self.at or {k: 0 for k in KS}
-        out = {f"{prefix}_recall@{k}": round(at[k] / self.n, 4) if self.n else 0.0 for k in KS}
-        out[f"{prefix}_mrr"] = round(self.rr / self.n, 4) if self.n else 0.0
+        out: dict[str, float | None] = {f"{prefix}_recall@{k}": round(at[k] / self.n, 4) if self.n else None
+                                        for k in KS}
+        out[f"{prefix}_mrr"] = round(self.rr / self.n, 4) if self.n else None
         return out
+
+
+def unknown_documents(rows: list[dict[str, Any]], known_sources: Iterable[str]) -> list[str]:
+    """``relevant_doc`` names that no indexed document has: every query naming one scores 0, usually a typo or a
+    document that was never ingested, so the CLI warns."""
+    known = {Path(s).name for s in known_sources}
+    return sorted({Path(str(r.get("relevant_doc") or "")).name for r in rows} - known - {""})
 
 
 def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: bool = True,
                    progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
     ``section_mrr``, ``n`` (queries), ``n_section`` (rows with ``relevant_section``)."""
+    # In recall order the cross-encoder does not move anything, so it is not run: the ranks are the same.
+    rerank = rerank and getattr(params, "rerank_order", "rerank") == "rerank"
     p = replace(params, rerank=rerank, rerank_k=max(params.recall_k, 1), char_budget=10**9)
     doc, sec = _Acc(), _Acc()
     for i, row in enumerate(rows, 1):
@@ -251,3 +264,53 @@ def histogram(in_d: list[float], out_d: list[float], threshold: float, bins: int
         bar_out = "o" * round(counts_out[b] / peak * width)
         lines.append(f"{a:.3f}-{a + step:.3f}  {bar_in:<{width}} {bar_out}{mark}")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What ``calibrate_gate`` measured and chose (and stored unless it was a dry run)."""
+
+    choice: GateChoice
+    in_values: list[float]  # each in-domain query's gate value (mean distance of choice.k nearest)
+    out_values: list[float]
+    rates: dict[str, float]  # gate_rates at the chosen threshold (in-sample)
+    held_out: dict[str, float] | None  # cross_validated_gate; None for sets under 10 queries
+
+
+def calibrate_gate(kb: Any, in_queries: list[str], out_queries: list[str], ks: Iterable[int], *,
+                   store: bool = True, calibrated_at: str = "", calibration_set: str = "",
+                   progress: Callable[[int, int], None] | None = None) -> Calibration:
+    """``kb calibrate``: choose k and the threshold (``choose_gate``), estimate them held out, and store them
+    with the collection (``calibration_set`` says which questions, e.g. "demo" for the shipped demo sets)."""
+    ks = tuple(ks)
+    in_n = neighbour_distances(kb, in_queries, max(ks), progress)
+    out_n = neighbour_distances(kb, out_queries, max(ks), progress)
+    choice = choose_gate(in_n, out_n, ks)
+    held = cross_validated_gate(in_n, out_n, ks) if min(len(in_n), len(out_n)) >= 10 else None
+    in_d, out_d = gate_values(in_n, choice.k), gate_values(out_n, choice.k)
+    if store:
+        kb.set_threshold(choice.threshold, gate_k=choice.k, calibrated_at=calibrated_at,
+                         calibration_balanced_accuracy=choice.balanced_accuracy, calibration_in=len(in_d),
+                         calibration_out=len(out_d), calibration_set=calibration_set)
+    return Calibration(choice, in_d, out_d, gate_rates(in_d, out_d, choice.threshold), held)
+
+
+DEMO_CALIBRATION = "demo"  # the calibration_set recorded when the shipped demo question sets chose the gate
+
+
+def calibrate_demo(kb: Any, ks: Iterable[int], calibrated_at: str = "") -> Calibration | None:
+    """Calibrate the gate on the shipped demo question sets when the collection holds only the demo documents and
+    no calibration on other questions: the built-in threshold was chosen on the 80-document PDQ corpus and refuses
+    short in-domain questions on the 12 small demo documents. None when it does not apply."""
+    from kb.store import DEMO_CALIBRATION_DIR, DEMO_DIR
+
+    sources = [Path(d["source"]) for d in kb.sources()]
+    demo = DEMO_DIR.resolve()
+    if not sources or any(demo not in p.resolve().parents for p in sources):
+        return None
+    if kb.calibrated_threshold() is not None and kb.metadata.get("calibration_set") != DEMO_CALIBRATION:
+        return None  # someone calibrated on their own questions: keep theirs
+    queries = [[r["query"] for r in read_jsonl(DEMO_CALIBRATION_DIR / name)]
+               for name in ("in_domain.jsonl", "out_of_domain.jsonl")]
+    return calibrate_gate(kb, queries[0], queries[1], ks, calibrated_at=calibrated_at,
+                          calibration_set=DEMO_CALIBRATION)

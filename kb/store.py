@@ -45,6 +45,9 @@ from kb.errors import KBError
 from kb.lexical import rrf
 
 DEMO_DIR = Path(__file__).parent / "demo"  # the shipped demo guideline set (Markdown)
+# Questions written for the demo set (in-domain) and other medicine / non-medical ones (out-of-domain): `kb ingest --demo`
+# calibrates the gate with them while the collection holds only the demo documents.
+DEMO_CALIBRATION_DIR = Path(__file__).parent / "demo_calibration"
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 PDF_SUFFIXES = (".pdf",)
@@ -200,7 +203,7 @@ class KnowledgeBase:
     def __init__(self, *, chroma_dir: Path | None, chroma_url: str = "", collection: str, embedder_spec: str,
                  reranker_spec: str, device: str = "cpu", embedder: Any = None, reranker: Any = None,
                  batch_size: int = 32, rebuild: bool = False, max_tokens: int = 256,
-                 rerank_max_tokens: int = 256) -> None:
+                 rerank_max_tokens: int = 256, check_model: bool = True) -> None:
         name = (collection or "").strip()
         if not 3 <= len(name) <= 512:
             raise KBError(f"`kb.collection` = {collection!r}: a collection name needs 3 to 512 characters")
@@ -217,6 +220,10 @@ class KnowledgeBase:
         self._embedder = embedder
         self._reranker = reranker
         self._model_lock = threading.Lock()
+        self.check_model = check_model
+        # set when check_model is False and the collection was built with another embedding model: what to tell
+        # the user (stats and remove still work; nothing may be embedded or queried against it)
+        self.model_mismatch: str | None = None
         self._client = self._connect()
         try:
             if rebuild:
@@ -288,10 +295,18 @@ class KnowledgeBase:
         except ValueError as e:
             raise KBError(f"cannot open collection {self.collection_name!r} at {self.location}: {e}") from e
         built = (col.metadata or {}).get("embedding_model")
+        if built != self.embedder_spec and col.count() == 0:
+            # an empty collection holds nothing built by the other model (e.g. a first ingest that failed on a
+            # mistyped model path): take it over instead of demanding a rebuild of nothing
+            self._client.delete_collection(self.collection_name)
+            return self._open_collection()
         if built != self.embedder_spec:
-            raise KBError(f"the knowledge base collection {self.collection_name!r} at {self.location} was built with "
-                          f"{built or 'an unknown embedding model'}, configured {self.embedder_spec} "
-                          f"(`embedding.model`): {REBUILD_HINT}")
+            message = (f"the knowledge base collection {self.collection_name!r} at {self.location} was built with "
+                       f"{built or 'an unknown embedding model'}, configured {self.embedder_spec} "
+                       f"(`embedding.model`): {REBUILD_HINT}")
+            if self.check_model:
+                raise KBError(message)
+            self.model_mismatch = message
         return col
 
     def reset(self) -> None:
@@ -400,7 +415,8 @@ class KnowledgeBase:
         return {"collection": self.collection_name, "location": self.location, "documents": len(self.sources()),
                 "chunks": self.count(), "embedding_model": self.metadata.get("embedding_model", self.embedder_spec),
                 "threshold": threshold, "threshold_source": origin,
-                "calibrated_at": self.metadata.get("calibrated_at")}
+                "calibrated_at": self.metadata.get("calibrated_at"),
+                "calibration_set": self.metadata.get("calibration_set")}
 
     def count(self) -> int:
         return int(self._collection.count())
@@ -645,6 +661,8 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ retrieval
 
     def _query_vector(self, probe: str) -> list[float]:
+        if self.model_mismatch:  # vectors of another model: distances would be meaningless
+            raise KBError(self.model_mismatch)
         embed_query = getattr(self.embedder, "embed_query", None)
         return embed_query(probe) if embed_query is not None else self.embedder.embed([probe])[0]
 

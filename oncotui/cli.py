@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     kq.add_argument("--explain", action="store_true", help="print every stage: candidates, gate, rerank, trim, "
                     "timings")
     kq.add_argument("--no-rerank", action="store_true", help="skip Stage 3 (keep the recall order)")
+    kq.add_argument("--order", choices=("recall", "rerank"), help="Stage 3 order for this query (default: "
+                    "rerank.order): recall keeps Stage 1's order, rerank lets the cross-encoder order the passages")
     kq.add_argument("--json", action="store_true")
 
     ev = sub.add_parser("eval", help="measure retrieval quality and the relevance gate on JSONL query sets")
@@ -113,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     er.add_argument("--set", dest="set_file", required=True, type=Path, metavar="FILE",
                     help="JSONL with query, relevant_doc and optional relevant_section (a regex)")
     er.add_argument("--no-rerank", action="store_true", help="rank by Stage 1 recall only")
+    er.add_argument("--order", choices=("recall", "rerank"), help="Stage 3 order to measure (default: "
+                    "rerank.order; with the default \"recall\" the ranks equal --no-rerank's)")
     er.add_argument("--json", action="store_true", help="print one JSON object")
     eg = esub.add_parser("gate", help="share of in-domain queries passed and out-of-domain queries refused")
     eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
@@ -413,9 +418,12 @@ def cmd_kb(args: argparse.Namespace) -> int:
     from engine.kbfactory import open_kb
 
     settings = _settings(args)
-    kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild)
+    # stats and remove need no embeddings: they work on a collection built with another model (and say so)
+    kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild,
+                 check_model=args.kb_command not in ("stats", "status", "remove"))
     if args.kb_command in ("stats", "status"):
         stats = kb.stats()
+        stats["model_mismatch"] = kb.model_mismatch
         configured = settings.kb.distance_threshold
         threshold, origin = kb.threshold_for(configured)
         stats.update(threshold=threshold, threshold_source=origin, gate_k=kb.gate_k(configured))
@@ -426,9 +434,14 @@ def cmd_kb(args: argparse.Namespace) -> int:
         print(f"  documents        {stats['documents']}")
         print(f"  chunks           {stats['chunks']}")
         print(f"  embedding model  {stats['embedding_model']}")
+        if kb.model_mismatch:
+            print(f"  warning          {kb.model_mismatch}")
         print(f"  reranker         {settings.rerank.model}")
         calibrated = kb.calibrated_threshold()
-        print(f"  threshold        {threshold:.4f} ({origin}; mean of the "
+        cal_set = stats.get("calibration_set")
+        on = ("" if not cal_set or "calibrated" not in origin else " on the shipped demo questions"
+              if cal_set == "demo" else f" on {cal_set}")
+        print(f"  threshold        {threshold:.4f} ({origin}{on}; mean of the "
               f"{kb.gate_k(configured)} nearest chunk(s))"
               + (f"; calibrated {calibrated:.4f} at {stats['calibrated_at']}"
                  if configured > 0 and calibrated is not None else ""))
@@ -467,31 +480,16 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
     from engine.checkpoint import now_iso
-    from kb.evaluate import (
-        choose_gate,
-        cross_validated_gate,
-        gate_rates,
-        gate_values,
-        histogram,
-        neighbour_distances,
-        percentiles,
-        read_jsonl,
-    )
+    from kb.evaluate import calibrate_gate, histogram, percentiles, read_jsonl
     from kb.store import GATE_KS
 
-    in_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.in_file)], max(GATE_KS))
-    out_n = neighbour_distances(kb, [r["query"] for r in read_jsonl(args.out_file)], max(GATE_KS))
     # For each k: the threshold on the mean distance of the k nearest chunks that maximises balanced accuracy;
     # keep the k with the best balanced accuracy (the smaller k on a tie).
-    choice = choose_gate(in_n, out_n, GATE_KS)
+    cal = calibrate_gate(kb, [r["query"] for r in read_jsonl(args.in_file)],
+                         [r["query"] for r in read_jsonl(args.out_file)], GATE_KS, store=not args.dry_run,
+                         calibrated_at=now_iso(), calibration_set=f"{args.in_file.name} + {args.out_file.name}")
+    choice, held, rates, in_d, out_d = cal.choice, cal.held_out, cal.rates, cal.in_values, cal.out_values
     gate_k, threshold, balanced = choice.k, choice.threshold, choice.balanced_accuracy
-    held = cross_validated_gate(in_n, out_n, GATE_KS) if min(len(in_n), len(out_n)) >= 10 else None
-    in_d, out_d = gate_values(in_n, gate_k), gate_values(out_n, gate_k)
-    rates = gate_rates(in_d, out_d, threshold)
-    if not args.dry_run:
-        kb.set_threshold(threshold, gate_k=gate_k, calibrated_at=now_iso(),
-                         calibration_balanced_accuracy=balanced, calibration_in=len(in_d),
-                         calibration_out=len(out_d))
     if args.json:
         extra = {f"held_out_{key}": held[key] for key in ("in_domain_pass_rate", "out_of_domain_refusal_rate")} \
             if held else {}
@@ -521,7 +519,12 @@ def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
 def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     from engine.kbfactory import retrieval_params
 
-    params = retrieval_params(settings, rerank=not args.no_rerank)
+    if kb.count() == 0:
+        print("oncotui: the knowledge base is empty; ingest guidelines first (`oncotui kb ingest --demo` or "
+              "`oncotui kb ingest PATH`)", file=sys.stderr)
+        return 1
+    params = retrieval_params(settings, rerank=not args.no_rerank,
+                              **({"rerank_order": args.order} if args.order else {}))
     result = kb.retrieve(_read_text(args.text), params)
     if args.json:
         _print_json(result)
@@ -551,6 +554,7 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                       f"{_plain(h.section)}  {h.chunk_id}")
             print(f"Stage 4 trim to {params.char_budget} characters: {len(result.hits)} passages, "
                   f"{sum(len(h.text) for h in result.hits)} characters")
+            _explain_grades(settings, result)
         print("timings (ms): " + ", ".join(f"{k} {v * 1000:.1f}" for k, v in result.timings.items()))
         print()
     if not result.gate_passed:
@@ -567,6 +571,27 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
         print(h.text if args.explain else (h.text[:300] + ("…" if len(h.text) > 300 else "")))
         print()
     return 0
+
+
+def _explain_grades(settings: Any, result: Any) -> None:
+    """What the consult's grading step makes of the kept passages, and the rag_confidence that follows."""
+    from engine.nodes.corrective_rag import confidence, grade_by_cross_encoder, to_passages
+
+    rag = settings.rag
+    if rag.grader != "cross_encoder":
+        print(f"Grades: rag.grader = {rag.grader!r}: the tier model grades each passage during a consult "
+              "(not run here)")
+        return
+    graded = grade_by_cross_encoder(to_passages(result), rag.relevance_min_score)
+    print(f"Grades (relevant when the cross-encoder logit >= rag.relevance_min_score {rag.relevance_min_score:+.1f}):")
+    for p in graded:
+        score = "-" if p.rerank_score is None else f"{p.rerank_score:+.3f}"
+        print(f"  [{p.id}] {score:>7} {'relevant    ' if p.relevant else 'NOT relevant'} {p.title} > "
+              f"{_plain(p.section)}")
+    n = sum(bool(p.relevant) for p in graded)
+    after = ("" if n >= rag.min_relevant else f"; fewer than rag.min_relevant = {rag.min_relevant}: a consult "
+             "would rewrite the query once and retrieve again")
+    print(f"  {n} relevant, rag_confidence {confidence(graded):.3f} (mean sigmoid of their logits){after}")
 
 
 def _plain(section: str) -> str:
@@ -594,16 +619,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if kb.count() == 0:
         raise SystemExit("oncotui: the knowledge base is empty; ingest guidelines first (`oncotui kb ingest`)")
     if args.eval_command == "retrieval":
-        from kb.evaluate import eval_retrieval, read_jsonl
+        from kb.evaluate import eval_retrieval, read_jsonl, unknown_documents
 
         rows = read_jsonl(args.set_file, ("query", "relevant_doc"))
-        metrics = eval_retrieval(kb, rows, retrieval_params(settings), rerank=not args.no_rerank)
+        for name in unknown_documents(rows, (d["source"] for d in kb.sources())):
+            print(f"oncotui: warning: relevant_doc {name!r} is not in the knowledge base; its queries score 0 "
+                  "(`oncotui kb stats --docs` lists what is indexed)", file=sys.stderr)
+        params = retrieval_params(settings, **({"rerank_order": args.order} if args.order else {}))
+        metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank)
+        stage3 = "none" if args.no_rerank else params.rerank_order
         if args.json:
-            _print_json(metrics)
+            _print_json({**metrics, "stage3": stage3})
             return 0
-        print(f"{metrics['n']} queries ({metrics['n_section']} with relevant_section), "
-              f"{'without' if args.no_rerank else 'with'} rerank, embedding model {settings.embedding.model}")
+        how = {"none": "without rerank (Stage 1 recall order)",
+               "recall": "Stage 3 in recall order (rerank.order = \"recall\": the cross-encoder only grades, so the "
+                         "ranks equal --no-rerank's; --order rerank measures its order)",
+               "rerank": "Stage 3 in the cross-encoder's order"}[stage3]
+        print(f"{metrics['n']} queries ({metrics['n_section']} with relevant_section), {how}, embedding model "
+              f"{settings.embedding.model}")
         for level in ("doc", "section"):
+            if metrics[f"{level}_mrr"] is None:
+                print(f"  {level:<8} not measured (no row has relevant_section)")
+                continue
             print(f"  {level:<8} recall@1 {metrics[f'{level}_recall@1']:.3f}  @5 {metrics[f'{level}_recall@5']:.3f}"
                   f"  @15 {metrics[f'{level}_recall@15']:.3f}  MRR {metrics[f'{level}_mrr']:.3f}")
         return 0
@@ -739,3 +776,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         after = INTERRUPTED.get(args.command)
         print("oncotui: interrupted" + (f"; {after}." if after else "."), file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`oncotui kb query ... | head`): not an error worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush cannot fail too
+        return 141
