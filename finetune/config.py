@@ -7,6 +7,7 @@ Relative paths are resolved against the current working directory.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,9 @@ __all__ = ["FinetuneError", "ConfigError", "JobConfig", "load_config", "QUANT_TY
 QUANT_TYPES = ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q2_K_S", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S",
                "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "F16", "BF16")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # job.name becomes part of file names
 
 
 class FinetuneError(RuntimeError):
@@ -34,7 +38,7 @@ class _Section(BaseModel):
 
 
 class JobSection(_Section):
-    name: str = Field(default="job", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(default="job", pattern=_NAME_PATTERN)
     base_model: Path  # a local Hugging Face folder (config.json, weights, tokenizer); never a hub id
     output_dir: Path  # everything this job writes lives under here
 
@@ -173,24 +177,93 @@ class JobConfig(_Section):
         return self.model_dump(mode="json", exclude={"source"})
 
 
+# Names people carry over from other trainers (PEFT, TRL, Axolotl) for keys this schema spells differently.
+_ALIASES = {"rank": "r", "lora_r": "r", "lora_rank": "r", "lora_alpha": "alpha", "lora_dropout": "dropout",
+            "batch_size": "per_device_batch_size", "per_device_train_batch_size": "per_device_batch_size",
+            "micro_batch_size": "per_device_batch_size", "grad_accum": "gradient_accumulation_steps",
+            "lr": "learning_rate", "epochs": "num_epochs", "num_train_epochs": "num_epochs",
+            "lr_scheduler_type": "lr_scheduler", "max_length": "max_seq_length", "seq_len": "max_seq_length",
+            "model": "base_model", "model_name": "base_model", "output": "output_dir"}
+
+
+def _section_model(name: str) -> type[BaseModel] | None:
+    field = JobConfig.model_fields.get(name)
+    ann = field.annotation if field else None
+    return ann if isinstance(ann, type) and issubclass(ann, _Section) else None
+
+
+def _sections() -> list[str]:
+    return [n for n in JobConfig.model_fields if _section_model(n)]
+
+
+def _suggest(word: str, section: str) -> str:
+    """' (did you mean `x`?)' for a misspelt or foreign key, or where the key belongs when it is in another
+    section; '' when nothing is close."""
+    if not section:  # a misspelt section
+        close = difflib.get_close_matches(word, _sections(), n=1, cutoff=0.6)
+        return f"; did you mean [{close[0]}]?" if close else f"; the sections are: {', '.join(_sections())}"
+    def keys(sec: str) -> dict[str, Any]:
+        return dict((_section_model(sec) or _Section).model_fields)
+
+    others = [x for x in _sections() if x != section]
+    alias = _ALIASES.get(word, "")
+    if alias in keys(section):
+        return f"; did you mean `{alias}`?"
+    for other in others:  # the right name, or its alias, in the wrong section
+        if word in keys(other) or alias in keys(other):
+            return f"; did you mean `{alias or word}` in [{other}]?"
+    close = difflib.get_close_matches(word, list(keys(section)), n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _plain(err: dict[str, Any]) -> str:
+    """pydantic's message for a bad value, said plainly (no 'Value error, ', no 'Input should be')."""
+    etype, ctx, msg = err.get("type", ""), err.get("ctx") or {}, str(err.get("msg", "invalid"))
+    if etype == "literal_error":
+        return f"not allowed; allowed: {ctx.get('expected', '')}"
+    if etype == "value_error":
+        return msg.removeprefix("Value error, ")
+    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("greater than", "gt"),
+              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    if etype in bounds:
+        words, key = bounds[etype]
+        return f"must be {words} {ctx.get(key)}"
+    plain = {"float_parsing": "must be a number", "float_type": "must be a number",
+             "int_parsing": "must be a whole number", "int_type": "must be a whole number",
+             "int_from_float": "must be a whole number", "bool_parsing": "must be true or false",
+             "bool_type": "must be true or false", "string_type": "must be a string (in quotes)",
+             "list_type": "must be a list, e.g. [\"a\", \"b\"]", "path_type": "must be a path (a string)",
+             "too_short": "must not be empty", "dict_type": "must be a table", "model_type": "must be a table"}
+    if etype in plain:
+        return plain[etype]
+    if etype == "string_pattern_mismatch" and ctx.get("pattern") == _NAME_PATTERN:
+        return "letters, digits, '.', '_' and '-' only, starting with a letter or digit"
+    return msg.replace("Input should be", "should be")
+
+
 def _describe(err: dict[str, Any], raw: dict[str, Any]) -> str:
     loc = [str(p) for p in err.get("loc", ())]
-    section, key = (loc[0], ".".join(loc[1:])) if len(loc) > 1 else ("", ".".join(loc))
-    where = f"[{section}] {key}" if section else key or "(top level)"
+    section = loc[0] if loc else ""
+    key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:]).lstrip(".")
     etype = err.get("type", "")
+    if len(loc) == 1 and section in JobConfig.model_fields:  # the section itself
+        if etype == "missing":
+            model = _section_model(section)
+            required = [n for n, f in model.model_fields.items() if f.is_required()] if model else []
+            return f"[{section}] section is missing" + (f" (it needs {', '.join(required)})" if required else "")
+        if etype in ("model_type", "dict_type"):
+            return f"{section} = {raw.get(section)!r}: must be a [{section}] section (a table), not a value"
+    where = f"[{section}] {key}" if key else (f"[{section}]" if section else "(top level)")
     if etype == "extra_forbidden":
-        return f"{where}: unknown key (check the spelling; see finetune/configs/tier1.toml)"
+        what = "unknown key" if key else "unknown section"
+        return f"{where}: {what}{_suggest(loc[-1], section if key else '')}"
     if etype == "missing":
         return f"{where}: required key is missing"
     value: Any = raw
     for part in loc:
         value = value.get(part) if isinstance(value, dict) else (
             value[int(part)] if isinstance(value, list) and part.isdigit() and int(part) < len(value) else None)
-    msg = err.get("msg", "invalid")
-    if etype == "literal_error":
-        allowed = err.get("ctx", {}).get("expected", "")
-        msg = f"not allowed; allowed: {allowed}"
-    return f"{where} = {value!r}: {msg}"
+    return f"{where} = {value!r}: {_plain(err)}"
 
 
 def parse_config(raw: dict[str, Any], source: Path | None = None) -> JobConfig:
@@ -198,7 +271,8 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> JobConfig:
         cfg = JobConfig.model_validate(raw)
     except ValidationError as exc:
         lines = [_describe(e, raw) for e in exc.errors()]  # type: ignore[arg-type]
-        raise ConfigError(f"invalid fine-tuning config {source or ''}:\n  " + "\n  ".join(lines)) from None
+        where = f" {source}" if source else ""
+        raise ConfigError(f"invalid fine-tuning config{where}:\n  " + "\n  ".join(lines)) from None
     cfg.source = source
     return cfg
 

@@ -41,13 +41,41 @@ def test_defaults_and_layout():
     ({"train": {"learning_rate": -1}}, "[train] learning_rate = -1"),
     ({"train": {"batch": 4}}, "[train] batch: unknown key"),
     ({"export": {"quantize": ["Q4_K_M", "Q9"]}}, "unknown quantisation type 'Q9'; allowed: Q4_0"),
-    ({"data": {"eval_fraction": 1.5}}, "[data] eval_fraction = 1.5"),
-    ({"job": {"name": "bad name"}}, "[job] name = 'bad name'"),
+    ({"data": {"eval_fraction": 1.5}}, "[data] eval_fraction = 1.5: must be less than 1.0"),
+    ({"job": {"name": "bad name"}}, "[job] name = 'bad name': letters, digits"),
+    # plain wording, not pydantic's ("Input should be a valid number", "Value error, ...")
+    ({"train": {"learning_rate": "fast"}}, "[train] learning_rate = 'fast': must be a number"),
+    ({"lora": {"r": 0}}, "[lora] r = 0: must be at least 1"),
+    ({"train": {"packing": 3}}, "[train] packing = 3: must be true or false"),
+    ({"lora": {"target_modules": []}}, "[lora] target_modules = []: must not be empty"),
+    ({"export": {"quantize": ["Q4_K_M", 3]}}, "[export] quantize[1] = 3: must be a string"),
+    ({"export": {"quantize": ["Q4_K_X"]}}, "[export] quantize = ['Q4_K_X']: unknown quantisation type 'Q4_K_X'"),
+    # unknown keys: the likely intended name
+    ({"lora": {"rank": 16}}, "[lora] rank: unknown key; did you mean `r`?"),
+    ({"train": {"batch_size": 4}}, "[train] batch_size: unknown key; did you mean `per_device_batch_size`?"),
+    ({"train": {"learning_rte": 1e-4}}, "did you mean `learning_rate`?"),
+    ({"train": {"max_seq_length": 512}}, "[train] max_seq_length: unknown key; did you mean `max_seq_length` in "
+                                         "[model]?"),
+    ({"trainer": {"x": 1}}, "[trainer]: unknown section; did you mean [train]?"),
 ])
 def test_errors_name_key_value_and_allowed(over, needle):
     with pytest.raises(ConfigError) as exc:
         parse_config(_raw(**over))
     assert needle in str(exc.value)
+
+
+def test_no_pydantic_wording_leaks():
+    with pytest.raises(ConfigError) as exc:
+        parse_config(_raw(train={"learning_rate": "x", "max_steps": "y"}, export={"quantize": ["Q9"]}))
+    assert "Input should" not in str(exc.value) and "Value error" not in str(exc.value)
+
+
+def test_missing_section_is_named_as_a_section():
+    with pytest.raises(ConfigError) as exc:
+        parse_config({"data": {"train_file": "x"}})
+    assert "[job] section is missing (it needs base_model, output_dir)" in str(exc.value)
+    with pytest.raises(ConfigError, match=r"job = 3: must be a \[job\] section"):
+        parse_config({"job": 3, "data": {"train_file": "x"}})
 
 
 def test_missing_required_key():
