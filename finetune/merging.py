@@ -51,28 +51,31 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[cfg.export.merge_dtype]
-    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype, local_files_only=True,
-                                                 trust_remote_code=cfg.model.trust_remote_code)
-    if quant:
-        if not hasattr(model, "dequantize"):
-            raise FinetuneError(f"cannot dequantise {base} ({quant}) with this transformers version")
-        console.print(f"dequantising the {quant} base to {cfg.export.merge_dtype} before merging")
-        model = model.dequantize().to(dtype)
-    if getattr(model, "is_loaded_in_4bit", False) or getattr(model, "is_loaded_in_8bit", False):
-        raise FinetuneError("the base model is still quantised after loading; refusing to merge")
-    model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
-    merged = model.merge_and_unload()
-    tok = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
-    eos_id = tok.eos_token_id
-    if eos_id is not None:  # generation must stop at the end-of-turn token the adapter learnt
-        gen = merged.generation_config
-        ids = gen.eos_token_id if isinstance(gen.eos_token_id, list) else (
-            [gen.eos_token_id] if gen.eos_token_id is not None else [])
-        gen.eos_token_id = [eos_id, *[i for i in ids if i != eos_id]] if ids and ids != [eos_id] else eos_id
-    out = cfg.merged_dir
-    out.mkdir(parents=True, exist_ok=True)
-    merged.save_pretrained(str(out), safe_serialization=True)
-    tok.save_pretrained(str(out))
+    from .progress import quiet_hf
+
+    with quiet_hf():  # no HF "Loading weights" / "Writing model shards" bars beside our output
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[cfg.export.merge_dtype]
+        model = AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype, local_files_only=True,
+                                                     trust_remote_code=cfg.model.trust_remote_code)
+        if quant:
+            if not hasattr(model, "dequantize"):
+                raise FinetuneError(f"cannot dequantise {base} ({quant}) with this transformers version")
+            console.print(f"dequantising the {quant} base to {cfg.export.merge_dtype} before merging")
+            model = model.dequantize().to(dtype)
+        if getattr(model, "is_loaded_in_4bit", False) or getattr(model, "is_loaded_in_8bit", False):
+            raise FinetuneError("the base model is still quantised after loading; refusing to merge")
+        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
+        merged = model.merge_and_unload()
+        tok = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
+        eos_id = tok.eos_token_id
+        if eos_id is not None:  # generation must stop at the end-of-turn token the adapter learnt
+            gen = merged.generation_config
+            ids = gen.eos_token_id if isinstance(gen.eos_token_id, list) else (
+                [gen.eos_token_id] if gen.eos_token_id is not None else [])
+            gen.eos_token_id = [eos_id, *[i for i in ids if i != eos_id]] if ids and ids != [eos_id] else eos_id
+        out = cfg.merged_dir
+        out.mkdir(parents=True, exist_ok=True)
+        merged.save_pretrained(str(out), safe_serialization=True)
+        tok.save_pretrained(str(out))
     console.print(f"merged adapter into {base.name} ({cfg.export.merge_dtype}) -> {out}")
     return out

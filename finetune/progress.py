@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["make_progress_callback", "read_metrics", "sparkline", "plot_loss"]
+__all__ = ["make_progress_callback", "read_metrics", "sparkline", "plot_loss", "quiet_hf"]
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -133,3 +136,31 @@ def plot_loss(metrics: list[dict[str, Any]], png: Path) -> str | None:
     fig.savefig(png)
     plt.close(fig)
     return None
+
+
+@contextmanager
+def quiet_hf() -> Iterator[None]:
+    """Hugging Face's own tqdm bars (loading weights, tokenizing the dataset) and PEFT/TRL's use of a deprecated
+    transformers property would interleave with our rich bar and summary: off for our call, restored after."""
+    from transformers.utils import logging as hf_logging
+
+    restore: list[Callable[[], None]] = []
+    if hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()
+        restore.append(hf_logging.enable_progress_bar)
+    try:
+        import datasets
+
+        if not datasets.are_progress_bars_disabled():
+            datasets.disable_progress_bars()
+            restore.append(datasets.enable_progress_bars)
+    except ImportError:  # merge and verify do not need datasets
+        pass
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing. is deprecated",
+                                    category=FutureWarning)
+            yield
+    finally:
+        for undo in restore:
+            undo()

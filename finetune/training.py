@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import FinetuneError, JobConfig
+from .config import LORA_TARGETS, FinetuneError, JobConfig
 
 __all__ = ["TrainResult", "choose_backend", "compile_decoder_layers", "load_model", "pick_dtype",
            "resolve_attn_implementation", "train", "trainer_checkpointing_off"]
@@ -41,6 +42,7 @@ class TrainResult:
     adapter_dir: str
     loss_png: str | None
     notes: list[str] = field(default_factory=list)
+    already_complete: bool = False  # nothing was trained: the checkpoints already reach the configured end
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,15 +118,19 @@ def _load_split(path: Path, with_kwargs: bool) -> Any:
 
 
 def _lora_targets(model: Any, wanted: list[str], notes: list[str]) -> list[str]:
+    """The lora.target_modules this model has. A name that matches nothing is an error (a typo must not train
+    fewer modules than asked), except the standard projections (LORA_TARGETS), which some architectures lack."""
     names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
-    found = [t for t in wanted if t in names]
-    if not found:
+    missing = [t for t in wanted if t not in names]
+    unknown = [t for t in missing if t not in LORA_TARGETS]
+    if unknown or len(missing) == len(wanted):
         linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if type(m).__name__ == "Linear"})
-        raise FinetuneError(f"lora.target_modules = {wanted}: none of them exist in this model; its linear "
-                            f"layers are: {', '.join(linear)}")
-    if len(found) < len(wanted):
-        notes.append(f"LoRA targets not in this model, skipped: {sorted(set(wanted) - set(found))}")
-    return found
+        raise FinetuneError(f"lora.target_modules: {', '.join(map(repr, unknown or missing))} "
+                            f"match{'es' if len(unknown or missing) == 1 else ''} no module in this model; its "
+                            f"linear layers are: {', '.join(linear)}")
+    if missing:
+        notes.append(f"LoRA targets not in this model, skipped: {', '.join(missing)}")
+    return [t for t in wanted if t in names]
 
 
 def resolve_attn_implementation(choice: str, gpu: bool) -> str | None:
@@ -269,23 +275,99 @@ def _use_chunked_loss(model: Any) -> str:
     return "train.lm_head_loss: chunked cross-entropy (finetune.chunked_loss)"
 
 
+def _last_checkpoint(cfg: JobConfig) -> tuple[str | None, dict[str, Any]]:
+    """The newest checkpoint under output_dir/checkpoints and its trainer_state.json ({} when unreadable)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    last = get_last_checkpoint(str(cfg.checkpoints_dir)) if cfg.checkpoints_dir.is_dir() else None
+    if not last:
+        return None, {}
+    try:
+        return last, json.loads((Path(last) / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return last, {}
+
+
+def _complete(cfg: JobConfig, state: dict[str, Any]) -> str | None:
+    """Why the newest checkpoint already finishes this job (None: there is training left). The trainer checks its
+    limit only after a step, so resuming a finished run would train one step past it."""
+    t = cfg.train
+    step = int(state.get("global_step", 0) or 0)
+    if step <= 0:
+        return None
+    if t.max_steps > 0 and step >= t.max_steps:
+        return f"step {step} of train.max_steps = {t.max_steps}"
+    if t.max_steps <= 0 and float(state.get("epoch", 0) or 0) + 1e-6 >= t.num_epochs:
+        return f"all train.num_epochs = {t.num_epochs:g} done (step {step})"
+    summary = _read_summary(cfg)
+    # the last run ended here for another reason (early stopping) and the config asks for no more than it did
+    if summary and summary.get("global_step", -1) >= step and (summary.get("max_steps"), summary.get(
+            "num_epochs")) == (t.max_steps, t.num_epochs):
+        return f"stopped early at step {summary['global_step']} (eval_loss stopped improving)"
+    return None
+
+
+def _read_summary(cfg: JobConfig) -> dict[str, Any]:
+    try:
+        return dict(json.loads((cfg.out / "train_summary.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _already_complete(cfg: JobConfig, reason: str, console: Any) -> TrainResult:
+    if not (cfg.adapter_dir / "adapter_config.json").is_file():
+        raise FinetuneError(f"training in {cfg.out} reached its end ({reason}) but no adapter was saved to "
+                            f"{cfg.adapter_dir}; set train.resume = false to train again from the start")
+    console.print(f"training is already complete in {cfg.out} ({reason}); nothing to train. The adapter is in "
+                  f"{cfg.adapter_dir}. To train longer raise train.max_steps or train.num_epochs and rerun; to "
+                  f"start over set train.resume = false (or delete {cfg.checkpoints_dir}).")
+    fields = {f for f in TrainResult.__dataclass_fields__}
+    summary = {k: v for k, v in _read_summary(cfg).items() if k in fields}
+    result = TrainResult(**{"backend": "", "dtype": "", "quantized_4bit": False, "device": "", "resumed_from": None,
+                            "global_step": 0, "train_loss": None, "best_eval_loss": None, "tokens_per_s": None,
+                            "runtime_s": 0.0, "adapter_dir": str(cfg.adapter_dir), "loss_png": None} | summary)
+    result.already_complete = True
+    result.notes = [*result.notes, f"already complete: {reason}"]
+    return result
+
+
 def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) -> TrainResult:
     from rich.console import Console
 
+    from .progress import quiet_hf
+
     console = console or Console(stderr=True, highlight=False)
-    train_file, eval_file = cfg.data_dir / "train.jsonl", cfg.data_dir / "eval.jsonl"
+    train_file = cfg.data_dir / "train.jsonl"
     if not train_file.is_file():
         raise FinetuneError(f"no prepared data at {train_file}: run `oncotui finetune prepare --config ...` first")
+    last: str | None = None
+    if cfg.train.resume:
+        last, state = _last_checkpoint(cfg)
+        if last and (reason := _complete(cfg, state)):
+            return _already_complete(cfg, reason, console)
+    elif cfg.checkpoints_dir.is_dir():
+        # starting over: old checkpoints would otherwise be picked up by the next resume
+        shutil.rmtree(cfg.checkpoints_dir)
+        console.print(f"train.resume = false: starting over (removed {cfg.checkpoints_dir})")
+    (cfg.out / "train_summary.json").unlink(missing_ok=True)  # rewritten when this run ends
+    with quiet_hf():
+        return _train(cfg, last, console, show_progress)
+
+
+def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) -> TrainResult:
+    train_file, eval_file = cfg.data_dir / "train.jsonl", cfg.data_dir / "eval.jsonl"
     backend, why = choose_backend(cfg)
     notes: list[str] = [f"backend {backend} ({why})"]
     dtype, dnotes = pick_dtype(cfg)
     notes.extend(dnotes)
     gpu = _has_gpu()
     model, tok, q4 = load_model(cfg, backend, dtype, gpu, notes)
+    for n in notes[1:]:  # what loading decided (4-bit off, targets skipped) matters before the hours of training
+        console.print(f"  [dim]note: {n}[/dim]")
+    shown = len(notes)
 
     import torch
     from transformers import EarlyStoppingCallback, PrinterCallback, ProgressCallback
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTConfig, SFTTrainer
 
     from .progress import make_progress_callback, plot_loss, read_metrics, sparkline
@@ -333,7 +415,6 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) ->
         notes.append(_use_chunked_loss(trainer.model))
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)
-    last = get_last_checkpoint(str(cfg.checkpoints_dir)) if (t.resume and cfg.checkpoints_dir.is_dir()) else None
     if last:
         console.print(f"resuming from {last}")
     elif cfg.metrics_file.exists():
@@ -360,12 +441,14 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) ->
         best_eval_loss=min(evals) if evals else None, tokens_per_s=tps[-1] if tps else None,
         runtime_s=round(runtime, 2), adapter_dir=str(cfg.adapter_dir), loss_png=None if skipped else str(png),
         notes=notes)
-    (cfg.out / "train_summary.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    # the target this run trained to: a rerun with the same target is complete (see _complete)
+    summary = result.to_json() | {"max_steps": t.max_steps, "num_epochs": t.num_epochs}
+    (cfg.out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if losses:
         console.print(f"loss {losses[0]:.3f} {sparkline(losses)} {losses[-1]:.3f}")
     if evals:
         console.print(f"eval {evals[0]:.3f} {sparkline(evals)} {evals[-1]:.3f}")
-    for n in notes:
+    for n in notes[:1] + notes[shown:]:
         console.print(f"  [dim]note: {n}[/dim]")
     console.print(f"adapter saved to {cfg.adapter_dir}" + (f"; loss curve {png}" if not skipped else ""))
     return result

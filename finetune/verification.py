@@ -80,10 +80,13 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .gguf import captured_native_output
+    from .progress import quiet_hf
     from .tokenizer import chat_eos, render
 
     tok = AutoTokenizer.from_pretrained(str(cfg.merged_dir), local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(str(cfg.merged_dir), dtype=torch.float32, local_files_only=True)
+    with quiet_hf():  # no HF "Loading weights" bar above our table
+        model = AutoModelForCausalLM.from_pretrained(str(cfg.merged_dir), dtype=torch.float32,
+                                                     local_files_only=True)
     model.eval()
     eos_tok = chat_eos(tok, cfg.model.eos_token)
     eos_id = tok.convert_tokens_to_ids(eos_tok) if eos_tok else tok.eos_token_id

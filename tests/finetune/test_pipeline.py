@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -20,14 +21,20 @@ needs_extra = pytest.mark.skipif(bool(_MISSING), reason=f"pip install -e '.[fine
 
 
 @needs_extra
-def test_prepare_train_merge_export_verify(make_job, converter):
+def test_prepare_train_merge_export_verify(make_job, converter, capfd):
     from finetune import export_gguf, merge, prepare, train, verify
 
     cfg = make_job(n_cases=120)
     rep = prepare(cfg, quiet=True)
     assert rep.accepted == 120 and rep.records_with_phi == 12
 
-    res = train(cfg, show_progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = train(cfg, show_progress=False)
+    # only our output: no HF tqdm bars, no deprecation warning from PEFT/TRL internals
+    assert not [w for w in caught if "is_gradient_checkpointing" in str(w.message)]
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "Tokenizing train dataset" not in err and "adapter saved to" in err
     assert res.backend == "hf" and res.device == "cpu" and res.global_step == 4 and not res.quantized_4bit
     assert (cfg.adapter_dir / "adapter_config.json").is_file()
     metrics = [json.loads(x) for x in cfg.metrics_file.read_text().splitlines()]
@@ -43,7 +50,16 @@ def test_prepare_train_merge_export_verify(make_job, converter):
     res2 = train(cfg, show_progress=False)
     assert res2.resumed_from and res2.resumed_from.endswith("checkpoint-4") and res2.global_step == 6
 
+    # a rerun of the finished job trains nothing (it used to resume and train a step past max_steps)
+    metrics_before = cfg.metrics_file.read_text()
+    capfd.readouterr()
+    res3 = train(cfg, show_progress=False)
+    assert res3.already_complete and res3.global_step == 6 and cfg.metrics_file.read_text() == metrics_before
+    assert not (cfg.checkpoints_dir / "checkpoint-7").exists()
+    assert "training is already complete" in capfd.readouterr().err
+
     merge(cfg)
+    assert "Loading weights" not in capfd.readouterr().err
     assert (cfg.merged_dir / "model.safetensors").is_file()
     exported = export_gguf(cfg)
     assert Path(exported.base_gguf).name == "tiny-f16.gguf"

@@ -1,0 +1,91 @@
+"""train's decisions that need no training run: LoRA targets, and when a job is already complete."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from finetune.config import FinetuneError
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+
+def test_a_target_module_that_matches_nothing_fails_before_training(make_job):
+    from finetune.training import load_model
+
+    cfg = make_job(n_cases=10, lora={"target_modules": ["q_proj", "bogus_proj"]})
+    with pytest.raises(FinetuneError) as exc:
+        load_model(cfg, "hf", torch.float32, False, [])
+    assert "'bogus_proj' matches no module in this model" in str(exc.value)
+    assert "q_proj" in str(exc.value) and "down_proj" in str(exc.value)  # lists what the model has
+
+
+def test_standard_projections_the_model_lacks_are_skipped_with_a_note():
+    from finetune.config import LORA_TARGETS
+    from finetune.training import _lora_targets
+
+    class Attn(torch.nn.Module):  # an architecture with only some of the standard projections
+        def __init__(self) -> None:
+            super().__init__()
+            self.q_proj, self.v_proj = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+    notes: list[str] = []
+    assert _lora_targets(Attn(), list(LORA_TARGETS), notes) == ["q_proj", "v_proj"]
+    assert notes == ["LoRA targets not in this model, skipped: k_proj, o_proj, gate_proj, up_proj, down_proj"]
+    with pytest.raises(FinetuneError, match="'gate_up_proj' matches no module"):  # not a standard name: a typo?
+        _lora_targets(Attn(), ["q_proj", "gate_up_proj"], [])
+
+
+def _checkpoint(cfg, step: int, epoch: float) -> None:
+    d = cfg.checkpoints_dir / f"checkpoint-{step}"
+    d.mkdir(parents=True)
+    (d / "trainer_state.json").write_text(json.dumps({"global_step": step, "epoch": epoch}))
+
+
+def _adapter(cfg) -> None:
+    cfg.adapter_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.adapter_dir / "adapter_config.json").write_text("{}")
+
+
+def test_rerun_after_max_steps_trains_nothing(make_job, capsys):
+    from rich.console import Console
+
+    from finetune.training import train
+
+    cfg = make_job(n_cases=10)
+    (cfg.data_dir).mkdir(parents=True)
+    (cfg.data_dir / "train.jsonl").write_text("{}\n")
+    _checkpoint(cfg, 4, 1.0)
+    _adapter(cfg)
+    (cfg.out / "train_summary.json").write_text(json.dumps({"global_step": 4, "train_loss": 6.5, "max_steps": 4,
+                                                            "num_epochs": 3.0, "notes": []}))
+    res = train(cfg, console=Console(file=None, stderr=False, width=200), show_progress=False)
+    out = capsys.readouterr().out
+    assert res.already_complete and res.global_step == 4 and res.train_loss == 6.5
+    assert f"training is already complete in {cfg.out} (step 4 of train.max_steps = 4)" in out
+    assert "train.resume = false" in out and "resuming" not in out
+    assert sorted(p.name for p in cfg.checkpoints_dir.iterdir()) == ["checkpoint-4"]
+
+
+@pytest.mark.parametrize("train_cfg, state, summary, done", [
+    ({"max_steps": 4}, (4, 0.5), None, "step 4 of train.max_steps = 4"),
+    ({"max_steps": 6}, (4, 0.5), None, None),  # raised: resume
+    ({"max_steps": -1, "num_epochs": 2.0}, (20, 2.0), None, "all train.num_epochs = 2 done"),
+    ({"max_steps": -1, "num_epochs": 3.0}, (20, 2.0), None, None),
+    # early stopping at step 30 (after the last checkpoint at 20): complete while the target is unchanged
+    ({"max_steps": 100}, (20, 1.0), {"global_step": 30, "max_steps": 100, "num_epochs": 3.0}, "stopped early"),
+    ({"max_steps": 200}, (20, 1.0), {"global_step": 30, "max_steps": 100, "num_epochs": 3.0}, None),
+    # a summary older than the newest checkpoint (an interrupted resume): resume
+    ({"max_steps": 100}, (40, 2.0), {"global_step": 30, "max_steps": 100, "num_epochs": 3.0}, None),
+])
+def test_when_a_job_is_complete(make_job, train_cfg, state, summary, done):
+    from finetune.training import _complete
+
+    cfg = make_job(n_cases=10, train=train_cfg)
+    if summary:
+        cfg.out.mkdir(parents=True, exist_ok=True)
+        (cfg.out / "train_summary.json").write_text(json.dumps(summary))
+    reason = _complete(cfg, {"global_step": state[0], "epoch": state[1]})
+    assert (reason is None) if done is None else (reason is not None and done in reason)
