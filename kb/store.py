@@ -55,6 +55,7 @@ SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES
 REBUILD_HINT = "re-ingest with `oncotui kb ingest --rebuild`"
 _WRITE_BATCH = 256
 _EMBED_GROUP = 256  # chunks embedded together during ingest (see ingest)
+_PROGRESS_SLICE = 64  # chunks per embedding call inside a group, so the chunk count moves during a group
 RRF_K = 60
 
 # Stage 2 thresholds used when neither config nor a calibration says otherwise; see kb/EVAL.md for the evidence.
@@ -119,10 +120,23 @@ class IngestReport:
     chunks_added: int
     removed_chunks: int
     errors: tuple[tuple[str, str], ...]  # (path, reason); duplicates are reported here too ("duplicate of ...")
+    patient_skipped: tuple[tuple[str, str], ...] = ()  # (path, reason): patient-facing material, not indexed
+    moved: tuple[tuple[str, str], ...] = ()  # (old source, new source): renamed/moved files, chunks re-labelled
+    duplicates: tuple[str, ...] = ()  # the paths in ``errors`` that are duplicates (their content is indexed)
+
+    @property
+    def failed(self) -> tuple[tuple[str, str], ...]:
+        """The errors that are failures (unreadable, corrupt, empty, unsupported, missing): duplicates left out."""
+        dup = set(self.duplicates)
+        return tuple(e for e in self.errors if e[0] not in dup)
 
 
 class _DocError(Exception):
     pass
+
+
+class _PatientFacing(Exception):
+    """The document is patient-facing material (kb.audience); the message says why."""
 
 
 _EF_CLASS: Any = None
@@ -177,6 +191,14 @@ def _embedding_function_class() -> Any:
         register_embedding_function(OncotuiEmbeddingFunction)
         _EF_CLASS = OncotuiEmbeddingFunction
         return _EF_CLASS
+
+
+def _broken_link(path: Path) -> str:
+    try:
+        target = str(path.readlink())
+    except OSError:
+        target = "?"
+    return f"unreadable: broken symbolic link (points to {target}, which does not exist)"
 
 
 def _parse_chroma_url(url: str) -> tuple[str, int, bool]:
@@ -480,11 +502,12 @@ class KnowledgeBase:
         return len(ids)
 
     def remove(self, source: str) -> int:
-        """Delete a document's chunks; ``source`` as listed by ``sources()`` or a path to the file. Returns the
-        number of chunks removed (0 when unknown)."""
+        """Delete a document's chunks; ``source`` as listed by ``sources()`` or a path to the file, relative to the
+        working directory or absolute (the file need not exist any more). Returns the number of chunks removed
+        (0 when it is not in the knowledge base)."""
         candidates = [str(source)]
         try:
-            candidates.append(str(Path(source).expanduser().resolve()))
+            candidates.append(str(Path(source).expanduser().resolve()))  # sources are stored resolved
         except (OSError, RuntimeError):
             pass
         for cand in dict.fromkeys(candidates):
@@ -505,25 +528,34 @@ class KnowledgeBase:
             if p.is_dir():
                 found = sorted(
                     f for f in p.rglob("*")
-                    if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES
+                    if (f.is_file() or (f.is_symlink() and not f.exists()))
+                    and f.suffix.lower() in SUPPORTED_SUFFIXES
                     and not any(part.startswith(".") for part in f.relative_to(p).parts)
                 )
                 if not found:
                     errors.append((str(p), f"no {supported} files in this folder"))
                 for f in found:
-                    files[f.resolve()] = None
+                    if f.is_file():
+                        files[f.resolve()] = None
+                    else:  # a guideline the folder claims to hold but that cannot be read: say so, never skip silently
+                        errors.append((str(f.absolute()), _broken_link(f)))
             elif p.is_file():
                 if p.suffix.lower() in SUPPORTED_SUFFIXES:
                     files[p.resolve()] = None
                 else:
                     errors.append((str(p), f"unsupported file type {p.suffix or '(none)'!r}; supported: {supported}"))
+            elif p.is_symlink():
+                errors.append((str(p.absolute()), _broken_link(p)))
             else:
                 errors.append((str(p), "no such file or folder"))
         return list(files), errors
 
     @staticmethod
-    def _chunk_file(path: Path, data: bytes, source: str, doc_hash: str, chunk_chars: int
-                    ) -> tuple[list[Chunk], dict[str, Any]]:
+    def _chunk_file(path: Path, data: bytes, source: str, doc_hash: str, chunk_chars: int,
+                    include_patient: bool = False) -> tuple[list[Chunk], dict[str, Any]]:
+        """Extract and chunk one file; raises _DocError (unreadable) or _PatientFacing (kb.audience)."""
+        from kb.audience import markdown_title_lines, patient_facing, pdf_title_lines
+
         if path.suffix.lower() in PDF_SUFFIXES:
             from kb.pdf import PdfError, extract_pdf
 
@@ -531,6 +563,11 @@ class KnowledgeBase:
                 title, pages = extract_pdf(path, data)
             except PdfError as e:
                 raise _DocError(str(e)) from e
+            if not include_patient:
+                why = patient_facing(pdf_title_lines(title, pages[0][1] if pages else ""),
+                                     "\n".join(text for _n, text in pages))
+                if why:
+                    raise _PatientFacing(why)
             chunks = chunk_sections(((f"Page {n}", n, text) for n, text in pages), title=title, source=source,
                                     doc_hash=doc_hash, max_chars=chunk_chars)
             return chunks, {"kind": "pdf"}
@@ -539,7 +576,11 @@ class KnowledgeBase:
         except UnicodeDecodeError as e:
             raise _DocError(f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from e
         extra: dict[str, Any] = {"kind": "markdown"}
-        meta, _ = parse_front_matter(text)
+        meta, body = parse_front_matter(text)
+        if not include_patient:
+            why = patient_facing(markdown_title_lines(str(meta.get("title") or ""), body), body)
+            if why:
+                raise _PatientFacing(why)
         types = meta.get("cancerTypes")
         if isinstance(types, list) and types:
             extra["cancer_types"] = "; ".join(str(t) for t in types)
@@ -548,18 +589,28 @@ class KnowledgeBase:
         return chunk_markdown(text, source, chunk_chars, doc_hash=doc_hash), extra
 
     def ingest(self, paths: list[Path], chunk_chars: int = 900,
-               progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
+               progress: Callable[[str, int, int], None] | None = None, *, include_patient: bool = False,
+               chunk_progress: Callable[[int, int], None] | None = None) -> IngestReport:
         """Index Markdown/.txt/PDF files and folders of them (recursive; hidden entries skipped).
 
         Unchanged documents (same SHA-256 and chunk size) are skipped without embedding work; a changed document's
-        chunks are replaced; a file whose content is already indexed under another path is reported as a
-        duplicate. Unreadable files go to ``errors`` and the batch continues (a changed file that can no longer
-        be read keeps its previous chunks). ``progress(source, done, total)`` is called after each file.
+        chunks are replaced. A file whose content is already indexed under another path is a duplicate when that
+        path still holds it, and a rename/move when it does not (deleted, or now holds other content): the chunks
+        then take the new path (``moved``; metadata only, no embedding, unless the title came from the old file
+        name). Patient-facing material (:mod:`kb.audience`) is skipped into ``patient_skipped`` unless
+        ``include_patient``; documents already indexed are not re-judged while unchanged. Unreadable files
+        (broken links included) go to ``errors`` and the batch continues (a changed file that can no longer be read,
+        or that is now patient-facing, keeps its previous chunks). ``progress(source, done, total)`` is called
+        after each file, ``chunk_progress(embedded, chunked)`` whenever either count of chunks grows.
         """
         if chunk_chars < 1:
             raise KBError("chunk size (`kb.chunk_chars`) must be positive")
         files, errors = self._collect(paths)
         added = updated = skipped = chunks_added = removed = 0
+        embedded = chunked = 0
+        moved: list[tuple[str, str]] = []
+        patient: list[tuple[str, str]] = []
+        duplicates: list[str] = []
         batch_hashes: dict[str, str] = {}
         self.sync_lexical()
         # one read of the registry rows (chunk 0 of each document) answers "unchanged?" for every file at once
@@ -574,17 +625,36 @@ class KnowledgeBase:
         # Flushed every _EMBED_GROUP chunks: progress keeps moving and an interruption loses at most one group.
         pending: list[tuple[str, str, list[Chunk], dict[str, Any], dict[str, dict[str, Any]]]] = []
 
+        def current(metas: Iterable[dict[str, Any]], doc_hash: str) -> bool:
+            return all(m.get("doc_hash") == doc_hash and m.get("chunk_chars") == chunk_chars
+                       and m.get("chunker") == CHUNKER_VERSION for m in metas)
+
         def tick(source: str) -> None:
             nonlocal done
             done += 1
             if progress is not None:
                 progress(source, done, total)
 
+        def chunk_tick() -> None:
+            if chunk_progress is not None:
+                chunk_progress(embedded, chunked)
+
         def flush() -> None:
-            nonlocal added, updated, chunks_added, removed
+            nonlocal added, updated, chunks_added, removed, embedded
             if not pending:
                 return
-            vectors = iter(self.embedder.embed([embedding_text(c) for _s, _h, cs, _e, _x in pending for c in cs]))
+            texts = [embedding_text(c) for _s, _h, cs, _e, _x in pending for c in cs]
+            # Embedded shortest first in slices, so the chunk count moves during a long group; each slice holds
+            # whole model batches of similar length, as one call would form them.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            vecs: list[Any] = [None] * len(texts)
+            for start in range(0, len(order), _PROGRESS_SLICE):
+                idx = order[start:start + _PROGRESS_SLICE]
+                for i, vec in zip(idx, self.embedder.embed([texts[i] for i in idx])):
+                    vecs[i] = vec
+                embedded += len(idx)
+                chunk_tick()
+            vectors = iter(vecs)
             for source, doc_hash, chunks, extra, existing in pending:
                 self._write(source, doc_hash, chunk_chars, chunks, [next(vectors) for _ in chunks], extra)
                 removed += self._delete_ids(sorted(set(existing) - {c.id for c in chunks}))
@@ -606,29 +676,46 @@ class KnowledgeBase:
                     raise _DocError(f"cannot read: {e.strerror or e}") from e
                 doc_hash = doc_hash_of(data)
                 rows = registry.get(source, [])
-                if len(rows) == 1 and rows[0].get("doc_hash") == doc_hash and rows[0].get("chunk_chars") == chunk_chars \
-                        and rows[0].get("chunker") == CHUNKER_VERSION:
+                if len(rows) == 1 and current(rows, doc_hash):
                     skipped += 1  # unchanged: no chunking, no embedding, no further queries
                     batch_hashes.setdefault(doc_hash, source)
                     continue
                 existing = self._chunks_of(source)
-                if existing and all(m.get("doc_hash") == doc_hash and m.get("chunk_chars") == chunk_chars
-                                    and m.get("chunker") == CHUNKER_VERSION for m in existing.values()):
+                if existing and current(existing.values(), doc_hash):
                     skipped += 1
                     batch_hashes.setdefault(doc_hash, source)
                     continue
-                dup = batch_hashes.get(doc_hash) or self._source_with_hash(doc_hash, exclude=source)
+                dup = batch_hashes.get(doc_hash)
+                if dup is None:
+                    dup = self._source_with_hash(doc_hash, exclude=source)
+                    if dup and not self._holds(dup, doc_hash):
+                        # renamed or moved: the chunks follow the file instead of citing a path that is gone
+                        if existing:  # this path held other content before; that content is gone now
+                            removed += self._delete_ids(existing)
+                        self._relabel(dup, source)
+                        moved.append((dup, source))
+                        batch_hashes[doc_hash] = source
+                        existing = self._chunks_of(source)
+                        named = any(m.get("title") == Path(dup).stem != path.stem for m in existing.values())
+                        if current(existing.values(), doc_hash) and not named:
+                            continue
+                        dup = None  # re-chunk under the new path: older chunking, or a title from the old name
                 if dup and dup != source:
                     if existing:  # this path used to hold other content; that content is gone now
                         removed += self._delete_ids(existing)
                     errors.append((source, f"duplicate of {dup} (identical content); not indexed again"))
+                    duplicates.append(source)
                     continue
-                chunks, extra = self._chunk_file(path, data, source, doc_hash, chunk_chars)
+                chunks, extra = self._chunk_file(path, data, source, doc_hash, chunk_chars, include_patient)
                 if not chunks:
                     raise _DocError("no text to index (empty document)")
                 pending.append((source, doc_hash, chunks, extra, existing))
                 batch_hashes[doc_hash] = source
+                chunked += len(chunks)
+                chunk_tick()
                 queued = True
+            except _PatientFacing as e:
+                patient.append((source, f"patient-facing material ({e})"))
             except _DocError as e:
                 errors.append((source, str(e)))
             finally:
@@ -638,7 +725,33 @@ class KnowledgeBase:
                 flush()
         flush()
         return IngestReport(added_docs=added, updated_docs=updated, skipped_docs=skipped, chunks_added=chunks_added,
-                            removed_chunks=removed, errors=tuple(errors))
+                            removed_chunks=removed, errors=tuple(errors), patient_skipped=tuple(patient),
+                            moved=tuple(moved), duplicates=tuple(duplicates))
+
+    @staticmethod
+    def _holds(path: str, doc_hash: str) -> bool:
+        """Whether the file at ``path`` still has this content. Unreadable counts as yes: nothing is relabelled on
+        a guess."""
+        p = Path(path)
+        try:
+            return p.exists() and doc_hash_of(p.read_bytes()) == doc_hash
+        except OSError:
+            return True
+
+    def _relabel(self, old: str, new: str) -> int:
+        """Point every chunk of source ``old`` at ``new`` (a renamed or moved file): metadata only, no embedding."""
+        got = self._collection.get(where={"source": old}, include=["metadatas", "documents"])
+        ids = list(got["ids"])
+        metas = [{**(m or {}), "source": new} for m in got["metadatas"] or [{}] * len(ids)]
+        for start in range(0, len(ids), _WRITE_BATCH):
+            self._collection.update(ids=ids[start:start + _WRITE_BATCH], metadatas=metas[start:start + _WRITE_BATCH])
+        rows = []
+        for cid, doc, meta in zip(ids, got["documents"] or [""] * len(ids), metas):
+            page = meta.get("page")
+            rows.append((cid, new, context_text(str(meta.get("title", "")), str(meta.get("section", "")),
+                                                int(page) if page is not None else None, doc or "")))
+        self.lexical.add(rows)  # the lexical index keys rows by source too (add replaces by chunk id)
+        return len(ids)
 
     def _write(self, source: str, doc_hash: str, chunk_chars: int, chunks: list[Chunk], vectors: list[Any],
                extra: dict[str, Any]) -> None:

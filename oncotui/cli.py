@@ -84,15 +84,19 @@ def build_parser() -> argparse.ArgumentParser:
     kb = sub.add_parser("kb", help="knowledge base: ingest guidelines, show status, remove documents")
     ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     ki = ksub.add_parser("ingest", help="index Markdown/PDF files or folders (idempotent)")
-    ki.add_argument("paths", nargs="*", type=Path)
+    ki.add_argument("paths", nargs="*", type=Path, help="Markdown/.txt/PDF files, or folders searched recursively")
     ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
     ki.add_argument("--rebuild", action="store_true",
                     help="drop the collection first (needed after changing embedding.model)")
+    ki.add_argument("--include-patient-material", action="store_true",
+                    help="also index patient-facing documents (patient versions, leaflets), which are skipped by "
+                    "default: the heuristic is in the README and kb/audience.py")
     kst = ksub.add_parser("stats", aliases=["status"], help="documents, chunks, embedding model and gate threshold")
     kst.add_argument("--json", action="store_true")
     kst.add_argument("--docs", action="store_true", help="also list the documents")
     kr = ksub.add_parser("remove", help="drop a document's chunks")
-    kr.add_argument("source")
+    kr.add_argument("source", help="the document: its path (relative or absolute; the file may be gone) or its "
+                    "source as `oncotui kb stats --docs` lists it")
     kc = ksub.add_parser("calibrate", help="pick the Stage 2 distance threshold from in- and out-of-domain "
                          "queries and store it with the collection")
     kc.add_argument("--in", dest="in_file", required=True, type=Path, metavar="IN.jsonl",
@@ -450,8 +454,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
                 print(f"  {s['chunks']:>4} chunks  {s['title']}  [{s['source']}]")
         return 0
     if args.kb_command == "remove":
-        print(f"removed {kb.remove(args.source)} chunks")
-        return 0
+        return _kb_remove(args, kb)
     if args.kb_command == "calibrate":
         return _kb_calibrate(args, kb)
     if args.kb_command == "query":
@@ -461,21 +464,62 @@ def cmd_kb(args: argparse.Namespace) -> int:
     paths = list(args.paths) + ([DEMO_DIR] if args.demo else [])
     if not paths:
         raise SystemExit("oncotui: give files or folders to ingest, or --demo for the shipped demo set")
+    return _kb_ingest(args, settings, kb, paths)
+
+
+def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Path]) -> int:
+    """Index ``paths`` with a documents bar and a chunks bar; exit 1 when any file failed (the batch still ends)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=False) as progress:
-        task = progress.add_task("documents", total=None)
+        docs = progress.add_task("documents", total=None)
+        chunks = progress.add_task("chunks embedded", total=0)
 
         def on_progress(label: str, done: int, total: int) -> None:
-            progress.update(task, description=label[:60], completed=done, total=total)
+            name = label if len(label) <= 40 else "…" + label[-39:]  # the file name end is what tells files apart
+            progress.update(docs, description=name, completed=done, total=total)
 
-        report = kb.ingest(paths, chunk_chars=settings.kb.chunk_chars, progress=on_progress)
-    print(f"added {report.added_docs}, updated {report.updated_docs}, unchanged {report.skipped_docs} documents; "
-          f"{report.chunks_added} chunks embedded, {report.removed_chunks} removed")
-    for path, reason in report.errors:
+        def on_chunks(embedded: int, chunked: int) -> None:
+            progress.update(chunks, completed=embedded, total=chunked)  # the total grows as files are chunked
+
+        report = kb.ingest(paths, chunk_chars=settings.kb.chunk_chars, progress=on_progress,
+                           include_patient=args.include_patient_material, chunk_progress=on_chunks)
+        progress.update(docs, description="documents")
+    moved = f", moved {len(report.moved)}" if report.moved else ""
+    print(f"added {report.added_docs}, updated {report.updated_docs}, unchanged {report.skipped_docs}{moved} "
+          f"documents; {report.chunks_added} chunks embedded, {report.removed_chunks} removed")
+    for old, new in report.moved:
+        print(f"  moved {old} → {new}")
+    for path, reason in report.patient_skipped + report.errors:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
-    return 0
+    failed = report.failed
+    notes = []
+    if report.patient_skipped:
+        notes.append(f"{len(report.patient_skipped)} patient-facing skipped (--include-patient-material "
+                     "indexes them)")
+    if report.duplicates:
+        notes.append(f"{len(report.duplicates)} duplicate(s) not indexed again")
+    if failed:
+        notes.append(f"{len(failed)} file(s) failed")
+    if notes:
+        print("summary: " + "; ".join(notes) + ("; the rest of the batch was processed" if failed else ""),
+              file=sys.stderr if failed else sys.stdout)
+    return 1 if failed else 0
+
+
+def _kb_remove(args: argparse.Namespace, kb: Any) -> int:
+    removed = kb.remove(args.source)
+    if removed:
+        print(f"removed {removed} chunks of {args.source}")
+        return 0
+    # a likely mistake: the right file name under another folder
+    name = Path(args.source).name
+    alike = [s["source"] for s in kb.sources() if Path(str(s["source"])).name == name]
+    print(f"oncotui: {args.source} is not in the knowledge base; nothing removed. "
+          "`oncotui kb stats --docs` lists the documents and their sources"
+          + (f" (same file name: {', '.join(alike)})" if alike else ""), file=sys.stderr)
+    return 1
 
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:
