@@ -127,6 +127,8 @@ class VerifySection(_Section):
     max_new_tokens: int = Field(default=16, ge=1)
     min_top1_agreement: float = Field(default=0.9, ge=0.0, le=1.0)  # for the unquantised (f16/bf16/f32) GGUF
     min_top1_agreement_quantized: float = Field(default=0.6, ge=0.0, le=1.0)
+    # the app tokenises with llama.cpp: a GGUF that splits the prompts differently from the HF tokenizer fails
+    require_tokenizer_match: bool = True
     n_threads: int = Field(default=0, ge=0)
 
 

@@ -105,6 +105,9 @@ def export_gguf(cfg: JobConfig, *, console: Any = None) -> ExportResult:
         raise FinetuneError(f"no merged model at {cfg.merged_dir}: run `oncotui finetune merge --config ...` first")
     name, outtype = cfg.job.name, cfg.export.outtype
     base = cfg.gguf_dir / f"{name}-{outtype}.gguf"
+    from .tokenizer import keep_sentencepiece_files
+
+    keep_sentencepiece_files(cfg.job.base_model, cfg.merged_dir)  # merged folders written before merge did this
     console.print(f"converting {cfg.merged_dir} -> {base.name} (llama.cpp converter {conv.version})")
     convert_hf(conv, cfg.merged_dir, base, outtype, name)
     result = ExportResult(base_gguf=str(base), converter_version=conv.version)

@@ -52,6 +52,7 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .progress import quiet_hf
+    from .tokenizer import keep_sentencepiece_files
 
     with quiet_hf():  # no HF "Loading weights" / "Writing model shards" bars beside our output
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[cfg.export.merge_dtype]
@@ -77,5 +78,9 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         merged.save_pretrained(str(out), safe_serialization=True)
         tok.save_pretrained(str(out))
+    restored = keep_sentencepiece_files(base, out)
+    if restored:
+        console.print(f"  [dim]note: kept the base's SentencePiece vocabulary for the GGUF converter "
+                      f"({', '.join(restored)})[/dim]")
     console.print(f"merged adapter into {base.name} ({cfg.export.merge_dtype}) -> {out}")
     return out

@@ -71,3 +71,33 @@ def render(tok: Any, messages: list[dict[str, str]], *, add_generation_prompt: b
 
 def count_tokens(tok: Any, text: str) -> int:
     return len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def keep_sentencepiece_files(base: Path, out: Path) -> list[str]:
+    """Make a saved tokenizer folder readable by llama.cpp's converter as the SentencePiece vocabulary it is.
+
+    transformers 5 saves only tokenizer.json: no tokenizer.model, no ``added_tokens_decoder`` in
+    tokenizer_config.json. For a Llama-style (SentencePiece) base the converter then falls back to placeholder
+    merge scores, so the GGUF splits words differently from training, and, given tokenizer.model, it needs
+    ``added_tokens_decoder`` to keep the chat markers (<|im_start|>) single tokens. The vocabulary never changes in
+    fine-tuning, so the base's tokenizer.model is the right one. Returns what was restored (for a note)."""
+    import json
+    import shutil
+
+    done: list[str] = []
+    spm = Path(base) / "tokenizer.model"
+    if not spm.is_file():
+        return done  # a byte-level BPE (Qwen, SmolLM2): tokenizer.json is all the converter reads
+    if not (out / "tokenizer.model").is_file():
+        shutil.copy2(spm, out / "tokenizer.model")
+        done.append("tokenizer.model")
+    cfg_file, tok_file = out / "tokenizer_config.json", out / "tokenizer.json"
+    if cfg_file.is_file() and tok_file.is_file():
+        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        if "added_tokens_decoder" not in cfg:
+            added = json.loads(tok_file.read_text(encoding="utf-8")).get("added_tokens", [])
+            keys = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
+            cfg["added_tokens_decoder"] = {str(t["id"]): {k: t[k] for k in keys if k in t} for t in added}
+            cfg_file.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            done.append("added_tokens_decoder")
+    return done

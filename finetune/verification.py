@@ -5,7 +5,9 @@ is rendered with the chat template and tokenised by the HF tokenizer; the same t
 tokenizer difference cannot hide or fake a weight difference; tokenisation agreement is reported separately).
   * next-token top-1 agreement: teacher-forced over the prompt and the HF greedy continuation;
   * greedy generation: the length of the common prefix of both greedy continuations.
-The unquantised GGUF must reach ``verify.min_top1_agreement``, quantised ones ``min_top1_agreement_quantized``.
+The unquantised GGUF must reach ``verify.min_top1_agreement``, quantised ones ``min_top1_agreement_quantized``, and
+llama.cpp must tokenise every rendered prompt to the same ids (the app tokenises with llama.cpp; a GGUF that splits
+text differently from training fails unless ``verify.require_tokenizer_match = false``).
 
 ``manifest.json`` lists the files (size, sha256), base model, config, training metrics and these results.
 """
@@ -36,6 +38,7 @@ class GgufCheck:
     tokenization_match: int  # prompts the GGUF tokenizer splits exactly like the HF tokenizer
     threshold: float
     ok: bool
+    tokenizer_diff: str = ""  # the first difference, when tokenization_match < prompts
 
 
 @dataclass
@@ -121,7 +124,8 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
             raise FinetuneError(f"llama.cpp could not load {path}: {err}\n    {tail}")
         agree = total = exact = tok_match = 0
         prefixes: list[int] = []
-        for c in cases:
+        tok_diff = ""
+        for i, c in enumerate(cases, 1):
             llm.reset()
             llm.eval(c["seq"])
             scores = np.asarray(llm.scores[: len(c["seq"])])
@@ -144,12 +148,18 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
                 common += 1
             prefixes.append(common)
             exact += int(gen == c["gen"])
-            tok_match += int(llm.tokenize(c["text"].encode(), add_bos=False, special=True) == c["ids"])
+            # as the app does it: llama-cpp-python's chat path tokenises the rendered template, no BOS, specials on
+            gguf_ids = llm.tokenize(c["text"].encode(), add_bos=False, special=True)
+            tok_match += int(gguf_ids == c["ids"])
+            if gguf_ids != c["ids"] and not tok_diff:
+                tok_diff = f"prompt {i}: " + _first_difference(tok, llm, c["ids"], gguf_ids)
         llm.close()
         frac = agree / total if total else 0.0
         thr = cfg.verify.min_top1_agreement_quantized if quantized else cfg.verify.min_top1_agreement
+        tok_ok = tok_match == len(cases) or not cfg.verify.require_tokenizer_match
         check = GgufCheck(file=str(path), quantized=quantized, top1_agreement=round(frac, 4), greedy_prefix=prefixes,
-                          greedy_exact=exact, tokenization_match=tok_match, threshold=thr, ok=frac >= thr)
+                          greedy_exact=exact, tokenization_match=tok_match, threshold=thr, ok=frac >= thr and tok_ok,
+                          tokenizer_diff=tok_diff)
         result.checks.append(check)
         result.ok = result.ok and check.ok
 
@@ -161,10 +171,29 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
                   "/".join(map(str, ch.greedy_prefix)), f"{ch.greedy_exact}/{len(cases)}",
                   f"{ch.tokenization_match}/{len(cases)}", "[green]yes[/green]" if ch.ok else "[red]NO[/red]")
     console.print(t)
+    for ch in result.checks:
+        if ch.tokenizer_diff:
+            fails = cfg.verify.require_tokenizer_match
+            console.print(f"[{'red' if fails else 'yellow'}]{Path(ch.file).name}: llama.cpp tokenises "
+                          f"{len(cases) - ch.tokenization_match}/{len(cases)} prompts differently from the HF "
+                          f"tokenizer the model was trained with ({ch.tokenizer_diff}). The app tokenises with "
+                          "llama.cpp, so this model would see input unlike its training data"
+                          + ("; verify.require_tokenizer_match = false accepts it" if fails else "") + f"[/]")
     if write:
         result.manifest = str(write_manifest(cfg, result))
         console.print(f"manifest: {result.manifest}")
     return result
+
+
+def _first_difference(tok: Any, llm: Any, hf_ids: list[int], gguf_ids: list[int]) -> str:
+    k = next((j for j, (a, b) in enumerate(zip(hf_ids, gguf_ids)) if a != b), min(len(hf_ids), len(gguf_ids)))
+
+    def gguf_piece(i: int) -> str:
+        return llm.detokenize([i], special=True).decode(errors="replace")
+
+    hf = [str(tok.convert_ids_to_tokens(i)) for i in hf_ids[k:k + 3]]
+    gg = [gguf_piece(i) for i in gguf_ids[k:k + 3]]
+    return f"from token {k}: HF {hf!r}, llama.cpp {gg!r}"
 
 
 def _files(root: Path, base: Path) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ needs_extra = pytest.mark.skipif(bool(_MISSING), reason=f"pip install -e '.[fine
 
 
 @needs_extra
-def test_prepare_train_merge_export_verify(make_job, converter, capfd):
+def test_prepare_train_merge_export_verify(make_job, converter, capfd, monkeypatch):
     from finetune import export_gguf, merge, prepare, train, verify
 
     cfg = make_job(n_cases=120)
@@ -61,6 +61,7 @@ def test_prepare_train_merge_export_verify(make_job, converter, capfd):
     merge(cfg)
     assert "Loading weights" not in capfd.readouterr().err
     assert (cfg.merged_dir / "model.safetensors").is_file()
+    assert (cfg.merged_dir / "tokenizer.model").is_file()  # the converter needs the SentencePiece model
     exported = export_gguf(cfg)
     assert Path(exported.base_gguf).name == "tiny-f16.gguf"
     assert set(exported.quantized) == {"Q4_K_M", "Q8_0"} and exported.lora_gguf
@@ -71,12 +72,28 @@ def test_prepare_train_merge_export_verify(make_job, converter, capfd):
     assert result.ok, result
     f16 = next(c for c in result.checks if c.file.endswith("tiny-f16.gguf"))
     assert f16.top1_agreement >= 0.9
+    # llama.cpp splits the chat-templated prompts exactly as the tokenizer the model was trained with
+    assert all(c.tokenization_match == 2 and not c.tokenizer_diff for c in result.checks), result
     manifest = json.loads(cfg.manifest_file.read_text())
     names = {f["path"] for f in manifest["files"]["gguf"]}
     assert {"gguf/tiny-f16.gguf", "gguf/tiny-Q4_K_M.gguf", "gguf/tiny-lora-f16.gguf"} <= names
     assert all(len(f["sha256"]) == 64 for f in manifest["files"]["gguf"])
     assert manifest["base_model"]["path"] == str(cfg.job.base_model)
     assert manifest["training"]["global_step"] == 6 and manifest["config"]["lora"]["r"] == 8
+
+    # a GGUF that tokenises differently from training (here: llama.cpp drops the token after <|im_start|>) fails
+    # verify and says where
+    from llama_cpp import Llama
+
+    real_tokenize = Llama.tokenize
+    monkeypatch.setattr(Llama, "tokenize", lambda self, *a, **k: (lambda ids: ids[:1] + ids[2:])(
+        real_tokenize(self, *a, **k)))
+    capfd.readouterr()
+    bad = verify(cfg, write=False)
+    monkeypatch.undo()
+    assert not bad.ok and all(c.tokenization_match == 0 and not c.ok for c in bad.checks)
+    assert all(c.tokenizer_diff.startswith("prompt 1: from token 1: HF [") for c in bad.checks), bad
+    assert "llama.cpp tokenises 2/2 prompts differently" in capfd.readouterr().err
 
     # the adapter GGUF applies at load time onto a GGUF of the base (what the llama_cpp backend's lora_path does)
     from finetune.converter import find_converter

@@ -89,3 +89,19 @@ def test_when_a_job_is_complete(make_job, train_cfg, state, summary, done):
         (cfg.out / "train_summary.json").write_text(json.dumps(summary))
     reason = _complete(cfg, {"global_step": state[0], "epoch": state[1]})
     assert (reason is None) if done is None else (reason is not None and done in reason)
+
+
+def test_a_resaved_tokenizer_keeps_what_the_gguf_converter_needs(tiny_model, tmp_path):
+    # transformers 5 saves tokenizer.json only; merge restores the SentencePiece model and the special-token table
+    from transformers import AutoTokenizer
+
+    from finetune.tokenizer import keep_sentencepiece_files
+
+    out = tmp_path / "merged"
+    AutoTokenizer.from_pretrained(str(tiny_model)).save_pretrained(str(out))
+    assert keep_sentencepiece_files(tiny_model, out) == ["tokenizer.model", "added_tokens_decoder"]
+    assert (out / "tokenizer.model").read_bytes() == (tiny_model / "tokenizer.model").read_bytes()
+    decoder = json.loads((out / "tokenizer_config.json").read_text())["added_tokens_decoder"]
+    assert {"content": "<|im_start|>", "special": True}.items() <= decoder["3"].items()
+    assert keep_sentencepiece_files(tiny_model, out) == []  # idempotent
+    assert len(AutoTokenizer.from_pretrained(str(out))) == len(AutoTokenizer.from_pretrained(str(tiny_model)))

@@ -1,7 +1,7 @@
 """A tiny Llama-shaped chat model with random weights and a tokenizer trained on the fly: no download.
 
-hidden 256 (so Q4_K blocks of 256 fit), 2 layers, a byte-fallback BPE vocabulary in the Llama style (which
-llama.cpp's converter reads as an SPM vocabulary), ChatML special tokens and a ChatML chat template.
+hidden 256 (so Q4_K blocks of 256 fit), 2 layers, a byte-fallback SentencePiece BPE vocabulary in the Llama style
+(tokenizer.model beside tokenizer.json), ChatML special tokens and a ChatML chat template.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 CHATML = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>'"
@@ -40,30 +41,35 @@ def corpus(n: int = 400, seed: int = 0) -> list[str]:
     return out
 
 
+def _train_tokenizer(dest: Path) -> Any:
+    """A SentencePiece BPE model (byte fallback, no dummy prefix) saved as tokenizer.model, as Llama-family
+    checkpoints ship it. llama.cpp's converter reads its merge scores from that file, so the GGUF tokenises exactly
+    like HF; a tokenizer.json-only BPE gets placeholder scores there and splits words differently."""
+    import io
+
+    import sentencepiece as spm
+    from transformers import LlamaTokenizer
+
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus()), model_writer=buf, model_type="bpe", vocab_size=900, hard_vocab_limit=False,
+        byte_fallback=True, add_dummy_prefix=False, remove_extra_whitespaces=False, normalization_rule_name="identity",
+        character_coverage=1.0, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        user_defined_symbols=["<|im_start|>", "<|im_end|>"], minloglevel=2)
+    (dest / "tokenizer.model").write_bytes(buf.getvalue())
+    return LlamaTokenizer.from_pretrained(
+        str(dest), legacy=False, add_prefix_space=False, add_bos_token=False, bos_token="<s>",
+        eos_token="<|im_end|>", unk_token="<unk>", pad_token="</s>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+
+
 def build_tiny_model(dest: Path, *, hidden: int = 256, layers: int = 2, seed: int = 0) -> Path:
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     dest.mkdir(parents=True, exist_ok=True)
-    specials = ["<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
-    byte_tokens = [f"<0x{i:02X}>" for i in range(256)]
-    tk = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
-    tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
-    tk.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                    decoders.Strip(" ", 1, 0)])
-    trainer = trainers.BpeTrainer(vocab_size=900, special_tokens=specials + byte_tokens, show_progress=False,
-                                  initial_alphabet=list("abcdefghijklmnopqrstuvwxyz"))
-    tk.train_from_iterator(corpus(), trainer=trainer)
-    # byte tokens belong to the vocabulary, not to the added (special) tokens
-    data = json.loads(tk.to_str())
-    data["added_tokens"] = [t for t in data["added_tokens"] if t["content"] in specials]
-    tk = Tokenizer.from_str(json.dumps(data))
-    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="<|im_end|>",
-                                     unk_token="<unk>", pad_token="</s>",
-                                     additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    hf_tok = _train_tokenizer(dest)
     hf_tok.chat_template = CHATML
-    hf_tok.add_bos_token = False
     hf_tok.save_pretrained(str(dest))
     vocab = len(hf_tok)
     torch.manual_seed(seed)
