@@ -253,9 +253,12 @@ def trainer_checkpointing_off(config_cls: Any) -> dict[str, bool]:
 def load_model(cfg: JobConfig, backend: str, dtype: Any, gpu: bool, notes: list[str]) -> tuple[Any, Any, bool]:
     """The model ready for training: loaded, checkpointing set, LoRA attached (and compiled when asked).
     One home for the trainer and bench/finetune_throughput.py. Returns (PEFT model, tokenizer, quantized_4bit)."""
-    if backend == "unsloth":
-        return _load_unsloth(cfg, dtype, notes)
-    return _load_hf(cfg, dtype, gpu, notes)
+    from .progress import quiet_hf
+
+    with quiet_hf():  # the bench calls this directly: the same quiet loading as train
+        if backend == "unsloth":
+            return _load_unsloth(cfg, dtype, notes)
+        return _load_hf(cfg, dtype, gpu, notes)
 
 
 def _use_chunked_loss(model: Any) -> str:
