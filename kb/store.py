@@ -131,6 +131,12 @@ class IngestReport:
         return tuple(e for e in self.errors if e[0] not in dup)
 
 
+def _pdf_layout() -> int:
+    from kb.pdf import PDF_LAYOUT_VERSION
+
+    return PDF_LAYOUT_VERSION
+
+
 class _DocError(Exception):
     pass
 
@@ -557,20 +563,19 @@ class KnowledgeBase:
         from kb.audience import markdown_title_lines, patient_facing, pdf_title_lines
 
         if path.suffix.lower() in PDF_SUFFIXES:
-            from kb.pdf import PdfError, extract_pdf
+            from kb.pdf import PDF_LAYOUT_VERSION, PdfError, pdf_sections
 
             try:
-                title, pages = extract_pdf(path, data)
+                title, sections = pdf_sections(path, data)  # heading paths detected from the text layer
             except PdfError as e:
                 raise _DocError(str(e)) from e
             if not include_patient:
-                why = patient_facing(pdf_title_lines(title, pages[0][1] if pages else ""),
-                                     "\n".join(text for _n, text in pages))
+                why = patient_facing(pdf_title_lines(title, sections[0][2] if sections else ""),
+                                     "\n".join(text for _p, _n, text in sections))
                 if why:
                     raise _PatientFacing(why)
-            chunks = chunk_sections(((f"Page {n}", n, text) for n, text in pages), title=title, source=source,
-                                    doc_hash=doc_hash, max_chars=chunk_chars)
-            return chunks, {"kind": "pdf"}
+            chunks = chunk_sections(sections, title=title, source=source, doc_hash=doc_hash, max_chars=chunk_chars)
+            return chunks, {"kind": "pdf", "pdf_layout": PDF_LAYOUT_VERSION}
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
@@ -626,8 +631,10 @@ class KnowledgeBase:
         pending: list[tuple[str, str, list[Chunk], dict[str, Any], dict[str, dict[str, Any]]]] = []
 
         def current(metas: Iterable[dict[str, Any]], doc_hash: str) -> bool:
+            # a PDF indexed by an older PDF reader (e.g. "Page N" paths before headings were detected) is redone
             return all(m.get("doc_hash") == doc_hash and m.get("chunk_chars") == chunk_chars
-                       and m.get("chunker") == CHUNKER_VERSION for m in metas)
+                       and m.get("chunker") == CHUNKER_VERSION
+                       and (m.get("kind") != "pdf" or m.get("pdf_layout") == _pdf_layout()) for m in metas)
 
         def tick(source: str) -> None:
             nonlocal done

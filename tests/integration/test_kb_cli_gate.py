@@ -1,0 +1,116 @@
+"""`kb query --explain` grades, the Stage 3 order in `eval retrieval`, empty and mismatched collections, and the
+gate calibrated on the shipped demo questions by `kb ingest --demo`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kb.store import KnowledgeBase
+
+MINILM = "embedded:all-minilm-l6-v2"
+RERANKER = "embedded:ms-marco-minilm-l12-int8"
+
+GUIDE = """---
+title: "Anal Cancer Test Guide"
+---
+# Anal Cancer Test Guide
+
+## Prognosis
+Five-year survival of localized anal cancer exceeds 80 percent; nodal involvement lowers it.
+
+## Treatment Option Overview
+Chemoradiation with mitomycin and fluorouracil (Nigro protocol) is standard for localized disease.
+"""
+
+
+@pytest.fixture()
+def cli(tmp_path, monkeypatch, capsys):
+    from oncotui.cli import main
+
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ONCOTUI_EMBEDDING__MODEL", MINILM)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        rc = main(list(argv))
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    return run
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_query_on_an_empty_knowledge_base_says_to_ingest(cli):
+    rc, out, err = cli("kb", "query", "anal cancer prognosis")
+    assert rc == 1 and "knowledge base is empty" in err and "kb ingest" in err and "gate refused" not in out
+
+
+def test_explain_prints_grades_and_eval_names_the_stage3_order(cli, tmp_path):
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+
+    rc, out, _ = cli("kb", "query", "What is the prognosis of anal cancer?", "--explain")
+    assert rc == 0
+    grades = out.split("Grades (relevant when the cross-encoder logit >= rag.relevance_min_score -3.0):")[1]
+    assert "relevant" in grades and "rag_confidence" in grades and "Prognosis" in grades
+    assert "recall order kept" in out
+    _, out, _ = cli("kb", "query", "What is the prognosis of anal cancer?", "--explain", "--order", "rerank")
+    assert "Stage 3 rerank (cross-encoder logits)" in out
+
+    ret = _jsonl(tmp_path / "ret.jsonl", [{"query": "anal cancer survival", "relevant_doc": "anal.md"},
+                                          {"query": "anal cancer treatment", "relevant_doc": "anl.md"}])
+    rc, out, err = cli("eval", "retrieval", "--set", str(ret), "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["stage3"] == "recall" and data["doc_recall@1"] == 0.5
+    # no relevant_section anywhere: the section level was not measured, which is not the same as 0
+    assert data["n_section"] == 0 and data["section_recall@5"] is None and data["section_mrr"] is None
+    assert "'anl.md' is not in the knowledge base" in err
+    assert json.loads(cli("eval", "retrieval", "--set", str(ret), "--json", "--order", "rerank")[1])["stage3"] == \
+        "rerank"
+    _, out, _ = cli("eval", "retrieval", "--set", str(ret))
+    assert "recall order" in out and "--order rerank" in out and "section  not measured" in out
+
+
+def test_stats_work_on_a_collection_built_with_another_model_and_queries_are_refused(cli, tmp_path, monkeypatch):
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+    monkeypatch.setenv("ONCOTUI_EMBEDDING__MODEL", "embedded:bge-small-en-v1.5-int8")
+    rc, out, _ = cli("kb", "stats")
+    assert rc == 0 and "chunks           2" in out and f"built with {MINILM}" in out and "--rebuild" in out
+    rc, out, err = cli("kb", "stats", "--json")
+    assert "--rebuild" in json.loads(out)["model_mismatch"]
+    rc, out, err = cli("kb", "query", "anal cancer prognosis")
+    assert rc == 2 and f"built with {MINILM}" in err
+
+
+def test_an_empty_collection_built_with_a_mistyped_model_is_taken_over(tmp_path):
+    # a first ingest that failed on a wrong embedding.model leaves an empty collection tagged with that model
+    with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines", embedder_spec="/no/such/model",
+                       reranker_spec=RERANKER) as bad:
+        assert bad.count() == 0
+    with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines", embedder_spec=MINILM,
+                       reranker_spec=RERANKER) as good:
+        assert good.metadata["embedding_model"] == MINILM and good.model_mismatch is None
+
+
+def test_demo_ingest_calibrates_the_gate_on_the_demo_questions(cli, tmp_path):
+    rc, out, _ = cli("kb", "ingest", "--demo")
+    assert rc == 0 and "gate calibrated on the demo question sets" in out
+    stats = json.loads(cli("kb", "stats", "--json")[1])
+    assert stats["calibration_set"] == "demo" and "calibrated" in stats["threshold_source"]
+    assert "on the shipped demo questions" in cli("kb", "stats")[1]
+    # a short keyword question about a demo topic passes; a question from outside medicine does not
+    assert "gate refused" not in cli("kb", "query", "pancreatic cancer stage IV")[1]
+    assert "gate refused" in cli("kb", "query", "What is the capital of France?")[1]
+
+    # once other guidelines are indexed the demo questions no longer describe the collection: say so, keep it
+    (tmp_path / "anal.md").write_text(GUIDE)
+    rc, out, _ = cli("kb", "ingest", str(tmp_path / "anal.md"))
+    assert rc == 0 and "calibrated on the demo questions" in out and "oncotui kb calibrate" in out
+    assert json.loads(cli("kb", "stats", "--json")[1])["threshold"] == stats["threshold"]
