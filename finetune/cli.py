@@ -41,6 +41,8 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps(report.to_json()))
         return 0
     if stage == "train":
+        if args.restart:  # the same as train.resume = false for this run
+            cfg = cfg.model_copy(update={"train": cfg.train.model_copy(update={"resume": False})})
         result = api.train(cfg, show_progress=not args.no_progress)
         if args.json:
             print(json.dumps(result.to_json()))

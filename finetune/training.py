@@ -320,10 +320,10 @@ def _read_summary(cfg: JobConfig) -> dict[str, Any]:
 def _already_complete(cfg: JobConfig, reason: str, console: Any) -> TrainResult:
     if not (cfg.adapter_dir / "adapter_config.json").is_file():
         raise FinetuneError(f"training in {cfg.out} reached its end ({reason}) but no adapter was saved to "
-                            f"{cfg.adapter_dir}; set train.resume = false to train again from the start")
+                            f"{cfg.adapter_dir}; rerun with --restart (or set train.resume = false) to train again from the start")
     console.print(f"training is already complete in {cfg.out} ({reason}); nothing to train. The adapter is in "
                   f"{cfg.adapter_dir}. To train longer raise train.max_steps or train.num_epochs and rerun; to "
-                  f"start over set train.resume = false (or delete {cfg.checkpoints_dir}).")
+                  f"start over rerun with --restart (or set train.resume = false).")
     fields = {f for f in TrainResult.__dataclass_fields__}
     summary = {k: v for k, v in _read_summary(cfg).items() if k in fields}
     result = TrainResult(**{"backend": "", "dtype": "", "quantized_4bit": False, "device": "", "resumed_from": None,

@@ -165,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
             f.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
         if name == "train":
             f.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
+            f.add_argument("--restart", action="store_true", help="start from step 0: remove this job's checkpoints "
+                           "instead of resuming from the newest (the same as train.resume = false)")
         if name == "setup-converter":
             f.add_argument("--sdist", metavar="FILE", help="a local llama_cpp_python-<version>.tar.gz")
             f.add_argument("--force", action="store_true", help="extract again even if present")
