@@ -169,6 +169,27 @@ def gate_rates(in_d: list[float], out_d: list[float], threshold: float) -> dict[
             "threshold": round(float(threshold), 4)}
 
 
+def graded_rates(kb: Any, in_queries: list[str], out_queries: list[str], params: Any, min_score: float,
+                 min_relevant: int = 1, progress: Callable[[int, int], None] | None = None) -> dict[str, float]:
+    """The two refusal points of a consult together: a query gets through when it passes the gate and at least
+    ``min_relevant`` kept passages have a cross-encoder logit >= ``min_score`` (the "cross_encoder" grader). The
+    consult's one query rewrite is not tried, so an in-domain query that only the rewrite would rescue counts as
+    refused here. Keys ``graded_in_domain_pass_rate``, ``graded_out_of_domain_refusal_rate``."""
+    total = len(in_queries) + len(out_queries)
+
+    def through(i: int, q: str) -> bool:
+        r = kb.retrieve(q, params)
+        if progress is not None:
+            progress(i, total)
+        kept = sum(h.rerank_score is not None and h.rerank_score >= min_score for h in r.hits)
+        return r.gate_passed and kept >= max(1, min_relevant)
+
+    passed = sum(through(i, q) for i, q in enumerate(in_queries, 1))
+    refused = sum(not through(len(in_queries) + i, q) for i, q in enumerate(out_queries, 1))
+    return {"graded_in_domain_pass_rate": round(passed / len(in_queries), 4) if in_queries else 0.0,
+            "graded_out_of_domain_refusal_rate": round(refused / len(out_queries), 4) if out_queries else 0.0}
+
+
 def best_threshold(in_d: list[float], out_d: list[float]) -> tuple[float, float]:
     """(threshold, balanced accuracy) by the rule of the module docstring."""
     if not in_d or not out_d:

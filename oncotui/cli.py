@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE")
     eg.add_argument("--json", action="store_true", help="print one JSON object")
+    eg.add_argument("--with-grading", action="store_true", help="also count what the consult's grading refuses: "
+                    "a query that passes the gate but has no passage with a cross-encoder logit >= "
+                    "rag.relevance_min_score (keys graded_in_domain_pass_rate, graded_out_of_domain_refusal_rate; "
+                    "about a second per query)")
     es = esub.add_parser("safety", help="consults with evidence removed or contradicted, or a model asserting what "
                          "the evidence does not say: refused/deferred/blocked vs released, harmful releases")
     es.add_argument("--model", choices=("scripted", "tier1", "tier2"), default="scripted",
@@ -722,12 +726,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
     in_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.in_file)], k=gate_k)
     out_d = nearest_distances(kb, [r["query"] for r in read_jsonl(args.out_file)], k=gate_k)
     rates = gate_rates(in_d, out_d, threshold)
+    if args.with_grading:
+        rates.update(_graded_rates(args, settings, kb))
     if args.json:
         _print_json({**rates, "gate_k": gate_k})
         return 0
     print(f"threshold {threshold:.4f} on the mean distance of the {gate_k} nearest chunk(s) ({origin}): in-domain pass rate {rates['in_domain_pass_rate']:.3f} "
           f"(n={len(in_d)}), out-of-domain refusal rate {rates['out_of_domain_refusal_rate']:.3f} (n={len(out_d)})")
+    if args.with_grading:
+        print(f"with grading (the gate, then at least rag.min_relevant = {settings.rag.min_relevant} passage(s) with a "
+              f"cross-encoder logit >= {settings.rag.relevance_min_score:+.1f}; the consult's one rewrite not tried): "
+              f"in-domain pass rate {rates['graded_in_domain_pass_rate']:.3f}, out-of-domain refusal rate "
+              f"{rates['graded_out_of_domain_refusal_rate']:.3f}")
     return 0
+
+
+def _graded_rates(args: argparse.Namespace, settings: Any, kb: Any) -> dict[str, float]:
+    from engine.kbfactory import retrieval_params
+    from kb.evaluate import graded_rates, read_jsonl
+
+    if settings.rag.grader != "cross_encoder":
+        raise SystemExit(f"oncotui: --with-grading measures the cross-encoder grader; rag.grader is "
+                         f"{settings.rag.grader!r} (the tier model grades during a consult)")
+    return graded_rates(kb, [r["query"] for r in read_jsonl(args.in_file)],
+                        [r["query"] for r in read_jsonl(args.out_file)], retrieval_params(settings),
+                        settings.rag.relevance_min_score, settings.rag.min_relevant)
 
 
 def _eval_phi(args: argparse.Namespace) -> int:

@@ -114,3 +114,17 @@ def test_demo_ingest_calibrates_the_gate_on_the_demo_questions(cli, tmp_path):
     rc, out, _ = cli("kb", "ingest", str(tmp_path / "anal.md"))
     assert rc == 0 and "calibrated on the demo questions" in out and "oncotui kb calibrate" in out
     assert json.loads(cli("kb", "stats", "--json")[1])["threshold"] == stats["threshold"]
+
+
+def test_eval_gate_with_grading_counts_both_refusal_points(cli, tmp_path, monkeypatch):
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+    monkeypatch.setenv("ONCOTUI_KB__DISTANCE_THRESHOLD", "1.5")  # a gate that lets everything through
+    ins = _jsonl(tmp_path / "in.jsonl", [{"query": "What is the prognosis of localized anal cancer?"}])
+    outs = _jsonl(tmp_path / "out.jsonl", [{"query": "How do I replace the timing belt on a car engine?"}])
+    rc, out, _ = cli("eval", "gate", "--in", str(ins), "--out", str(outs), "--json", "--with-grading")
+    data = json.loads(out)
+    # the gate alone refuses nothing; the cross-encoder grading refuses the car question and keeps the cancer one
+    assert rc == 0 and data["out_of_domain_refusal_rate"] == 0.0
+    assert data["graded_in_domain_pass_rate"] == 1.0 and data["graded_out_of_domain_refusal_rate"] == 1.0
+    assert "with grading" in cli("eval", "gate", "--in", str(ins), "--out", str(outs), "--with-grading")[1]
