@@ -9,10 +9,13 @@ store is first used. Public names are importable from here (resolved lazily) or 
 * :mod:`kb.rerank` — ``CrossEncoderReranker`` (ONNX cross-encoder, raw logits, pairs truncated to 256 tokens)
 * :mod:`kb.lexical` — ``LexicalIndex`` (BM25 over chunks in SQLite FTS5) and ``rrf`` (reciprocal rank fusion)
 * :mod:`kb.chunking` — ``Chunk``, ``parse_markdown``, ``chunk_markdown``, ``trim_to_budget``
-* :mod:`kb.pdf` — ``extract_pdf`` (reading order across two columns, running heads stripped, page numbers kept)
-* :mod:`kb.evaluate` — recall@k / MRR, gate rates, the calibration rule (maximise balanced accuracy)
+* :mod:`kb.pdf` — ``extract_pdf``, ``pdf_sections`` (reading order across two columns, running heads stripped,
+  headings detected into section paths, page numbers kept)
+* :mod:`kb.audience` — ``patient_facing`` (the documented heuristic that skips patient-facing material)
+* :mod:`kb.evaluate` — recall@k / MRR, gate rates, the calibration rule (maximise balanced accuracy),
+  ``calibrate_gate``, ``calibrate_demo`` (the shipped demo question sets in ``kb/demo_calibration``)
 * :mod:`kb.store` — ``KnowledgeBase``, ``RetrievalParams``, ``Hit``, ``RetrievalResult``, ``IngestReport``,
-  ``DEMO_DIR``
+  ``DEMO_DIR``, ``DEMO_CALIBRATION_DIR``
 
 Stage 2 threshold: ``kb.distance_threshold`` when > 0, else the threshold ``oncotui kb calibrate`` stored in the
 collection's metadata, else ``kb.store.DEFAULT_THRESHOLDS`` for the embedder. Measured figures (dev sets with
@@ -39,6 +42,8 @@ _EXPORTS = {
     "LexicalIndex": "kb.lexical",
     "rrf": "kb.lexical",
     "extract_pdf": "kb.pdf",
+    "pdf_sections": "kb.pdf",
+    "patient_facing": "kb.audience",
     "get_embedder": "kb.embed",
     "CrossEncoderReranker": "kb.rerank",
     "get_reranker": "kb.rerank",
@@ -52,6 +57,7 @@ _EXPORTS = {
     "RetrievalResult": "kb.store",
     "IngestReport": "kb.store",
     "DEMO_DIR": "kb.store",
+    "DEMO_CALIBRATION_DIR": "kb.store",
 }
 
 __all__ = ["KBError", *_EXPORTS]
