@@ -1,8 +1,8 @@
 """Cross-encoder reranking with an ONNX model on onnxruntime's CPU provider (never downloads).
 
 Speed: each (query, passage) pair is truncated to ``max_tokens`` (256 by default, longest-first, so a long
-passage loses its tail, not the query); pairs are sorted by length and padded per batch only to the longest pair
-in that batch; onnxruntime runs with one intra-op thread per available core and full graph optimisation.
+passage loses its tail, not the query); pairs are scored one per forward pass by default (no padding; with a
+larger ``batch_size`` they are sorted by length and padded per batch to the longest pair in it); onnxruntime runs with one intra-op thread per available core and full graph optimisation.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ DEFAULT_MAX_TOKENS = 256  # what we feed it: query + passage, truncated longest-
 class CrossEncoderReranker:
     """Scores (query, passage) pairs; higher is more relevant. The model loads on first ``score``."""
 
-    def __init__(self, spec: str, batch_size: int = 16, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    # One pair per forward pass by default: the 5 pairs Stage 3 scores differ in length (135-250 tokens), and
+    # padding them to the longest made Stage 3 ~20% slower than scoring each alone (kb/EVAL.md, round 4); on a CPU
+    # a 200-token sequence already fills the matrix units, so batching gains nothing back.
+    def __init__(self, spec: str, batch_size: int = 1, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         self.name = spec
         self.batch_size = max(1, int(batch_size))
         self.max_tokens = max(16, min(MAX_LENGTH, int(max_tokens)))
