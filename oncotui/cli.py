@@ -53,19 +53,31 @@ def build_parser() -> argparse.ArgumentParser:
     pts.add_argument("action", nargs="?", choices=["list", "new"], default="list")
     pts.add_argument("--json", action="store_true")
 
-    hitl = sub.add_parser("hitl", help="reviewer sign-off: list, approve or reject pending items")
+    hitl = sub.add_parser("hitl", help="reviewer sign-off: list, show, approve or reject pending items")
     hsub = hitl.add_subparsers(dest="hitl_command", metavar="ACTION", required=True)
-    hl = hsub.add_parser("list", help="pending approval items")
-    hl.add_argument("--all", action="store_true", help="include decided items")
-    hl.add_argument("--json", action="store_true")
+    hl = hsub.add_parser("list", help="pending approval items (with --all: decided ones too, who decided and when)")
+    hl.add_argument("--all", action="store_true", help="include decided items, with the reviewer and the time")
+    hl.add_argument("--json", action="store_true", help="print the items as one JSON array")
+    hs = hsub.add_parser("show", help="read an item before signing: the draft as it will be signed, each claim's "
+                         "release state, the cited passages, the case (redacted) and why it waits")
+    hs.add_argument("id", help="approval id, e.g. HITL-1a2b3c4d (see `oncotui hitl list`)")
+    hs.add_argument("--json", action="store_true", help="print one JSON object")
+    hs.add_argument("--draft", action="store_true", help="print only the draft (Markdown), e.g. to start an edited "
+                    "answer for `hitl approve ID --edit-file FILE`")
     for name, helptext in (("approve", "approve an item and release the answer"),
-                           ("reject", "reject an item (the clinician gets the safe refusal)")):
+                           ("reject", "reject an item with a note saying why (the clinician gets the safe "
+                                      "refusal and the note)")):
         h = hsub.add_parser(name, help=helptext)
         h.add_argument("id", help="approval id, e.g. HITL-1a2b3c4d")
         h.add_argument("--reviewer", default=getpass.getuser(),
                        help="reviewer id (default: the OS user); one listed in hitl.reviewers when that is set")
-        h.add_argument("--note", default="", help="note stored with the decision")
-        h.add_argument("--json", action="store_true")
+        if name == "reject":
+            h.add_argument("--note", default="", help="required: why the draft is rejected (stored with the "
+                           "decision and shown to the clinician)")
+        else:
+            h.add_argument("--note", default="", help="note stored with the decision")
+        h.add_argument("--json", action="store_true", help="print the resumed consult's events, one JSON object "
+                       "per line")
         if name == "approve":
             h.add_argument("--edit-file", metavar="FILE", help="approve with edits: the edited answer (Markdown)")
 
@@ -354,18 +366,24 @@ def cmd_hitl(args: argparse.Namespace) -> int:
     from engine.graph import decision
 
     settings = _settings(args)
-    if args.hitl_command == "list":
+    if args.hitl_command in ("list", "show"):
         from engine.checkpoint import CheckpointStore
 
-        items = CheckpointStore(settings.db_path).approvals(None if args.all else "pending")
+        store = CheckpointStore(settings.db_path)
+        if args.hitl_command == "show":
+            return _hitl_show(args, settings, store)
+        items = store.approvals(None if args.all else "pending")
         if args.json:
             _print_json(items)
         elif not items:
             print("No approval items." if args.all else "Nothing is waiting for a reviewer.")
-        for item in [] if args.json else items:
-            print(f"{item.id}  {item.thread_id}  {item.status:<20} {item.created_at}  asked by "
-                  f"{item.clinician or '?'}  {'; '.join(item.reasons)}")
+        else:
+            _hitl_table(items, args.all)
         return 0
+    if args.hitl_command == "reject" and not args.note.strip():
+        print(f"oncotui: a rejection needs a note saying why (the clinician reads it with the safe refusal): "
+              f"oncotui hitl reject {args.id} --note \"...\"", file=sys.stderr)
+        return 2
     engine = _engine(settings)
     item = engine.store.approval(args.id)
     if item is None:
@@ -380,6 +398,118 @@ def cmd_hitl(args: argparse.Namespace) -> int:
     dec = decision(action, args.reviewer, args.note, edited)
     asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json))
     return 0
+
+
+def _hitl_table(items: list[Any], decided: bool) -> None:
+    """`hitl list`: one row per item under column headers; with --all also who decided and when."""
+    head = ["ID", "PATIENT", "STATUS", "QUEUED", "ASKED BY"] + (["DECIDED BY", "DECIDED AT"] if decided else [])
+    rows = [[i.id, i.thread_id, i.status, i.created_at, i.clinician or "?"]
+            + ([(i.reviewer + (f" ({i.role})" if i.role else "")) or "-", i.decided_at or "-"] if decided else [])
+            for i in items]
+    widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
+    for row, item in zip([head, *rows], [None, *items], strict=True):
+        reasons = "WHY IT WAITS" if item is None else "; ".join(item.reasons) or "-"
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + "  " + reasons)
+    print(f"\nRead one before signing: oncotui hitl show {items[0].id}")
+
+
+def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
+    """What a reviewer needs to sign: the draft as stored for the signature, claims, passages, case, reasons."""
+    item = store.approval(args.id)
+    if item is None:
+        print(f"oncotui: no approval item {args.id!r} (see `oncotui hitl list --all`)", file=sys.stderr)
+        return 1
+    if args.draft:
+        print(item.preview)
+        return 0
+    cp = store.latest(item.thread_id, item.consult_id)
+    state = cp.state if cp is not None else None
+    data = _hitl_item_data(item, state, settings)
+    if args.json:
+        _print_json(data)
+        return 0
+    decided = (f"{item.status} by {item.reviewer}" + (f" ({item.role})" if item.role else "")
+               + f" at {item.decided_at}" + (f"; note: {item.note}" if item.note else "")
+               if item.status != "pending" else "pending: waiting for a reviewer")
+    print(f"{item.id} · patient {item.thread_id} · consult {item.consult_id}")
+    print(f"  {decided}")
+    print(f"  queued {item.created_at}, asked by {item.clinician or '?'}")
+    print("\nWhy it waits for a reviewer:")
+    for reason in item.reasons or ("-",):
+        print(f"  - {reason}")
+    r = data["routing"]
+    if r:
+        how = (f"Tier {r['tier']}, chosen by the clinician (tier override; the router alone would pick Tier "
+               f"{r['auto_tier']})" if r["override"] else f"Tier {r['tier']}")
+        print(f"Routing: complexity score {r['score']:.2f} (Tier 2 at >= {r['threshold']}) -> {how}")
+        for f in r["factors"]:
+            print(f"  +{f['weight']:.2f} {f['name']} ({f['detail']})")
+    print("\nCase (identifiers redacted):")
+    print(_indent(data["case_text"] or "(not stored)"))
+    print("\nClaims and their release state (blocked claims are never released, whatever the decision):")
+    for c in data["claims"] or []:
+        cites = ", ".join(c["sentence_ids"] or c["evidence"]) or "no citation"
+        print(f"  {c['id']}  {c['state']:<9} support {c['support']:.2f}  [{cites}]  {c['text']}")
+        if c["reasons"]:
+            print(f"      {'; '.join(c['reasons'])}")
+    if data["claims"] is None:
+        print("  (no claim ledger)")
+    print("\nCited passages:")
+    cited = [p for p in data["passages"] if p["cited"]]
+    for p in cited:
+        print(f"  [{p['id']}] {p['title']} — {p['section']}" + (f", p. {p['page']}" if p["page"] else "")
+              + f"  ({p['source']})")
+        print(_indent(p["text"].strip(), "      "))
+    if not cited:
+        print("  (none)")
+    others = [p for p in data["passages"] if not p["cited"]]
+    if others:
+        print("Also retrieved, not cited: " + "; ".join(f"[{p['id']}] {p['title']} — {p['section']}"
+                                                       for p in others))
+    print("\nDraft as the reviewer signs it (this text is hashed into the decision record):")
+    print("-" * 72)
+    print(item.preview.rstrip())
+    print("-" * 72)
+    if item.status == "pending":
+        print("\nTo decide (a reviewer other than the clinician who asked):")
+        for line in data["commands"].values():
+            print(f"  {line}")
+    return 0
+
+
+def _hitl_item_data(item: Any, state: Any, settings: Any) -> dict[str, Any]:
+    import dataclasses
+
+    routing = state.routing if state is not None else None
+    retrieval = state.retrieval if state is not None else None
+    ledger = state.ledger if state is not None else None
+    cited = {e for c in (ledger.claims if ledger else ()) for e in c.evidence}
+    draft = state.draft if state is not None else None
+    cited |= {e for r in (draft.recommendations if draft else ()) for e in r.evidence}
+    return {
+        **dataclasses.asdict(item), "draft_markdown": item.preview,
+        "case_text": state.case_text if state is not None else "",
+        "routing": None if routing is None else {
+            "score": routing.score, "tier": routing.tier, "auto_tier": routing.auto_tier,
+            "override": routing.override, "threshold": settings.router.threshold,
+            "factors": [{"name": f.name, "weight": f.weight, "detail": f.detail} for f in routing.factors]},
+        "claims": None if ledger is None else [
+            {"id": c.id, "state": c.state, "support": c.support, "text": c.text, "evidence": list(c.evidence),
+             "sentence_ids": list(c.sentence_ids), "reasons": list(c.reasons)} for c in ledger.claims],
+        "passages": [{"id": p.id, "cited": p.id in cited, "title": p.title, "section": _plain(p.section),
+                      "page": p.page, "source": p.source, "distance": p.distance, "rerank_score": p.rerank_score,
+                      "relevant": p.relevant, "text": p.text} for p in (retrieval.passages if retrieval else ())],
+        "commands": {
+            "approve": f"oncotui hitl approve {item.id} --reviewer ID [--note \"...\"]",
+            "approve_with_edits": f"oncotui hitl show {item.id} --draft > edited.md; (edit it) oncotui hitl "
+                                  f"approve {item.id} --reviewer ID --edit-file edited.md",
+            "reject": f"oncotui hitl reject {item.id} --reviewer ID --note \"why\"",
+        },
+    }
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

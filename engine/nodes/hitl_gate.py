@@ -12,8 +12,13 @@ from engine.state import ConsultState
 
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
     reasons: list[str] = []
-    if state.routing and state.routing.tier == 2:
-        reasons.append(f"Tier 2 case (complexity score {state.routing.score:.2f})")
+    r = state.routing
+    if r and r.tier == 2:
+        if r.override and r.auto_tier != 2:  # the clinician forced the tier: say so, and what the router said
+            reasons.append(f"Tier 2 chosen by the clinician (tier override; complexity score "
+                           f"{r.score:.2f} would route to Tier {r.auto_tier})")
+        else:
+            reasons.append(f"Tier 2 case (complexity score {r.score:.2f})")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

@@ -1,0 +1,99 @@
+"""The reviewer's command line in process (fast): hitl list/show/approve/reject, the tier-override reason, edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oncotui.cli import main
+from tests.fakes import collect, make_engine
+
+PANCREAS_CASE = "Stage IV pancreatic adenocarcinoma, KRAS and BRCA2. Options?"
+LOW_CASE = "Pancreatic adenocarcinoma, good performance status. Options?"  # score 0.40: Tier 1
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
+    for key in ("ONCOTUI_CONFIG", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    return tmp_path
+
+
+def queue(data_dir: Path, text: str = PANCREAS_CASE, tier: int | None = None) -> str:
+    engine, _, _ = make_engine(data_dir)
+    collect(lambda: engine.stream("PT-0001", text, tier_override=tier, clinician="dr.ask"))
+    return engine.store.approvals()[0].id  # type: ignore[attr-defined]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_hitl_list_has_headers_and_all_shows_who_decided(data_dir, capsys):
+    item = queue(data_dir)
+    rc, out, _ = run(capsys, "hitl", "list")
+    assert rc == 0
+    head = out.splitlines()[0]
+    for col in ("ID", "PATIENT", "STATUS", "QUEUED", "ASKED BY", "WHY IT WAITS"):
+        assert col in head
+    assert item in out and "dr.ask" in out and "DECIDED BY" not in head
+    assert run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee", "--note", "ok")[0] == 0
+    rc, out, _ = run(capsys, "hitl", "list", "--all")
+    head, row = out.splitlines()[:2]
+    assert "DECIDED BY" in head and "DECIDED AT" in head
+    assert item in row and "approved" in row and "dr.lee" in row
+
+
+def test_hitl_show_prints_what_the_reviewer_signs(data_dir, capsys):
+    item = queue(data_dir)
+    rc, out, _ = run(capsys, "hitl", "show", item)
+    assert rc == 0
+    assert "Why it waits for a reviewer" in out and "Tier 2 case (complexity score" in out
+    assert "Routing: complexity score" in out and "rare_cancer" in out
+    assert "Case (identifiers redacted)" in out and "pancreatic" in out
+    assert "C1  supported" in out or "C1  qualified" in out or "C1  deferred" in out
+    assert "[E1] Pancreatic Cancer (Demo) — Treatment > Metastatic" in out and "FOLFIRINOX" in out
+    assert "Draft as the reviewer signs it" in out and "## Recommendations" in out
+    assert f"oncotui hitl approve {item}" in out and f"oncotui hitl reject {item}" in out and "--note" in out
+
+    rc, out, _ = run(capsys, "hitl", "show", item, "--json")
+    data = json.loads(out)
+    assert data["id"] == item and data["status"] == "pending" and data["clinician"] == "dr.ask"
+    assert data["routing"]["tier"] == 2 and data["routing"]["override"] is None
+    assert data["claims"] and {"id", "state", "support", "text", "reasons"} <= set(data["claims"][0])
+    cited = [p for p in data["passages"] if p["cited"]]
+    assert cited and cited[0]["title"] == "Pancreatic Cancer (Demo)" and cited[0]["section"] == "Treatment > Metastatic"
+    assert "## Recommendations" in data["draft_markdown"] and "PANCREATIC" not in data["case_text"]
+
+    rc, out, _ = run(capsys, "hitl", "show", item, "--draft")
+    assert rc == 0 and out.startswith("## ")
+
+
+def test_hitl_show_unknown_item(data_dir, capsys):
+    rc, _, err = run(capsys, "hitl", "show", "HITL-nope")
+    assert rc == 1 and "no approval item" in err
+
+
+def test_reject_needs_a_note(data_dir, capsys):
+    item = queue(data_dir)
+    for extra in ([], ["--note", "  "]):
+        rc, _, err = run(capsys, "hitl", "reject", item, "--reviewer", "dr.lee", *extra)
+        assert rc == 2 and "needs a note" in err and "--note" in err
+    rc, out, _ = run(capsys, "hitl", "list")
+    assert item in out  # still pending
+    rc, out, _ = run(capsys, "hitl", "reject", item, "--reviewer", "dr.lee", "--note", "wrong regimen")
+    assert rc == 0 and "wrong regimen" in out
+
+
+def test_forced_tier_reason_names_the_override(data_dir, capsys):
+    item = queue(data_dir, LOW_CASE, tier=2)
+    rc, out, _ = run(capsys, "hitl", "show", item)
+    assert "Tier 2 chosen by the clinician" in out and "would route to Tier 1" in out
+    assert "Tier 2 case" not in out and "complexity score 0.40 would route to Tier 1" in out
+    assert "chosen by the clinician (tier override; the router alone would pick Tier 1)" in out
