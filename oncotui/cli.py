@@ -50,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--json", action="store_true", help="print {score, tier, factors}")
 
     pts = sub.add_parser("patients", help="list patients, or create one")
-    pts.add_argument("action", nargs="?", choices=["list", "new"], default="list")
-    pts.add_argument("--json", action="store_true")
+    pts.add_argument("action", nargs="?", choices=["list", "new"], default="list",
+                     help="list (default): patients with their consult counts; new: create the next PT-XXXX id")
+    pts.add_argument("--json", action="store_true", help="print JSON (list: an array; new: {\"id\": ...})")
 
     hitl = sub.add_parser("hitl", help="reviewer sign-off: list, show, approve or reject pending items")
     hsub = hitl.add_subparsers(dest="hitl_command", metavar="ACTION", required=True)
@@ -84,16 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("audit", help="the hash-chained audit log: verify it, or show entries")
     asub = au.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
     av = asub.add_parser("verify", help="recompute the chain; exit 1 naming the first tampered entry")
-    av.add_argument("--json", action="store_true")
+    av.add_argument("--json", action="store_true", help="print {ok, entries, seq, kind, problem, head, message}")
     ash = asub.add_parser("show", help="list entries, oldest first")
     ash.add_argument("--thread", metavar="PT-XXXX", help="only this patient's entries")
     ash.add_argument("--json", action="store_true", help="one JSON object per entry")
 
     res = sub.add_parser("resume", help="continue the latest interrupted consult of a patient")
-    res.add_argument("--patient", required=True, metavar="PT-XXXX")
-    res.add_argument("--json", action="store_true")
+    res.add_argument("--patient", required=True, metavar="PT-XXXX", help="the patient whose latest consult to "
+                     "continue (from the last checkpointed step)")
+    res.add_argument("--json", action="store_true", help="print one JSON event per line")
 
-    kb = sub.add_parser("kb", help="knowledge base: ingest guidelines, show status, remove documents")
+    kb = sub.add_parser("kb", help="knowledge base: ingest guidelines, stats, remove documents, calibrate the gate, "
+                        "query")
     ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     ki = ksub.add_parser("ingest", help="index Markdown/PDF files or folders (idempotent)")
     ki.add_argument("paths", nargs="*", type=Path, help="Markdown/.txt/PDF files, or folders searched recursively")
@@ -104,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also index patient-facing documents (patient versions, leaflets), which are skipped by "
                     "default: the heuristic is in the README and kb/audience.py")
     kst = ksub.add_parser("stats", aliases=["status"], help="documents, chunks, embedding model and gate threshold")
-    kst.add_argument("--json", action="store_true")
+    kst.add_argument("--json", action="store_true", help="print one JSON object")
     kst.add_argument("--docs", action="store_true", help="also list the documents")
     kr = ksub.add_parser("remove", help="drop a document's chunks")
     kr.add_argument("source", help="the document: its path (relative or absolute; the file may be gone) or its "
@@ -116,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     kc.add_argument("--out", dest="out_file", required=True, type=Path, metavar="OUT.jsonl",
                     help="out-of-domain queries (JSONL with a query field)")
     kc.add_argument("--dry-run", action="store_true", help="print the distributions and the pick, store nothing")
-    kc.add_argument("--json", action="store_true")
+    kc.add_argument("--json", action="store_true", help="print one JSON object")
     kq = ksub.add_parser("query", help="run the four retrieval stages for a question")
     kq.add_argument("text", help="the question ('-' reads stdin)")
     kq.add_argument("--explain", action="store_true", help="print every stage: candidates, gate, rerank, trim, "
@@ -124,9 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     kq.add_argument("--no-rerank", action="store_true", help="skip Stage 3 (keep the recall order)")
     kq.add_argument("--order", choices=("recall", "rerank"), help="Stage 3 order for this query (default: "
                     "rerank.order): recall keeps Stage 1's order, rerank lets the cross-encoder order the passages")
-    kq.add_argument("--json", action="store_true")
+    kq.add_argument("--json", action="store_true", help="print the retrieval result as one JSON object")
 
-    ev = sub.add_parser("eval", help="measure retrieval quality and the relevance gate on JSONL query sets")
+    ev = sub.add_parser("eval", help="measure retrieval and the relevance gate on JSONL query sets, the safety "
+                        "stack (safety) and PHI redaction (phi)")
     esub = ev.add_subparsers(dest="eval_command", metavar="ACTION", required=True)
     er = esub.add_parser("retrieval", help="recall@1/5/15 and MRR at document and section level")
     er.add_argument("--set", dest="set_file", required=True, type=Path, metavar="FILE",
@@ -136,8 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "rerank.order; with the default \"recall\" the ranks equal --no-rerank's)")
     er.add_argument("--json", action="store_true", help="print one JSON object")
     eg = esub.add_parser("gate", help="share of in-domain queries passed and out-of-domain queries refused")
-    eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE")
-    eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE")
+    eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE",
+                    help="in-domain queries (JSONL with a query field): the gate should pass them")
+    eg.add_argument("--out", dest="out_file", required=True, type=Path, metavar="FILE",
+                    help="out-of-domain queries (JSONL with a query field): the gate should refuse them")
     eg.add_argument("--json", action="store_true", help="print one JSON object")
     eg.add_argument("--with-grading", action="store_true", help="also count what the consult's grading refuses: "
                     "a query that passes the gate but has no passage with a cross-encoder logit >= "
@@ -188,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
             f.add_argument("--force", action="store_true", help="extract again even if present")
 
     cfg = sub.add_parser("config", help="show the effective settings")
-    cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show")
+    cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show",
+                     help="show (default): the effective settings as JSON, secrets masked; path: the file in use")
     return p
 
 
@@ -246,6 +253,9 @@ class ConsultPrinter:
                     grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
                     self.err.print(f"   [dim]{p.id} {_escape(p.title)} — {_escape(p.section)} "
                                    f"(d={p.distance:.3f}, rerank={p.rerank_score}, {grade})[/dim]")
+            elif event.closest_title is None:  # nothing to compare with: no document is indexed
+                self.err.print("  [yellow]gate refused[/yellow]: the knowledge base is empty; ingest guidelines "
+                               "first: `oncotui kb ingest --demo` (the demo set) or `oncotui kb ingest PATH`")
             else:
                 mean = (f"; mean of the {event.gate_k} nearest {event.gate_value}"
                         if event.gate_k > 1 and event.gate_value is not None else "")
@@ -349,7 +359,10 @@ def cmd_patients(args: argparse.Namespace) -> int:
     if args.action == "new":
         pid = store.new_patient_id()
         store.ensure_patient(pid)
-        print(pid)
+        if args.json:
+            _print_json({"id": pid})
+        else:
+            print(pid)
         return 0
     rows = store.patients()
     if args.json:
@@ -959,9 +972,22 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.action == "path":
         print(settings.source)
         return 0
-    print(f"# effective settings from {settings.source}; data under {settings.data_dir}")
-    _print_json(settings.model_dump(exclude={"source"}))
+    print(f"# effective settings from {settings.source}; data under {settings.data_dir}; secrets shown as ***")
+    print(json.dumps(mask_secrets(settings.model_dump(exclude={"source"})), indent=2))
     return 0
+
+
+SECRET_KEYS = ("api_key", "token", "password", "secret")
+
+
+def mask_secrets(tree: Any) -> Any:
+    """A copy of a settings dump with every non-empty secret (api_key, ...token, ...password) as "***"."""
+    if isinstance(tree, dict):
+        return {k: ("***" if isinstance(v, str) and v and str(k).lower().endswith(SECRET_KEYS) else mask_secrets(v))
+                for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [mask_secrets(v) for v in tree]
+    return tree
 
 
 def cmd_finetune(args: argparse.Namespace) -> int:

@@ -1,0 +1,77 @@
+"""Command-line polish: every option documented, JSON where --json is asked for, secrets masked, plain messages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from oncotui.cli import ConsultPrinter, build_parser, main, mask_secrets
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    return tmp_path
+
+
+def _undocumented(parser: argparse.ArgumentParser, path: str) -> list[str]:
+    missing = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            missing += [f"{path} {c.dest}" for c in action._choices_actions if not c.help]
+            for name, child in action.choices.items():
+                missing += _undocumented(child, f"{path} {name}")
+        elif not action.help and not isinstance(action, argparse._HelpAction):
+            missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+def test_every_option_and_positional_has_a_description():
+    assert _undocumented(build_parser(), "oncotui") == []
+
+
+def test_kb_and_eval_summaries_name_every_action():
+    top = build_parser().format_help()
+    kb_line = top[top.index("    kb "):].split("\n    eval")[0]
+    for action in ("ingest", "stats", "remove", "calibrate", "query"):
+        assert action in kb_line
+    eval_line = top[top.index("    eval "):].split("\n    redact")[0]
+    for action in ("retrieval", "gate", "safety", "phi"):
+        assert action in eval_line
+
+
+def test_patients_new_json(data_dir, capsys):
+    assert main(["patients", "new", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"id": "PT-0001"}
+    assert main(["patients", "new"]) == 0
+    assert capsys.readouterr().out.strip() == "PT-0002"
+
+
+def test_config_show_masks_secrets_and_pretty_prints(data_dir, capsys, monkeypatch):
+    monkeypatch.setenv("ONCOTUI_MODELS__PROFILES__SMOLLM2__API_KEY", "sk-very-secret")
+    assert main(["config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "sk-very-secret" not in out and '"api_key": "***"' in out
+    assert '"api_key": ""' in out  # empty ones stay empty (nothing to hide, and it shows none is set)
+    assert len(out.splitlines()) > 50  # pretty-printed, not one line
+    body = json.loads(out.split("\n", 1)[1])
+    assert body["ui"]["keymap"] == {}  # "keymap" is no secret
+
+
+def test_mask_secrets_nested():
+    assert mask_secrets({"a": {"api_key": "x", "token": "", "n": 1}, "l": [{"password": "p"}]}) == {
+        "a": {"api_key": "***", "token": "", "n": 1}, "l": [{"password": "***"}]}
+
+
+def test_empty_knowledge_base_gate_line_says_so(capsys):
+    from engine.events import EvidenceReady
+
+    printer = ConsultPrinter()
+    printer(EvidenceReady("PT-0001", "c1", "q", (), False, 0.0, None, None, 0.3))
+    err = capsys.readouterr().err
+    assert "knowledge base is empty" in err and "oncotui kb ingest" in err and "None" not in err
