@@ -24,6 +24,11 @@ examples:
   oncotui resume --patient PT-0001           continue a consult that was interrupted
   oncotui audit verify                       recompute the audit log's hash chain (exit 1 names a tampered entry)
 
+exit codes: 0 done (an answer, a safe refusal, or an item waiting for a reviewer); 1 a check failed (audit
+  verify, models list/setup, kb ingest with failed files, ...); 2 a usage or settings error, or a sign-off the rules
+  refuse; 3 ask/resume/hitl: no language model could be loaded (the clinician got the safe refusal; see
+  `oncotui models list`); 130 interrupted.
+
 The embedded default models are tiny demo models and clinically useless; answers are decision support only.
 Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
 """
@@ -219,9 +224,10 @@ def _engine(settings: Any) -> Any:
 class ConsultPrinter:
     """Human-readable progress for a consult on stderr; the answer on stdout."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Any = None) -> None:
         from rich.console import Console
 
+        self.settings = settings
         self.err = Console(stderr=True, highlight=False)
         self.out = Console(highlight=False)
         self.streaming = False
@@ -273,7 +279,12 @@ class ConsultPrinter:
         elif kind == "Notice":
             self.err.print(f"  [yellow]{_escape(event.message)}[/yellow]")
         elif kind == "ErrorEvent":
-            self.err.print(f"  [red]{_escape(event.message)}[/red]")
+            from engine.nodes.fallback import no_model
+
+            if no_model(event.message):  # the engineering detail, once; the refusal gives the plain reason
+                self.err.print(f"  [red]{_escape(model_failure_detail(event.message, self.settings))}[/red]")
+            else:
+                self.err.print(f"  [red]{_escape(event.message)}[/red]")
         elif kind == "HitlRequired":
             self.err.print(f"[bold yellow]Waiting for a reviewer[/bold yellow] ({event.approval_id}): "
                            f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) runs: "
@@ -305,9 +316,41 @@ def _print_json(obj: Any) -> None:
     print(json.dumps(obj, default=_json_default), flush=True)
 
 
-async def _consume(stream: Any, as_json: bool) -> str:
-    printer = None if as_json else ConsultPrinter()
-    status = ""
+EXIT_NO_MODEL = 3  # ask/resume/hitl: no language model could be loaded (documented in EPILOG)
+
+
+def model_failure_detail(message: str, settings: Any = None) -> str:
+    """The model manager's error for whoever maintains the installation, naming only the keys that matter: the
+    settings file and the ONCOTUI_MODELS__* overrides in effect (not every ONCOTUI_* variable)."""
+    import re
+
+    text = re.sub(r"^\w+: ModelUnavailable: ", "", message.strip())
+    text = re.sub(r"\nFix these keys in .*", "", text, flags=re.S)
+    source = getattr(settings, "source", "") or ""
+    file = source.split(" + environment", 1)[0] or "the settings file"
+    env = sorted(k for k in os.environ if k.startswith("ONCOTUI_MODELS__"))
+    where = f"models.* in {file}" + (f" and the environment ({', '.join(env)})" if env else "")
+    return (f"{text}\nFix these keys ({where}); `oncotui models list` checks each profile, `oncotui models setup` "
+            "reinstalls the embedded models.")
+
+
+class _NodeFailedFilter:
+    """The engine logs a failed node; the printer shows the same failure as its ErrorEvent, so drop the log line."""
+
+    @staticmethod
+    def filter(record: Any) -> bool:
+        return not str(record.msg).startswith("node failed")
+
+
+async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
+    """Print a consult's events; returns its status ("no_model" when no language model could be loaded)."""
+    import logging
+
+    from engine.nodes.fallback import no_model
+
+    logging.getLogger("oncotui.engine").addFilter(_NodeFailedFilter)
+    printer = None if as_json else ConsultPrinter(settings)
+    status, model_failed = "", False
     async for event in stream:
         if as_json:
             _print_json(event.to_json())
@@ -317,7 +360,13 @@ async def _consume(stream: Any, as_json: bool) -> str:
             status = event.status
         elif event.kind == "HitlRequired":
             status = "pending_review"
-    return status
+        elif event.kind == "ErrorEvent" and no_model(event.message):
+            model_failed = True
+    return "no_model" if model_failed else status
+
+
+def _exit_code(status: str) -> int:
+    return EXIT_NO_MODEL if status == "no_model" else 0
 
 
 # -- commands ---------------------------------------------------------------------------------------------------
@@ -325,9 +374,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = _engine(settings)
     tier = None if args.tier == "auto" else int(args.tier)
-    asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier,
-                                       clinician=args.clinician), args.json))
-    return 0
+    status = asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier,
+                                                clinician=args.clinician), args.json, settings))
+    return _exit_code(status)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -409,8 +458,7 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         edited = Path(args.edit_file).read_text(encoding="utf-8")
         action = "approve_with_edits"
     dec = decision(action, args.reviewer, args.note, edited)
-    asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json))
-    return 0
+    return _exit_code(asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json, settings)))
 
 
 def _hitl_table(items: list[Any], decided: bool) -> None:
@@ -562,9 +610,9 @@ def _audit_line(entry: Any) -> str:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    engine = _engine(_settings(args))
-    asyncio.run(_consume(engine.resume(args.patient), args.json))
-    return 0
+    settings = _settings(args)
+    engine = _engine(settings)
+    return _exit_code(asyncio.run(_consume(engine.resume(args.patient), args.json, settings)))
 
 
 def cmd_kb(args: argparse.Namespace) -> int:

@@ -16,7 +16,18 @@ REFUSALS = {
 }
 
 
+NO_MODEL = ("No language model could be loaded, so no answer was drafted; an engineer must fix the model settings "
+            "(`oncotui models list` shows each tier's model and what is wrong with it).")
+
+
+def no_model(error: str) -> bool:
+    """Did the consult stop because no model of the tier or its fallback chain could load? (engine/models)"""
+    return "ModelUnavailable:" in (error or "")
+
+
 def reason_for(state: ConsultState) -> str:
+    if state.error and no_model(state.error):  # a plain reason for the clinician; the detail is for engineers
+        return NO_MODEL
     if state.error:
         return f"An internal step failed ({state.error})."
     if state.decision and state.decision.action == "reject":

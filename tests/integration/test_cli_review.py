@@ -97,3 +97,22 @@ def test_forced_tier_reason_names_the_override(data_dir, capsys):
     assert "Tier 2 chosen by the clinician" in out and "would route to Tier 1" in out
     assert "Tier 2 case" not in out and "complexity score 0.40 would route to Tier 1" in out
     assert "chosen by the clinician (tier override; the router alone would pick Tier 1)" in out
+
+
+def test_no_model_is_one_plain_reason_and_exit_3(data_dir, capsys, monkeypatch):
+    import oncotui.cli as cli
+    from engine.graph import Engine
+    from tests.fakes import FakeKB
+
+    monkeypatch.setenv("ONCOTUI_MODELS__PROFILES__SMOLLM2__PATH", str(data_dir / "missing.gguf"))
+    monkeypatch.setenv("ONCOTUI_MODELS__TIER2", "smollm2")
+    monkeypatch.setenv("ONCOTUI_MODELS__FALLBACK_CHAIN", '["smollm2"]')
+    monkeypatch.setattr(cli, "_engine", lambda settings: Engine(settings, kb=FakeKB()))
+    rc, out, err = run(capsys, "ask", "--patient", "PT-0001", "Pancreatic adenocarcinoma. Options?")
+    assert rc == cli.EXIT_NO_MODEL == 3
+    assert "No language model could be loaded" in out and "oncotui models list" in out
+    assert "ModelUnavailable" not in out and "Fix these keys" not in out and "ONCOTUI_" not in out
+    assert err.count("models.profiles.smollm2.path") == 1 and err.count("Fix these keys") == 1
+    assert "ONCOTUI_MODELS__PROFILES__SMOLLM2__PATH" in err and "ONCOTUI_PATHS__DATA_DIR" not in err
+    assert "node failed" not in err
+    assert "3 ask/resume/hitl: no language model could be loaded" in " ".join(cli.EPILOG.split())
