@@ -257,23 +257,41 @@ _HUMAN_RULES = ("citation", "instruction", "absolute", "dose", "drug")  # no "te
 
 
 def review_edits(text: str, passages: Sequence[Passage]) -> tuple[str, ...]:
-    """The critic's deterministic rules run on a reviewer's edited answer, sentence by sentence.
+    """The critic's deterministic rules run on a reviewer's edited answer, statement by statement.
 
     The reviewer signs the text as written, so findings do not block it: they are recorded with the decision and
     printed beside the answer (a dose or drug no passage states, absolute language, instruction-like text, a
-    citation of evidence that was not retrieved). A sentence with no ``[E2]``-style citation is checked against
-    every retrieved passage.
+    citation of evidence that was not retrieved). A statement with no ``[E2]``-style citation is checked against
+    every retrieved passage. Findings name the statement the way the reviewer wrote it: headings and blank lines
+    are not statements, a list item is "item 2 (line 5)", any other line "line 7", with ", sentence 2" when the
+    line holds several sentences ("sentence 2" alone when the whole text is one line), and quote it.
     """
     nothing = Passage(id="-", chunk_id="", title="", source="", section="", page=None, text="", distance=1.0,
                       rerank_score=None)  # nothing retrieved: no dose or drug can be backed
     by_id = {p.id: p for p in passages} or {"-": nothing}
     findings: list[str] = []
-    sentences = [s.strip().lstrip(">-*• ").strip() for s in _SENTENCE_SPLIT_RE.split(text or "")]
-    for i, sentence in enumerate((s for s in sentences if s), 1):
-        cited = tuple(dict.fromkeys(_CITED_RE.findall(sentence))) or tuple(by_id)
-        issues = claim_rule_issues(f"sentence {i} of the reviewer's text", sentence, cited, by_id)
-        findings += [x for x in issues if x.split(":", 1)[0] in _HUMAN_RULES]
+    lines = [(no, line) for no, line in enumerate((text or "").splitlines(), 1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    for no, line in lines:
+        m = _LIST_ITEM_RE.match(line)
+        body = (line[m.end():] if m else line).strip().lstrip(">-*+• ").strip()
+        sentences = [x.strip() for x in _SENTENCE_SPLIT_RE.split(body) if x and x.strip()]
+        where = "" if len(lines) == 1 else f"item {m.group(1)} (line {no})" if m and m.group(1) else f"line {no}"
+        for k, sentence in enumerate(sentences, 1):
+            part = f"sentence {k}" if len(sentences) > 1 or not where else ""
+            label = (", ".join(x for x in (where, part) if x)
+                     + f" of the reviewer's text (\u201c{_quote(sentence)}\u201d)")
+            cited = tuple(dict.fromkeys(_CITED_RE.findall(sentence))) or tuple(by_id)
+            issues = claim_rule_issues(label, sentence, cited, by_id)
+            findings += [x for x in issues if x.split(":", 1)[0] in _HUMAN_RULES]
     return tuple(findings)
+
+
+_LIST_ITEM_RE = re.compile(r"^\s*(?:(\d+)[.)]|[-*+•])\s+")
+
+
+def _quote(sentence: str, limit: int = 70) -> str:
+    return sentence if len(sentence) <= limit else sentence[:limit].rsplit(" ", 1)[0] + "\u2026"
 
 
 def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: bool = False) -> CriticResult:

@@ -58,9 +58,20 @@ def render(state: ConsultState, model_label: str) -> str:
     if ledger is not None:
         n = counts(ledger)
         locked = " · evidence-locked" if ledger.evidence_locked else ""
-        claims = (f" · claims: {n['supported']} supported, {n['qualified']} qualified, {n['deferred']} deferred, "
+        claims = (f"claims: {n['supported']} supported, {n['qualified']} qualified, {n['deferred']} deferred, "
                   f"{n['blocked']} blocked ({ledger.method}){locked}")
-    out.append(f"_Tier {state.routing.tier} · model {model_label} · rag_confidence "
+    edited = state.decision is not None and state.decision.action == "approve_with_edits"
+    if edited:  # the ledger and the locked mode describe the model's draft, not the text the reviewer signed
+        dec = state.decision
+        checked = ("the critic's rules flagged what is listed above" if dec.edit_findings  # type: ignore[union-attr]
+                   else "the critic's rules flagged nothing in it")
+        claims = (f" · the answer above was edited by reviewer {dec.reviewer} "  # type: ignore[union-attr]
+                  f"and is signed as written ({checked})"
+                  + (f"; the claim ledger ({claims.removeprefix('claims: ')}) refers to the model's draft, not to "
+                     "this text" if claims else ""))
+    elif claims:
+        claims = " · " + claims
+    out.append(f"_Tier {state.routing.tier} · model {model_label}{' (draft)' if edited else ''} · rag_confidence "
                f"{state.retrieval.rag_confidence:.2f}{claims} · decision support only; the treating clinician "
                "decides._")
     return "\n".join(out)
