@@ -8,8 +8,10 @@ when they can be (numbers, booleans, arrays) and taken as plain strings otherwis
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -266,13 +268,73 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys allowed under ``loc`` in the settings tree ([] when ``loc`` is not a section or a profile)."""
+    node: Any = Settings
+    for part in loc:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(str(part))
+            if field is None:
+                return []
+            node = field.annotation
+        elif typing.get_origin(node) in (dict, list):
+            node = typing.get_args(node)[-1]  # a dict's value type (a profile) or a list's item type
+        else:
+            return []
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return [k for k in node.model_fields if k != "source"]
+    return []
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def _describe(err: dict[str, Any]) -> str:
-    key = ".".join(str(p) for p in err["loc"])
+    loc = tuple(err["loc"])
+    key = ".".join(str(p) for p in loc)
     if not key:  # a whole-tree check already names its key in the message
         return str(err["msg"]).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden":  # a typo, most often: say what was meant
+        allowed = _fields_at(loc[:-1])
+        return (f"unknown key {key}{_did_you_mean(str(loc[-1]), allowed)}"
+                + (f"; allowed here: {', '.join(allowed)}" if allowed else ""))
+    if err.get("type") == "missing":
+        hint = ""
+        if loc[:2] == ("models", "profiles") and len(loc) == 4:  # a profile none of the defaults names
+            builtin = ", ".join(DEFAULT_PROFILES)
+            meant = _did_you_mean(str(loc[2]), list(DEFAULT_PROFILES))
+            hint = f": profile {loc[2]!r} is not a built-in one ({builtin}){meant}, so it must set {loc[3]}"
+        return f"{key} is required but not set{hint}"
     value = err.get("input")
     shown = repr(value) if not isinstance(value, dict) else "{...}"
     return f"{key} = {shown}: {err['msg']}"
+
+
+def _merge_profiles(raw: dict[str, Any]) -> None:
+    """Partial ``[models.profiles.NAME]`` tables (from the file or the environment) are laid over the built-in
+    profile of that name, and the built-in profiles a file does not mention are kept: a file that sets only
+    ``[models.profiles.smollm2] n_threads = 1`` changes that one key. An environment key cannot hold "-", so a
+    profile named with "_" where only a "-" spelling exists (QWEN_CODER for qwen-coder) means that profile."""
+    models = raw.get("models")
+    if not isinstance(models, dict) or not isinstance(models.get("profiles"), dict):
+        return
+    profiles: dict[str, Any] = models["profiles"]
+    for name in list(profiles):
+        if name in DEFAULT_PROFILES or not isinstance(profiles[name], dict):
+            continue
+        same = [n for n in (*profiles, *DEFAULT_PROFILES) if n != name and n.replace("-", "_") == name]
+        if same:  # "qwen_coder" from ONCOTUI_MODELS__PROFILES__QWEN_CODER__PATH: the qwen-coder profile
+            target = same[0]
+            merged = profiles.get(target, {})
+            profiles[target] = {**merged, **profiles.pop(name)} if isinstance(merged, dict) else profiles.pop(name)
+    for name, default in DEFAULT_PROFILES.items():
+        table = profiles.get(name)
+        if table is None:
+            profiles[name] = default.model_dump()
+        elif isinstance(table, dict):
+            profiles[name] = {**default.model_dump(), **table}
 
 
 def _validate(raw: dict[str, Any], source: str) -> Settings:
@@ -311,6 +373,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     env = _env_overrides(dict(os.environ if environ is None else environ))
     for key, value in env.items():
         _set_dotted(raw, key.split("."), value)
+    _merge_profiles(raw)
     source = str(found) if found else "built-in defaults"
     if env:
         source += " + environment (" + ", ".join(sorted(ENV_PREFIX + k.upper().replace(".", "__") for k in env)) + ")"
