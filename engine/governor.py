@@ -7,14 +7,23 @@ Rules, first match wins (``decide``):
 | 1 | a Critic rule fails for the claim: no/unknown citation, absolute language,     | blocked   |
 |   | a dose or a drug/regimen name absent from its cited passages, instruction-like |           |
 |   | text ("approve this", "mark as supported")                                     |           |
-| 2 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
-| 3 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
+| 2 | the claim's stated condition contradicts the case facts (engine/casefit.py):  | blocked   |
+|   | another stage ("Stage I ..." for stage III), the opposite marker status        |           |
+|   | ("HER2-positive ..." for HER2-negative), another driver than the case's        |           |
+| 3 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
+| 4 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
 |   | or about another cancer than the case's (no passage names its cancer type)     |           |
-| 4 | the cross-encoder raised while scoring the claim (support unknown)             | deferred  |
-| 5 | a weaker contradiction with a cited passage, or a conflict with another claim  | deferred  |
-| 6 | PARTIAL <= support < SUPPORTED (0.7): only partly in the cited passages        | qualified |
-| 7 | rag_confidence below engine.hitl_confidence_floor                              | qualified |
+| 5 | the cross-encoder raised while scoring the claim (support unknown)             | deferred  |
+| 6 | a weaker contradiction with a cited passage, or a conflict with another claim  | deferred  |
+| 7 | the claim states a condition the case does not state (a BRCA line, BRCA status | qualified |
+|   | unknown), PARTIAL <= support < SUPPORTED (0.7), or rag_confidence below        |           |
+|   | engine.hitl_confidence_floor; every qualifier that applies is printed          |           |
 | 8 | otherwise                                                                      | supported |
+
+Rule 7 releases a claim of unstated condition as qualified ("applies if germline BRCA1/2 carrier (not stated for
+this case)") rather than deferring it: the sentence is true and on case, and the qualifier tells the clinician
+exactly what to check; a reviewer would have nothing more to add. Rule 2 needs the case facts (``govern``'s
+``facts``); without them (None) no claim is judged against the case.
 
 What each state means downstream:
 - supported: released as a recommendation with its citations.
@@ -33,17 +42,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.casefit import Case, assess, case_from_facts
 from engine.ledger import PARTIAL, SUPPORTED
 from engine.safety import claim_rule_issues
-from engine.state import Claim, ConsultState, Ledger, Passage, ReleaseState
+from engine.state import CaseFacts, Claim, ConsultState, Ledger, Passage, ReleaseState
 
 RELEASED: tuple[ReleaseState, ...] = ("supported", "qualified")
 
 
-def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor: float) -> tuple[ReleaseState, str]:
+def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor: float,
+           case: Case | None = None) -> tuple[ReleaseState, str]:
     """One claim's release state and the reason, following the table above."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
+    fit = assess(claim.text, case) if case is not None else None
+    if fit is not None and fit.verdict == "contradicts":
+        return "blocked", fit.reason
     against = [c for c in ledger.contradictions if c.claim_id == claim.id or c.other == claim.id]
     strong = [c for c in against if c.strong and c.other.startswith("E") and c.claim_id == claim.id]
     if strong:
@@ -63,17 +77,25 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
             return "deferred", f"possible contradiction with {c.other}: \u201c{c.detail}\u201d"
         other = c.other if c.claim_id == claim.id else c.claim_id
         return "deferred", f"conflicts with claim {other}"
+    qualifiers = []
+    if fit is not None and fit.verdict == "unknown":
+        qualifiers.append(fit.reason)
     if claim.support < SUPPORTED:
-        return "qualified", f"only partly supported by its cited passages ({claim.support:.0%} of its key words)"
+        qualifiers.append(f"only partly supported by its cited passages ({claim.support:.0%} of its key words)")
     if rag_confidence < confidence_floor:
-        return "qualified", f"low retrieval confidence ({rag_confidence:.2f} < {confidence_floor:.2f})"
+        qualifiers.append(f"low retrieval confidence ({rag_confidence:.2f} < {confidence_floor:.2f})")
+    if qualifiers:
+        return "qualified", "; ".join(qualifiers)
     return "supported", f"supported by {', '.join(claim.evidence)} ({claim.support:.0%} of its key words)"
 
 
-def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float) -> Ledger:
+def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
+           facts: CaseFacts | None = None) -> Ledger:
+    """Release states for every claim; with ``facts``, claims are also judged against the case (rules 2 and 7)."""
+    case = case_from_facts(facts) if facts is not None else None
     claims = []
     for claim in ledger.claims:
-        state, reason = decide(claim, ledger, rag_confidence, confidence_floor)
+        state, reason = decide(claim, ledger, rag_confidence, confidence_floor, case)
         claims.append(replace(claim, state=state, reasons=(reason,)))
     return replace(ledger, claims=tuple(claims), governed=True)
 

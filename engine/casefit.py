@@ -1,0 +1,506 @@
+"""Case fit: does a guideline sentence's stated condition apply to this case? Deterministic, regex only.
+
+A sentence can be verbatim in the evidence and still be wrong for the patient ("Stage I disease generally needs no
+adjuvant therapy" for a stage III case). Support measures the first; this module measures the second, from the
+redacted case facts (``CaseFacts``, engine/facts.py) alone.
+
+Conditions recognised in a sentence (deliberately few: a word that is not clearly a condition is ignored)
+    stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "stage II and above", bare lettered
+                sub-stages ("IIIA", "IB"; bare "IV" is not one: it also means intravenous), "early-stage"/"early
+                disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV),
+                "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV)
+    receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
+                HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative)
+    gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive",
+                "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type),
+                "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
+                without a status ("testing for EGFR and ALK", "anti-EGFR antibody") is not a condition.
+    mmr         MSI-H/dMMR (deficient) vs MSS/pMMR/MSI-L (proficient)
+    pdl1        "PD-L1-positive", "PD-L1-negative", "PD-L1-high"/"high PD-L1" (>= 50%)
+
+The case's side comes from CaseFacts: stage (+ sub-stage letter and "metastatic" from stage_text), the marker
+strings parsed with the same patterns, the cancer type ("triple-negative breast cancer", "HER2-positive breast
+cancer", "hormone receptor-positive breast cancer") and altered genes (facts.genes).
+
+How one sentence is judged (``assess``)
+    Each condition is ``fits``, ``unknown`` (the case does not state it) or ``contradicts``. Conditions of one
+    family are alternatives (a sentence listing "HR+/HER2-, HER2-positive and triple-negative" groups names all
+    three; "EGFR ... and adjuvant alectinib for ALK-positive disease" names two drivers): the family fits when one of
+    them fits and contradicts only when all of them do. Families combine as a conjunction: one contradicted family
+    makes the sentence ``contradicts``. Families: stage, receptor, driver (EGFR, ALK, ROS1, KRAS, NRAS, BRAF, MET,
+    RET, NTRK, HER2/ERBB2 mutation: one family because these drivers are near mutually exclusive), mmr, pdl1, and
+    one per other gene (BRCA, PIK3CA, ESR1, ...).
+    Driver exclusivity: when the case states a driver alteration (EGFR exon 19 deletion) and a sentence's condition
+    is another driver the case does not mention (ALK rearrangement), the condition contradicts the case. Not for
+    amplifications (MET amplification co-occurs with EGFR as a resistance mechanism).
+    Known limitation: "ER-positive, HER2-positive disease" written with a comma is read as alternatives, not as both.
+
+Where it is used
+    - Evidence-locked selection (engine/nodes/specialist.py): sentences that contradict the case are not offered
+      to the model (not in the prompt, not in the schema enum); sentences that fit are listed first. None left ->
+      the Critic rejects every attempt and the consult ends in the safe refusal (engine/nodes/critic.py).
+    - Governor (engine/governor.py): a claim that contradicts the case is blocked ("does not apply to this case:
+      ..."); a claim whose condition the case does not state is released only as qualified ("applies if ...").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from engine.safety import passage_sentences
+from engine.state import CaseFacts, Passage
+
+Fit = Literal["fits", "unknown", "contradicts"]
+Verdict = Literal["none", "fits", "unknown", "contradicts"]  # "none": the sentence states no condition
+
+# A case that states no stage at all is not qualified on stage ("applies if metastatic" on every staged sentence):
+# most setting questions are asked without one ("Pancreatic adenocarcinoma, ECOG 1. Options?"), the sentence names
+# its stage itself, and a stated stage is always judged. Unstated markers are qualified (see ``assess``).
+QUALIFY_UNSTATED_STAGE = False
+
+DRIVERS = frozenset({"EGFR", "ALK", "ROS1", "KRAS", "NRAS", "BRAF", "MET", "RET", "NTRK", "ERBB2"})
+_GENE_FAMILY = {"BRCA1": "BRCA", "BRCA2": "BRCA"}
+_ROMAN = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+
+
+# --------------------------------------------------------------------------- conditions
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
+
+    family: str
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1
+    text: str
+    lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
+    hi: int = 0
+    value: str = ""  # stage_class: early/locally advanced/...; mmr: deficient/proficient; pdl1: positive/...
+    receptors: tuple[tuple[str, str], ...] = ()  # receptor: (HER2|HR|ER|PR, positive|negative|low), all required
+    genes: tuple[str, ...] = ()  # gene: altered -> any of them; wild-type -> all of them
+    altered: bool = True
+    variants: frozenset[str] = frozenset()  # gene: "exon 19", "L858R"; empty = any alteration
+    exclusive: bool = True  # gene: takes part in driver exclusivity (not for amplifications)
+
+
+_STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
+_STAGE_RE = re.compile(
+    r"\b[Ss]tages?\s+" + _STAGE_NUM + r"([A-C])?(?![\w])"
+    r"(?:\s*(?:[-–—]|to|or|and)\s*(?:[Ss]tage\s+)?" + _STAGE_NUM + r"([A-C])?(?![\w]))?"
+    r"(\s+(?:and|or)\s+(?:above|higher|greater|beyond))?")
+_BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")
+_STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b", re.IGNORECASE)),
+    ("metastatic", re.compile(r"(?<!non-)(?<!non )(?<!non)\b(?:oligo)?metastatic\b", re.IGNORECASE)),
+    ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
+    ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
+                            r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),
+    ("early", re.compile(r"\bearly[- ]stage\b|\bearly\s+(?:\w+\s+)?(?:disease|tumou?rs?|cancers?)\b", re.IGNORECASE)),
+    ("limited-stage", re.compile(r"\blimited[- ]stage\b", re.IGNORECASE)),
+    ("extensive-stage", re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)),
+)
+
+_REC = r"(HER2|ERBB2|ER|PR|HR|(?i:hormone[- ]receptor))"
+_STATUS = r"(?:[- ]?(positive|negative|low|ultralow)\b|\s?(\+|-|–)(?=[\s,.;:/)]|$))"
+_COMBO_RE = re.compile(r"\b(HR|ER|(?i:hormone[- ]receptor))" + _STATUS + r"\s*/\s*(HER2)" + _STATUS)
+_RECEPTOR_RE = re.compile(r"\b" + _REC + _STATUS)
+_HER2_AMP_RE = re.compile(r"\b(?:HER2|ERBB2)[- ](?:amplification|amplified|overexpress(?:ion|ing|ed))\b")
+_TNBC_RE = re.compile(r"\btriple[- ]negative\b|\bTNBC\b", re.IGNORECASE)
+
+_GENE_ALIASES = {"RAS": ("KRAS", "NRAS"), "BRCA": ("BRCA1", "BRCA2"), "BRCA1/2": ("BRCA1", "BRCA2"),
+                 "AKT": ("AKT1",), "HER2": ("ERBB2",), "NTRK1": ("NTRK",), "NTRK2": ("NTRK",), "NTRK3": ("NTRK",)}
+_GENE = (r"(?:BRCA1/2|BRCA1|BRCA2|BRCA|EGFR|ALK|ROS1|KRAS|NRAS|RAS|BRAF|MET|RET|NTRK[123]?|HER2|ERBB2|PIK3CA|"
+         r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM)")
+_VARIANT = r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|[A-Z]\d{1,4}[A-Z])"
+_GENE_RE = re.compile(
+    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
+    r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
+    r"(?:[\s-]+(?:mutations?|mutant|mutated|positive))?"
+    r"|(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
+    r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
+    r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
+_TESTING_RE = re.compile(r"\s+(?:and\s+(?:\w+\s+){0,2})?(?:testing|tests?)\b", re.IGNORECASE)
+_HER2_DRIVER_STATUS = ("mutation", "mutations", "mutant", "mutated")
+
+_MMR_RE = re.compile(
+    r"\b(?P<d>MSI[- ]?H(?:igh)?|dMMR|mismatch[- ]repair[- ]deficien(?:t|cy)|deficient mismatch[- ]repair|"
+    r"microsatellite[- ]instability[- ]high)\b|\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|mismatch[- ]repair[- ]proficient|"
+    r"proficient mismatch[- ]repair|microsatellite[- ]stable)\b", re.IGNORECASE)
+_PDL1_RE = re.compile(r"\bPD-?L1[- ](positive|negative|high)\b|\b(high) PD-?L1\b", re.IGNORECASE)
+_PDL1_VALUE_RE = re.compile(r"\bPD-?L1\s*(?:TPS|CPS)?\s*([<>≥≤]=?)?\s*(\d{1,3})\s*%?", re.IGNORECASE)
+
+
+def _fine(group: str, letter: str | None) -> tuple[int, int]:
+    g = _ROMAN[group.upper()] * 10
+    return (g + ord(letter) - 64, g + ord(letter) - 64) if letter else (g, g + 9)
+
+
+def _status(word: str | None, sign: str | None) -> str:
+    if word:
+        return {"ultralow": "low"}.get(word.lower(), word.lower())
+    return "positive" if sign == "+" else "negative"
+
+
+def _receptor_key(name: str) -> str:
+    return {"ERBB2": "HER2"}.get(name.upper(), "HR" if name.lower().startswith("hormone") else name.upper())
+
+
+def conditions(text: str) -> list[Condition]:
+    """The conditions ``text`` states, in the order found (each span is read once)."""
+    found: list[tuple[int, Condition]] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(m.start() < e and s < m.end() for s, e in taken)
+
+    def add(m: re.Match[str], c: Condition) -> None:
+        taken.append((m.start(), m.end()))
+        found.append((m.start(), c))
+
+    for m in _STAGE_RE.finditer(text):
+        lo, hi = _fine(m.group(1), m.group(2))
+        if m.group(3):
+            hi = _fine(m.group(3), m.group(4))[1]
+        if m.group(5):
+            hi = 49
+        add(m, Condition("stage", "stage", m.group(0).strip(), lo=lo, hi=hi))
+    for m in _BARE_STAGE_RE.finditer(text):
+        if free(m):
+            lo, hi = _fine(m.group(1), m.group(2))
+            if m.group(3):
+                hi = _fine(m.group(3), m.group(4))[1]
+            add(m, Condition("stage", "stage", m.group(0), lo=lo, hi=hi))
+    for value, rx in _STAGE_CLASSES:
+        for m in rx.finditer(text):
+            if free(m):
+                add(m, Condition("stage", "stage_class", m.group(0), value=value))
+    for m in _COMBO_RE.finditer(text):
+        both = ((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))), ("HER2", _status(m.group(5), m.group(6))))
+        add(m, Condition("receptor", "receptor", m.group(0), receptors=both))
+    for m in _HER2_AMP_RE.finditer(text):
+        if free(m):
+            add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HER2", "positive"),)))
+    for m in _RECEPTOR_RE.finditer(text):
+        if free(m):
+            add(m, Condition("receptor", "receptor", m.group(0).strip(),
+                             receptors=((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))),)))
+    for m in _TNBC_RE.finditer(text):
+        if free(m):
+            add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HR", "negative"), ("HER2", "negative"))))
+    for m in _GENE_RE.finditer(text):
+        if free(m) and (c := _gene_condition(m)) is not None:
+            add(m, c)
+    for m in _MMR_RE.finditer(text):
+        if free(m):
+            add(m, Condition("mmr", "mmr", m.group(0), value="deficient" if m.group("d") else "proficient"))
+    for m in _PDL1_RE.finditer(text):
+        if free(m):
+            add(m, Condition("pdl1", "pdl1", m.group(0), value=(m.group(1) or m.group(2)).lower()))
+    return [c for _, c in sorted(found, key=lambda x: x[0])]
+
+
+def _gene_condition(m: re.Match[str]) -> Condition | None:
+    status = (m.group("status") or "").lower()
+    variants_text = m.group("variants") or ""
+    if not (status or variants_text or m.group("plus") or m.group("germline")):
+        return None  # a gene named without a status ("testing for EGFR and ALK") is not a condition
+    if not (status or variants_text) and _TESTING_RE.match(m.string, m.end()):
+        return None  # "germline BRCA1/2 and broader testing is advised": a test to order, not a condition
+    names = [n.upper() for n in re.split(r"\s*/\s*(?=[A-Z])", m.group("genes"))]
+    if any(n in ("HER2", "ERBB2") for n in names) and not (variants_text or status in _HER2_DRIVER_STATUS):
+        return None  # HER2 positive/amplified is a receptor status (handled above), not a driver mutation
+    genes = tuple(dict.fromkeys(g for n in names for g in _GENE_ALIASES.get(n, (n,))))
+    wild = status.startswith(("wild", "negative", "not"))
+    variants = frozenset(_variant(v) for v in re.findall(_VARIANT, variants_text))
+    family = "driver" if all(g in DRIVERS for g in genes) else _GENE_FAMILY.get(genes[0], genes[0])
+    return Condition(family, "gene", " ".join(m.group(0).split()), genes=genes, altered=not wild,
+                     variants=variants, exclusive=not status.startswith("amplif"))
+
+
+def _variant(v: str) -> str:
+    m = re.match(r"exon\s*(\d+)", v, re.IGNORECASE)
+    return f"exon {m.group(1)}" if m else v.upper()
+
+
+# --------------------------------------------------------------------------- the case
+
+@dataclass(frozen=True)
+class Case:
+    """What the case states, in the shape the conditions need. Missing = not stated."""
+
+    stage: tuple[int, int] | None = None  # fine-scale interval
+    stage_name: str = ""
+    metastatic: bool | None = None
+    receptors: Mapping[str, str] = field(default_factory=dict)  # HER2/HR/ER/PR -> positive/negative/low
+    altered: Mapping[str, frozenset[str]] = field(default_factory=dict)  # gene -> variants (empty: unspecified)
+    wild_type: frozenset[str] = frozenset()
+    names: Mapping[str, str] = field(default_factory=dict)  # gene -> marker as written, for the reasons
+    mmr: str | None = None
+    pdl1: int | None = None  # percentage; -1: "negative" without a number; 101: "positive" without a number
+
+
+_CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
+_CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
+
+
+def case_from_facts(facts: CaseFacts) -> Case:
+    stage: tuple[int, int] | None = None
+    name = ""
+    metastatic: bool | None = None
+    if facts.stage and facts.stage.upper() in _ROMAN:
+        sub = _CASE_SUBSTAGE_RE.search(facts.stage_text or "")
+        letter = sub.group(2).upper() if sub and _ROMAN[sub.group(1).upper()] == _ROMAN[facts.stage.upper()] else None
+        stage = _fine(facts.stage, letter)
+        name = f"stage {facts.stage.upper()}{letter or ''}"
+        group = _ROMAN[facts.stage.upper()]
+        # stage IVA/IVB is not always distant disease (head and neck, cervix): then "metastatic" is not assumed
+        metastatic = group == 4 and (letter not in ("A", "B") or bool(_CASE_METASTATIC_RE.search(facts.stage_text
+                                                                                              or "")))
+        if metastatic:
+            name += " (metastatic)" if "IV" in name else ""
+    receptors: dict[str, str] = {}
+    altered: dict[str, frozenset[str]] = {}
+    wild: set[str] = set()
+    names: dict[str, str] = {}
+    mmr: str | None = None
+    pdl1: int | None = None
+    source = [*facts.markers, facts.cancer_type or ""]
+    for text in source:
+        for c in conditions(text):
+            if c.kind == "receptor":
+                receptors.update(dict(c.receptors))
+            elif c.kind == "gene" and c.altered:
+                for g in c.genes:
+                    altered[g] = altered.get(g, frozenset()) | c.variants
+                    names.setdefault(g, c.text)
+            elif c.kind == "gene":
+                wild.update(c.genes)
+            elif c.kind == "mmr":
+                mmr = c.value
+            elif c.kind == "pdl1":
+                pdl1 = {"positive": 101, "negative": -1, "high": 50}[c.value]
+        if m := _PDL1_VALUE_RE.search(text):
+            value = int(m.group(2))
+            pdl1 = 0 if (m.group(1) or "").startswith(("<", "≤")) and value <= 1 else value
+    for gene in facts.genes:  # facts' altered genes (e.g. a bare "BRCA2"); HER2 there is a receptor, not a driver
+        if gene.upper() in ("HER2", "ERBB2"):
+            continue
+        for g in _GENE_ALIASES.get(gene.upper(), (gene.upper(),)):
+            if g not in altered and g not in wild:
+                altered[g] = frozenset()
+                names.setdefault(g, gene)
+    _derive_hormone_receptor(receptors)
+    return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr, pdl1)
+
+
+def _derive_hormone_receptor(r: dict[str, str]) -> None:
+    """HR-positive = ER- or PR-positive; HR-negative = ER- and PR-negative (and implies both negative)."""
+    if "HR" not in r:
+        if "positive" in (r.get("ER"), r.get("PR")):
+            r["HR"] = "positive"
+        elif r.get("ER") == "negative" and r.get("PR") == "negative":
+            r["HR"] = "negative"
+    if r.get("HR") == "negative":
+        r.setdefault("ER", "negative")
+        r.setdefault("PR", "negative")
+
+
+# --------------------------------------------------------------------------- judging
+
+@dataclass(frozen=True)
+class CaseFit:
+    verdict: Verdict
+    contradicted: tuple[str, ...] = ()  # "states stage I; the case is stage III"
+    unknown: tuple[str, ...] = ()  # "stage II–IIIA", conditions the case does not state
+
+    @property
+    def reason(self) -> str:
+        if self.verdict == "contradicts":
+            return "does not apply to this case: " + "; ".join(self.contradicted)
+        if self.verdict == "unknown":
+            return "applies if " + " and ".join(self.unknown) + " (not stated for this case)"
+        return ""
+
+
+def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
+    """One condition against the case: the fit and, when it contradicts, what the case states instead."""
+    if c.kind == "stage":
+        if case.stage is None:
+            return "unknown", ""
+        lo, hi = case.stage
+        if c.lo <= lo and hi <= c.hi:
+            return "fits", ""
+        return ("contradicts", case.stage_name) if hi < c.lo or lo > c.hi else ("unknown", "")
+    if c.kind == "stage_class":
+        return _fit_class(c.value, case)
+    if c.kind == "receptor":
+        fits = [_fit_receptor(k, v, case.receptors) for k, v in c.receptors]
+        bad = [f"{k}-{case.receptors.get(k) or _implied(k, case.receptors)}" for (k, _), f in zip(c.receptors, fits)
+               if f == "contradicts"]
+        if bad:
+            return "contradicts", ", ".join(bad)
+        return ("fits", "") if all(f == "fits" for f in fits) else ("unknown", "")
+    if c.kind == "gene":
+        return _fit_gene(c, case)
+    if c.kind == "mmr":
+        if case.mmr is None:
+            return "unknown", ""
+        return ("fits", "") if case.mmr == c.value else ("contradicts", f"mismatch repair {case.mmr} "
+                                                         f"({'MSI-H/dMMR' if case.mmr == 'deficient' else 'MSS/pMMR'})")
+    if c.kind == "pdl1":
+        return _fit_pdl1(c.value, case.pdl1)
+    return "unknown", ""
+
+
+def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
+    if case.stage is None:
+        return "unknown", ""
+    group = case.stage[0] // 10
+    sets = {"early": ({0, 1, 2}, {4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({3, 4}, {0, 1, 2}),
+            "limited-stage": ({1, 2, 3}, {4}), "extensive-stage": ({4}, {0, 1, 2, 3}),
+            "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set())}
+    fits, against = sets[value]
+    if value in ("metastatic", "non-metastatic") and group == 4:
+        if case.metastatic is None:
+            return "unknown", ""
+        return ("fits", "") if case.metastatic == (value == "metastatic") else ("contradicts", case.stage_name)
+    if value == "locally advanced" and group == 4 and case.metastatic:
+        return "contradicts", case.stage_name
+    if group in fits:
+        return "fits", ""
+    return ("contradicts", case.stage_name) if group in against else ("unknown", "")
+
+
+def _implied(key: str, r: Mapping[str, str]) -> str:
+    return "negative" if key in ("ER", "PR") and r.get("HR") == "negative" else r.get(key, "")
+
+
+def _fit_receptor(key: str, want: str, r: Mapping[str, str]) -> Fit:
+    have = r.get(key)
+    if key in ("ER", "PR") and have is None and r.get("HR") == "negative":
+        have = "negative"
+    if have is None:
+        return "unknown"
+    if key == "HER2":  # HER2-low is HER2-negative in the classic sense; "HER2-negative" may or may not be low
+        table = {("positive", "positive"): "fits", ("negative", "negative"): "fits", ("low", "low"): "fits",
+                 ("negative", "low"): "fits", ("low", "negative"): "unknown"}
+        return table.get((want, have), "contradicts")  # type: ignore[return-value]
+    if want == "low":
+        return "unknown"
+    return "fits" if want == have else "contradicts"
+
+
+def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
+    if not c.altered:  # wild-type: every named gene must be wild-type
+        hit = [g for g in c.genes if g in case.altered]
+        if hit:
+            return "contradicts", case.names.get(hit[0], hit[0])
+        return ("fits", "") if all(g in case.wild_type for g in c.genes) else ("unknown", "")
+    verdicts: list[Fit] = []
+    why = ""
+    for g in c.genes:  # altered: any of the named genes
+        if g in case.altered:
+            have = case.altered[g]
+            if c.variants and have and not c.variants & have:
+                verdicts.append("contradicts")
+                why = case.names.get(g, g)
+            else:
+                verdicts.append("fits" if not c.variants or have else "unknown")
+        elif g in case.wild_type:
+            verdicts.append("contradicts")
+            why = f"{g} wild-type/negative"
+        else:
+            other = [d for d in case.altered if d in DRIVERS and d != g]
+            if g in DRIVERS and c.exclusive and other:
+                verdicts.append("contradicts")
+                why = f"its driver {case.names.get(other[0], other[0])}"
+            else:
+                verdicts.append("unknown")
+    if "fits" in verdicts:
+        return "fits", ""
+    return ("contradicts", why) if all(v == "contradicts" for v in verdicts) else ("unknown", "")
+
+
+def _fit_pdl1(want: str, have: int | None) -> tuple[Fit, str]:
+    if have is None:
+        return "unknown", ""
+    described = {-1: "PD-L1-negative", 101: "PD-L1-positive"}.get(have, f"PD-L1 {have}%")
+    positive = have >= 1
+    if want == "positive":
+        ok: bool | None = positive
+    elif want == "negative":
+        ok = not positive
+    else:  # high: >= 50%
+        ok = None if have == 101 else have >= 50
+    if ok is None:
+        return "unknown", ""
+    return ("fits", "") if ok else ("contradicts", described)
+
+
+def _plain(text: str) -> str:
+    """ "Stage I" -> "stage I", "Early tumours" -> "early tumours"; acronyms ("HER2", "TNBC") stay as written."""
+    return text[0].lower() + text[1:] if len(text) > 1 and text[1].islower() else text
+
+
+def assess(text: str, case: Case) -> CaseFit:
+    """Whether the sentence's conditions apply to the case (see the module docstring for the rules)."""
+    found = conditions(text)
+    if not found:
+        return CaseFit("none")
+    if case.stage is None and not QUALIFY_UNSTATED_STAGE:
+        found = [c for c in found if c.family != "stage"]
+        if not found:
+            return CaseFit("none")
+    families: dict[str, list[tuple[Condition, Fit, str]]] = {}
+    for c in found:
+        fit, why = _fit(c, case)
+        families.setdefault(c.family, []).append((c, fit, why))
+    contradicted: list[str] = []
+    unknown: list[str] = []
+    for items in families.values():
+        fits = [f for _, f, _ in items]
+        if "fits" in fits:
+            continue
+        if all(f == "contradicts" for f in fits):
+            contradicted += [f"states {_plain(c.text)}; the case"
+                             + (f"'s driver is {why[11:]}" if why.startswith("its driver ") else f" is {why}")
+                             for c, _, why in items]
+        else:
+            unknown.append(" or ".join(dict.fromkeys(_plain(c.text) for c, f, _ in items if f == "unknown")))
+    if contradicted:
+        return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)))
+    if unknown:
+        return CaseFit("unknown", unknown=tuple(unknown))
+    return CaseFit("fits")
+
+
+def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],
+                                                                                 dict[str, str]]:
+    """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
+    conditions, then those whose condition the case does not state; dropped maps a sentence id to the reason."""
+    case = case_from_facts(facts)
+    rank = {"fits": 0, "none": 1, "unknown": 2}
+    kept: list[tuple[int, int, str]] = []
+    dropped: dict[str, str] = {}
+    for i, (sid, (_, text)) in enumerate(sentences.items()):
+        fit = assess(text, case)
+        if fit.verdict == "contradicts":
+            dropped[sid] = fit.reason
+        else:
+            kept.append((rank[fit.verdict], i, sid))
+    return {sid: sentences[sid] for _, _, sid in sorted(kept)}, dropped
+
+
+def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],
+                                                                            dict[str, str]]:
+    """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks)."""
+    return select(passage_sentences(passages), facts)
+
+
+def no_fit_issue(dropped: Mapping[str, str]) -> str:
+    """The Critic's issue when every retrieved sentence contradicts the case (the consult is refused)."""
+    shown = "; ".join(f"{sid} {why}" for sid, why in list(dropped.items())[:3])
+    more = f" (and {len(dropped) - 3} more)" if len(dropped) > 3 else ""
+    return f"case fit: no retrieved guideline sentence applies to this case ({shown}{more})"
