@@ -5,7 +5,10 @@ note) are not to be followed; the Critic re-checks the answer deterministically 
 
 Evidence-locked mode (``evidence_locked``: engine.evidence_locked, or "auto" and the tier profile's flag): the
 passages are shown split into numbered sentences and the model answers only ``{"sentences": [ids]}`` under a
-schema whose ids are an enum (``engine.safety.locked_schema``); the draft is those sentences, verbatim.
+schema whose ids are an enum (``engine.safety.locked_schema``); the draft is those sentences, verbatim. Only
+sentences that do not contradict the case facts are offered, those that fit the case first (``engine.casefit``):
+the model cannot pick "Stage I ..." for a stage III case. When none is left no model is called: the Critic rejects
+the empty draft with the case-fit reason and, as no retry can change that, the consult goes to the safe refusal.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from engine.casefit import locked_candidates
 from engine.config import Settings
 from engine.context import NodeContext, stream_model
 from engine.events import Notice
 from engine.models.base import GenerationParams, Message
-from engine.safety import draft_schema, locked_schema, parse_draft, parse_locked, passage_sentences
+from engine.safety import draft_schema, locked_schema, parse_draft, parse_locked
 from engine.state import ConsultState
 
 SYSTEM_PROMPT = (
@@ -49,7 +53,7 @@ def evidence_locked(settings: Settings, profile: str) -> bool:
 
 def build_locked_messages(state: ConsultState) -> list[Message]:
     assert state.retrieval is not None
-    sentences = passage_sentences([p for p in state.retrieval.passages if p.relevant])
+    sentences, _ = locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)
     listed = "\n".join(f"[{sid}] {text}" for sid, (_, text) in sentences.items())
     user = (f"Guideline sentences:\n<sentences>\n{listed}\n</sentences>\n\n"
             f"Case facts (extracted): {facts_summary(state)}\n\n"
@@ -97,9 +101,13 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     relevant = [p for p in state.retrieval.passages if p.relevant]
     profile = ctx.settings.models.profiles[loaded.profile]
     locked = evidence_locked(ctx.settings, loaded.profile)
-    schema = locked_schema(list(passage_sentences(relevant))) if locked else draft_schema([p.id for p in relevant])
-    params = GenerationParams(max_tokens=profile.max_tokens, temperature=profile.temperature, json_schema=schema)
     attempt = state.attempts + 1
+    offered = locked_candidates(relevant, state.facts)[0] if locked else {}
+    if locked and not offered:  # every sentence contradicts the case: refuse (fail closed), don't retry
+        return replace(state, raw_draft="", draft=None, evidence_locked=True, notices=state.notices + notices,
+                       attempts=max(attempt, ctx.settings.engine.max_retries + 1))
+    schema = locked_schema(list(offered)) if locked else draft_schema([p.id for p in relevant])
+    params = GenerationParams(max_tokens=profile.max_tokens, temperature=profile.temperature, json_schema=schema)
     timeout = min(profile.timeout_s, ctx.settings.engine.node_timeout_s)
     messages = build_locked_messages(state) if locked else build_messages(state)
     raw = await stream_model(ctx, loaded.model, messages, params, thread_id=state.thread_id,

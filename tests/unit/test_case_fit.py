@@ -1,0 +1,253 @@
+"""Case fit (engine/casefit.py): guideline sentences whose stated stage or marker contradicts the case are not
+offered in evidence-locked mode and are blocked by the governor; unstated conditions are released as qualified.
+
+The three audit cases, with passages worded as the demo set words them (kb/demo/colorectal.md, breast.md,
+nsclc.md): a stage III colon case was given "Stage I needs no adjuvant therapy", a HER2-negative breast case the
+HER2-positive and triple-negative lines, an EGFR exon 19 deletion NSCLC case the ALK, ROS1 and KRAS G12C lines.
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine.casefit import assess, case_from_facts, conditions, locked_candidates
+from engine.governor import govern
+from engine.ledger import build_ledger
+from engine.safety import passage_sentences
+from engine.state import CaseFacts, Draft, Passage, Recommendation
+from kb.store import Hit
+from tests.fakes import FakeKB, FakeModel, collect, make_engine
+
+
+def passage(pid: str, title: str, section: str, text: str) -> Passage:
+    return Passage(pid, f"c-{pid}", title, "demo.md", section, None, text, 0.2, 4.0, True)
+
+
+COLON_TEXT = (
+    "Surgical resection with adequate lymph node harvest is standard. Stage I disease generally needs no adjuvant "
+    "therapy. In stage II, adjuvant chemotherapy is discussed for high-risk features, and fluoropyrimidines add "
+    "little for dMMR tumours. For stage III, adjuvant fluoropyrimidine with oxaliplatin (FOLFOX or CAPOX) is "
+    "standard; a shorter course may be acceptable for lower-risk stage III disease. Neoadjuvant immunotherapy for "
+    "dMMR colon cancer is being studied.")
+COLON = passage("E1", "Colorectal Cancer: Treatment Overview (Demo)",
+                "## Treatment by Stage > ### Early / Resectable Colon Cancer", COLON_TEXT)
+COLON_FACTS = CaseFacts(cancer_type="colorectal cancer", stage="III", stage_text="stage III",
+                        prior_treatments=("resection",), performance_status="ECOG 0")
+
+BREAST_EARLY = passage("E1", "Breast Cancer: Treatment Overview (Demo)",
+                       "## Treatment by Stage > ### Early / Resectable Disease", (
+    "Surgery is breast-conserving surgery with radiotherapy or mastectomy, plus sentinel node biopsy or axillary "
+    "management as indicated. For HR+/HER2- disease, adjuvant endocrine therapy (tamoxifen or an aromatase "
+    "inhibitor, with ovarian function suppression in selected premenopausal patients) is central; genomic "
+    "recurrence scores can help decide on chemotherapy. A CDK4/6 inhibitor (abemaciclib or ribociclib) may be added "
+    "for higher-risk disease. For HER2-positive tumours above small node-negative size, neoadjuvant chemotherapy "
+    "with trastuzumab and pertuzumab is commonly used; residual disease after neoadjuvant therapy is an indication "
+    "for trastuzumab emtansine. For stage II–III TNBC, neoadjuvant chemotherapy with pembrolizumab is a standard "
+    "option, with capecitabine or olaparib (for germline BRCA carriers) considered after surgery depending on "
+    "response."))
+BREAST_BIOMARKERS = passage("E2", "Breast Cancer: Treatment Overview (Demo)", "## Biomarkers and Targeted Therapy", (
+    "- ER/PR: guide endocrine therapy.\n"
+    "- Germline BRCA1/2: PARP inhibitors (olaparib, talazoparib).\n"
+    "- ESR1 mutation (often found on circulating tumour DNA at progression): oral SERDs."))
+BREAST_FACTS = CaseFacts(cancer_type="breast cancer", stage="II", stage_text="stage II",
+                         markers=("HER2-negative", "ER-positive", "PR-positive"))
+
+NSCLC_MARKERS = passage("E1", "Non-Small Cell Lung Cancer: Treatment Overview (Demo)",
+                        "## Biomarkers and Targeted Therapy", (
+    "- EGFR exon 19 deletion or L858R: osimertinib, alone or with chemotherapy, or amivantamab with lazertinib; "
+    "EGFR exon 20 insertions: amivantamab-based therapy.\n"
+    "- ALK rearrangement: alectinib, brigatinib or lorlatinib.\n"
+    "- ROS1 rearrangement: crizotinib, entrectinib or repotrectinib.\n"
+    "- KRAS G12C: sotorasib or adagrasib after prior therapy.\n"
+    "- PD-L1 immunohistochemistry guides immunotherapy; driver-positive tumours tend to gain less from checkpoint "
+    "inhibitors."))
+NSCLC_EARLY = passage("E2", "Non-Small Cell Lung Cancer: Treatment Overview (Demo)",
+                      "## Treatment by Stage > ### Early / Resectable Disease", (
+    "Adjuvant osimertinib is used for resected EGFR exon 19 deletion or L858R tumours, and adjuvant alectinib for "
+    "resected ALK-positive disease. Testing for EGFR and ALK before perioperative immunotherapy is advised."))
+EGFR_FACTS = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="Metastatic",
+                       markers=("EGFR exon 19 deletion",), genes=("EGFR",), performance_status="ECOG 1")
+
+
+def sentence_ids(passages: list[Passage], *starts: str) -> list[str]:
+    """Ids of the passage sentences beginning with each of ``starts`` (in that order)."""
+    sentences = passage_sentences(passages)
+    return [next(sid for sid, (_, text) in sentences.items() if text.startswith(s)) for s in starts]
+
+
+def governed(passages: list[Passage], facts: CaseFacts, *starts: str, confidence: float = 0.9):
+    """An evidence-locked draft quoting the sentences beginning with ``starts``, governed against ``facts``."""
+    sentences = passage_sentences(passages)
+    recs = tuple(Recommendation(sentences[sid][1], (sentences[sid][0],), (sid,))
+                 for sid in sentence_ids(passages, *starts))
+    ledger = build_ledger(Draft("x", recs), passages, None, evidence_locked=True, cancer_type=facts.cancer_type)
+    return govern(ledger, confidence, 0.3, facts)
+
+
+def by_start(ledger) -> dict[str, tuple[str, str]]:
+    return {c.text.split(":")[0].split(",")[0][:24]: (c.state, c.reasons[0]) for c in ledger.claims}
+
+
+# -- 1. evidence-locked selection: the model is never offered what contradicts the case --------------------------
+def test_colon_stage_iii_selection_drops_stage_i_and_ii_and_puts_stage_iii_first():
+    offered, dropped = locked_candidates([COLON], COLON_FACTS)
+    stage_i, stage_ii, stage_iii, surgery = sentence_ids([COLON], "Stage I", "In stage II", "For stage III",
+                                                         "Surgical")
+    assert set(dropped) == {stage_i, stage_ii}
+    assert "states stage I; the case is stage III" in dropped[stage_i]
+    assert list(offered)[0] == stage_iii  # the sentence that fits the case is listed first
+    assert surgery in offered  # no condition: unaffected
+
+
+def test_her2_negative_breast_selection_drops_her2_positive_and_triple_negative_lines():
+    offered, dropped = locked_candidates([BREAST_EARLY, BREAST_BIOMARKERS], BREAST_FACTS)
+    her2, tnbc, hr = sentence_ids([BREAST_EARLY], "For HER2-positive", "For stage II–III TNBC", "For HR+/HER2-")
+    assert set(dropped) == {her2, tnbc}
+    assert "states HER2-positive; the case is HER2-negative" in dropped[her2]
+    assert "states TNBC; the case is HR-positive" in dropped[tnbc]
+    assert list(offered)[0] == hr
+
+
+def test_egfr_nsclc_selection_drops_other_drivers_and_keeps_the_egfr_lines():
+    offered, dropped = locked_candidates([NSCLC_MARKERS, NSCLC_EARLY], EGFR_FACTS)
+    alk, ros1, kras, exon20, egfr, adjuvant, testing, pdl1 = sentence_ids(
+        [NSCLC_MARKERS, NSCLC_EARLY], "ALK", "ROS1", "KRAS G12C", "EGFR exon 20", "EGFR exon 19",
+        "Adjuvant osimertinib", "Testing for EGFR", "PD-L1")
+    assert set(dropped) == {alk, ros1, kras, exon20}  # another EGFR variant than the case's is dropped too
+    assert "states EGFR exon 20 insertions; the case is EGFR exon 19 deletion" in dropped[exon20]
+    assert "the case's driver is EGFR exon 19 deletion" in dropped[alk]
+    assert {egfr, adjuvant, testing, pdl1} <= set(offered)  # "EGFR ... and alectinib for ALK-positive": EGFR fits
+    assert list(offered)[:2] == [egfr, adjuvant]
+
+
+# -- 2. governor: a claim that contradicts the case is blocked, an unstated condition is qualified ----------------
+def test_colon_governor_blocks_other_stages_and_supports_stage_iii():
+    ledger = governed([COLON], COLON_FACTS, "Stage I", "In stage II", "For stage III", "Surgical")
+    states = [(c.state, c.reasons[0]) for c in ledger.claims]
+    assert states[0] == ("blocked", "does not apply to this case: states stage I; the case is stage III")
+    assert states[1][0] == "blocked" and states[1][1].startswith("does not apply to this case: states stage II;")
+    assert [s for s, _ in states[2:]] == ["supported", "supported"]
+
+
+def test_breast_governor_blocks_her2_positive_and_tnbc_qualifies_brca_and_keeps_hr_positive():
+    ledger = governed([BREAST_EARLY, BREAST_BIOMARKERS], BREAST_FACTS, "For HER2-positive", "For stage II–III TNBC",
+                      "For HR+/HER2-", "Germline BRCA1/2", "ER/PR")
+    got = by_start(ledger)
+    assert got["For HER2-positive tumour"] == (
+        "blocked", "does not apply to this case: states HER2-positive; the case is HER2-negative")
+    assert got["For stage II–III TNBC"][0] == "blocked"
+    assert got["For HR+/HER2- disease"][0] == "supported"
+    assert got["Germline BRCA1/2"] == ("qualified", "applies if germline BRCA1/2 (not stated for this case)")
+    assert got["ER/PR"][0] == "supported"  # names markers without a status: no condition
+
+
+def test_her2_negative_with_hormone_status_unstated_qualifies_triple_negative_instead_of_blocking():
+    facts = CaseFacts(cancer_type="breast cancer", stage="II", stage_text="stage II", markers=("HER2-negative",))
+    got = by_start(governed([BREAST_EARLY], facts, "For HER2-positive", "For stage II–III TNBC"))
+    assert got["For HER2-positive tumour"][0] == "blocked"
+    assert got["For stage II–III TNBC"] == ("qualified", "applies if TNBC and germline BRCA carriers "
+                                                          "(not stated for this case)")
+
+
+def test_egfr_governor_blocks_alk_ros1_kras_g12c_and_supports_egfr():
+    ledger = governed([NSCLC_MARKERS, NSCLC_EARLY], EGFR_FACTS, "ALK", "ROS1", "KRAS G12C", "EGFR exon 19",
+                      "Adjuvant osimertinib")
+    got = [(c.state, c.reasons[0]) for c in ledger.claims]
+    assert got[0] == ("blocked", "does not apply to this case: states ALK rearrangement; the case's driver is EGFR "
+                                 "exon 19 deletion")
+    assert [s for s, _ in got] == ["blocked", "blocked", "blocked", "supported", "supported"]
+
+
+def test_low_confidence_and_unstated_condition_qualifiers_are_both_printed():
+    ledger = governed([BREAST_BIOMARKERS], BREAST_FACTS, "Germline BRCA1/2", confidence=0.1)
+    [claim] = ledger.claims
+    assert claim.state == "qualified" and "applies if germline BRCA1/2" in claim.reasons[0]
+    assert "low retrieval confidence" in claim.reasons[0]
+
+
+def test_without_case_facts_the_governor_judges_nothing_against_the_case():
+    sentences = passage_sentences([COLON])
+    [sid] = sentence_ids([COLON], "Stage I")
+    draft = Draft("x", (Recommendation(sentences[sid][1], ("E1",), (sid,)),))
+    assert govern(build_ledger(draft, [COLON], None, True), 0.9, 0.3).claims[0].state == "supported"
+
+
+# -- the conditions themselves: conservative --------------------------------------------------------------------
+def test_only_clear_conditions_are_read():
+    assert [c.text for c in conditions("Testing for EGFR and ALK before perioperative immunotherapy is advised.")] == []
+    assert conditions("Skin rash with anti-EGFR antibodies is managed early.") == []
+    assert conditions("Early palliative care improves quality of life.") == []
+    assert conditions("Bevacizumab is given IV every cycle.") == []  # bare "IV" is intravenous, not a stage
+    assert [c.text for c in conditions("For stage II–IIIA disease, options include surgery.")] == ["stage II–IIIA"]
+    assert [c.text for c in conditions("KRAS/NRAS mutations: predict lack of benefit.")] == ["KRAS/NRAS mutations"]
+
+
+def test_stage_ranges_sub_stages_and_stage_words():
+    iiib = case_from_facts(CaseFacts(stage="III", stage_text="stage IIIB"))
+    iii = case_from_facts(CaseFacts(stage="III", stage_text="stage III"))
+    metastatic = case_from_facts(CaseFacts(stage="IV", stage_text="metastatic"))
+    assert assess("For stage II–IIIA disease, surgery is used.", iiib).verdict == "contradicts"
+    assert assess("For stage II–IIIA disease, surgery is used.", iii).verdict == "unknown"  # IIIA or IIIB?
+    assert assess("Locally advanced tumours receive chemoradiotherapy.", iii).verdict == "fits"
+    assert assess("Locally advanced tumours receive chemoradiotherapy.", metastatic).verdict == "contradicts"
+    assert assess("In metastatic disease, pembrolizumab is used.", iii).verdict == "contradicts"
+    assert assess("In metastatic disease, pembrolizumab is used.", metastatic).verdict == "fits"
+    # no stage stated: staged sentences are not judged on stage (QUALIFY_UNSTATED_STAGE)
+    assert assess("Stage I disease needs no adjuvant therapy.", case_from_facts(CaseFacts())).verdict == "none"
+
+
+def test_marker_statuses_both_ways():
+    tnbc = case_from_facts(CaseFacts(cancer_type="triple-negative breast cancer"))
+    her2 = case_from_facts(CaseFacts(markers=("HER2+",)))
+    msi = case_from_facts(CaseFacts(markers=("MSI-H",)))
+    mss_kras = case_from_facts(CaseFacts(markers=("MSS", "KRAS G12D"), genes=("KRAS",)))
+    assert assess("For HR+/HER2- disease, endocrine therapy is central.", tnbc).verdict == "contradicts"
+    assert assess("TNBC options include sacituzumab govitecan.", tnbc).verdict == "fits"
+    assert assess("Trastuzumab deruxtecan is also used in HER2-low disease.", her2).verdict == "contradicts"
+    assert assess("MSI-H/dMMR: first-line pembrolizumab.", msi).verdict == "fits"
+    assert assess("MSI-H/dMMR: first-line pembrolizumab.", mss_kras).verdict == "contradicts"
+    assert assess("For RAS wild-type left-sided tumours, an anti-EGFR antibody.", mss_kras).verdict == "contradicts"
+    assert assess("KRAS G12C: sotorasib with an anti-EGFR antibody.", mss_kras).verdict == "contradicts"
+
+
+# -- through the engine: selection, critic, refusal --------------------------------------------------------------
+def colon_kb(text: str = COLON_TEXT) -> FakeKB:
+    kb = FakeKB()
+    # FakeKB retrieves by the title's first word ("colon" is in the case); the section names the cancer type
+    kb.docs = [Hit("c1", text, "Colon Cancer (Demo)", "colorectal.md", "## Colorectal Cancer > Treatment by Stage",
+                   None, 0.2, 4.0)]
+    return kb
+
+
+COLON_CASE = ("67-year-old man, stage III colon adenocarcinoma after resection, node-positive, ECOG 0. "
+              "Adjuvant chemotherapy?")
+
+
+def test_locked_consult_offers_only_fitting_sentences_and_releases_no_other_stage(tmp_path):
+    picks = json.dumps({"sentences": ["E1.s2", "E1.s4"]})  # a model ignoring the enum picks Stage I first
+    model = FakeModel(outputs=[picks])
+    engine, model, _ = make_engine(tmp_path, model=model, kb=colon_kb(),
+                                   overrides={"engine.evidence_locked": "on"})
+    events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
+    prompt = model.prompts[0][-1]["content"]
+    assert "[E1.s4] For stage III" in prompt and "Stage I disease" not in prompt and "[E1.s3]" not in prompt
+    assert prompt.index("[E1.s4]") < prompt.index("[E1.s1]")  # the stage III sentence is listed first
+    checked = [e for e in events if e.kind == "CriticChecked"]
+    assert not checked[0].passed and "case fit: sentence E1.s2 does not apply" in checked[0].issues[0]
+    final = [e for e in events if e.kind == "Final"][0]
+    assert "Stage I disease generally needs no adjuvant therapy." not in final.report.split("## Withheld")[0]
+    assert "does not apply to this case: states stage I; the case is stage III" in final.report
+    assert "For stage III, adjuvant fluoropyrimidine" in final.report
+
+
+def test_locked_consult_with_no_fitting_sentence_is_refused_without_calling_the_model(tmp_path):
+    only_other_stages = ("Stage I disease generally needs no adjuvant therapy. In stage II, adjuvant chemotherapy "
+                         "is discussed for high-risk features.")
+    model = FakeModel(outputs=[json.dumps({"sentences": ["E1.s1"]})])
+    engine, model, _ = make_engine(tmp_path, model=model, kb=colon_kb(only_other_stages),
+                                   overrides={"engine.evidence_locked": "on"})
+    events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
+    final = [e for e in events if e.kind == "Final"][0]
+    assert final.status == "refused" and model.calls == 0
+    assert "no retrieved guideline sentence applies to this case" in final.report
+    assert "schema" not in final.report.split("Reason:")[1].split("\n")[0]
