@@ -291,9 +291,10 @@ class ConsultPrinter:
                 self.err.print(f"  [red]{_escape(event.message)}[/red]")
         elif kind == "HitlRequired":
             self.err.print(f"[bold yellow]Waiting for a reviewer[/bold yellow] ({event.approval_id}): "
-                           f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) runs: "
-                           f"oncotui hitl approve {event.approval_id} --reviewer ID  (or reject). "
-                           "Nothing is released until then.")
+                           f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) reads it with "
+                           f"`oncotui hitl show {event.approval_id}`, then runs `oncotui hitl approve "
+                           f"{event.approval_id} --reviewer ID` (or reject with --note). Nothing is released until "
+                           "then.")
         elif kind == "Final":
             from rich.markdown import Markdown
 
@@ -459,7 +460,11 @@ def cmd_hitl(args: argparse.Namespace) -> int:
     edited = ""
     action = "reject" if args.hitl_command == "reject" else "approve"
     if args.hitl_command == "approve" and args.edit_file:
-        edited = Path(args.edit_file).read_text(encoding="utf-8")
+        try:
+            edited = Path(args.edit_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"oncotui: cannot read the edited answer {args.edit_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         action = "approve_with_edits"
     dec = decision(action, args.reviewer, args.note, edited)
     return _exit_code(asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json, settings)))

@@ -41,6 +41,9 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
         out += ["_Waiting for a reviewer: nothing released yet._", ""]
     else:
         out += [f"_Not finished (stopped before {cp.next_node})._", ""]
+    if s.decision is not None and s.decision.action == "approve_with_edits":
+        out += [f"_The answer above is the text reviewer {s.decision.reviewer} edited and signed; the claims below "
+                "are the model's draft as governed before the edit._", ""]
     out += claims_markdown(s.ledger)
     out += ["## Evidence", ""]
     if s.retrieval is None:

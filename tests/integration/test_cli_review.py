@@ -149,3 +149,21 @@ def test_review_edits_numbering():
         "line 4, sentence 1", "line 4, sentence 2", "line 6"]
     assert "(\u201cGive 5 mg daily.\u201d)" in found[0]
     assert review_edits("Give 10 mg daily [E1].", [p]) == ()
+
+
+def test_export_says_the_claims_refer_to_the_draft_after_edits(data_dir, capsys, tmp_path):
+    from engine.checkpoint import CheckpointStore
+    from oncotui.export import consult_markdown
+
+    item = queue(data_dir)
+    edited = tmp_path / "e.md"
+    edited.write_text("FOLFIRINOX is a first-line option [E1].\n", encoding="utf-8")
+    assert run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee", "--edit-file", str(edited))[0] == 0
+    text = consult_markdown(CheckpointStore(data_dir / "oncotui.db"), "PT-0001")
+    assert "reviewer dr.lee edited and signed; the claims below are the model's draft" in text
+
+
+def test_missing_edit_file_is_a_clear_error(data_dir, capsys):
+    item = queue(data_dir)
+    rc, _, err = run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee", "--edit-file", "/nonexistent.md")
+    assert rc == 2 and "cannot read the edited answer" in err and "Traceback" not in err
