@@ -20,6 +20,7 @@ examples:
   oncotui ask --patient PT-0001 "62-year-old, stage IV pancreatic adenocarcinoma, KRAS G12D ... next step?"
   oncotui route "stage IV NSCLC, EGFR exon 19 deletion" --json
   oncotui hitl list                          approval items waiting for a reviewer
+  oncotui hitl show HITL-1a2b3c4d             read the draft, its claims and cited passages before signing
   oncotui hitl approve HITL-1a2b3c4d --reviewer dr.lee --note "agree"   (not the clinician who asked)
   oncotui resume --patient PT-0001           continue a consult that was interrupted
   oncotui audit verify                       recompute the audit log's hash chain (exit 1 names a tampered entry)
