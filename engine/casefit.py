@@ -11,6 +11,7 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV)
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative)
+    no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive",
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type),
                 "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
@@ -121,6 +122,8 @@ _GENE_RE = re.compile(
     r"|(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
+_NO_DRIVER_RE = re.compile(r"\b(?:without|no|absence of)\s+(?:an?\s+|any\s+)?(?:actionable|targetable|oncogenic)\s+"
+                           r"(?:driver|alteration|mutation)s?\b|\bdriver[- ]negative\b", re.IGNORECASE)
 _TESTING_RE = re.compile(r"\s+(?:and\s+(?:\w+\s+){0,2})?(?:testing|tests?)\b", re.IGNORECASE)
 _HER2_DRIVER_STATUS = ("mutation", "mutations", "mutant", "mutated")
 
@@ -192,6 +195,9 @@ def conditions(text: str) -> list[Condition]:
     for m in _GENE_RE.finditer(text):
         if free(m) and (c := _gene_condition(m)) is not None:
             add(m, c)
+    for m in _NO_DRIVER_RE.finditer(text):  # "without an actionable driver": every driver must be absent
+        if free(m):
+            add(m, Condition("driver", "gene", m.group(0), genes=tuple(sorted(DRIVERS)), altered=False))
     for m in _MMR_RE.finditer(text):
         if free(m):
             add(m, Condition("mmr", "mmr", m.group(0), value="deficient" if m.group("d") else "proficient"))
@@ -206,8 +212,8 @@ def _gene_condition(m: re.Match[str]) -> Condition | None:
     variants_text = m.group("variants") or ""
     if not (status or variants_text or m.group("plus") or m.group("germline")):
         return None  # a gene named without a status ("testing for EGFR and ALK") is not a condition
-    if not (status or variants_text) and _TESTING_RE.match(m.string, m.end()):
-        return None  # "germline BRCA1/2 and broader testing is advised": a test to order, not a condition
+    if _TESTING_RE.match(m.string, m.end()):
+        return None  # "BRAF mutation testing", "germline BRCA1/2 and broader testing": a test to order
     names = [n.upper() for n in re.split(r"\s*/\s*(?=[A-Z])", m.group("genes"))]
     if any(n in ("HER2", "ERBB2") for n in names) and not (variants_text or status in _HER2_DRIVER_STATUS):
         return None  # HER2 positive/amplified is a receptor status (handled above), not a driver mutation

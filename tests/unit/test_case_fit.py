@@ -208,6 +208,11 @@ def test_marker_statuses_both_ways():
     assert assess("MSI-H/dMMR: first-line pembrolizumab.", mss_kras).verdict == "contradicts"
     assert assess("For RAS wild-type left-sided tumours, an anti-EGFR antibody.", mss_kras).verdict == "contradicts"
     assert assess("KRAS G12C: sotorasib with an anti-EGFR antibody.", mss_kras).verdict == "contradicts"
+    egfr = case_from_facts(EGFR_FACTS)
+    no_driver = "Without an actionable driver, PD-L1 guides the choice of immunotherapy."
+    assert assess(no_driver, egfr).reason == ("does not apply to this case: states without an actionable driver; "
+                                              "the case is EGFR exon 19 deletion")
+    assert assess(no_driver, case_from_facts(CaseFacts())).verdict == "unknown"
 
 
 # -- through the engine: selection, critic, refusal --------------------------------------------------------------
