@@ -261,11 +261,13 @@ def case_from_facts(facts: CaseFacts) -> Case:
         stage = _fine(facts.stage, letter)
         name = f"stage {facts.stage.upper()}{letter or ''}"
         group = _ROMAN[facts.stage.upper()]
-        # stage IVA/IVB is not always distant disease (head and neck, cervix): then "metastatic" is not assumed
-        metastatic = group == 4 and (letter not in ("A", "B") or bool(_CASE_METASTATIC_RE.search(facts.stage_text
-                                                                                              or "")))
+        # stage IVA/IVB is not always distant disease (head and neck, cervix): there it must say "metastatic"
+        said = bool(_CASE_METASTATIC_RE.search(facts.stage_text or ""))
+        metastatic = group == 4 and (letter not in ("A", "B") or said)
+        if group == 4 and not metastatic:
+            metastatic = None  # unknown, not "no": neither "metastatic" nor "non-metastatic" is judged
         if metastatic:
-            name += " (metastatic)" if "IV" in name else ""
+            name += " (metastatic)"
     receptors: dict[str, str] = {}
     altered: dict[str, frozenset[str]] = {}
     wild: set[str] = set()
