@@ -8,7 +8,8 @@ first name of someone already seen in full) gets the same placeholder.
 Types: PERSON, DATE, AGE (>89 only), ID, PHONE, EMAIL, URL, IP, SSN, ADDRESS, LOCATION, ORGANIZATION.
 
 Deliberately kept (not identifiers under Safe Harbor, or clinical content):
-  * a bare year ("in 2019"), weekday names, ages up to 89 ("72-year-old");
+  * a bare year ("in 2019", but not a year of birth: "born in 1929" may show an age over 89), weekday names,
+    ages up to 89 ("72-year-old");
   * drug names, genes/variants, stages, doses, lab values, trial ids (NCT...), cancer eponyms
     ("Hodgkin lymphoma", "Ewing sarcoma", "Wilms tumor", "Merkel cell");
   * titles and credentials around a name ("Dr. [PERSON_1]", "[PERSON_2], MD");
@@ -17,14 +18,17 @@ Deliberately kept (not identifiers under Safe Harbor, or clinical content):
 How it works (all rule based):
   1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
      street addresses incl. international forms and multi-line address blocks, ages > 89);
-  2. token rules for names: titles (Dr./Mr./Pt. ...), labels ("Name:", "Signed:", "seen by", "my name
-     is"), credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
+  2. token rules for names: titles (Dr./Mr./Pt. ..., and "dr. kowalski" in lower case), labels ("Name:",
+     "Signed:", "seen by", "my name is"), initials after a person cue ("seen by MT", "pt MT", "Dr. MT"; not a
+     listed service or test such as PT, IR, CT, NPO, nor an abbreviation the text defines in brackets),
+     credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
      first-name and surname lists, sequences of two or more capitalised words that are not common
      English/clinical vocabulary, a lone capitalised word inside a sentence that is not English (Webster's
      2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
      a nationality or a place, coordination ("A, B and C" next to a known name), dialogue speakers and
      propagation of already-found name tokens;
-  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, firm
+  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, hospitals
+     called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
      for", "X is a ... company", the letterhead line above an address and a venue named right before one;
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
@@ -43,6 +47,15 @@ Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("
 parsed and keep a plain ``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
 spelling.  The offset is a count of days or months, never a year or month name, so an interval alone
 does not identify the patient; it can coincide with a day-of-month digit by chance.
+
+No interval may show an age over 89 (Safe Harbor).  So: (1) a date of birth (after "DOB", "D.O.B.", "date of
+birth", "birth date", "born on/in", "b." ...; that calendar date anywhere in the text) is a plain ``[DATE_n]``
+and never the anchor, and a bare year of birth is redacted too; (2) the dates shown as intervals from one
+anchor span together less than 89 years minus the oldest age the text keeps ("72-year-old": 17 years), counted short
+(365-day years, less a month for month-precision dates), since any two of them could be a birth the cues
+missed and a visit, and a kept age plus an interval is an age too.  A date that would widen its anchor's span
+past that limit anchors a new group instead (``[DATE_3]``, then ``[DATE_4 (+61 days from DATE_3)]``); no
+interval links two groups.  Elderly patients therefore get fewer intervals (an 85-year-old: within 4 years).
 
 Data files (engine/phi_data/, each with its provenance in its header): ``clinical_vocab.txt`` (words of
 oncology prose), ``first_names.txt`` and ``surnames.txt`` (US Census 1990, public domain),
@@ -700,6 +713,18 @@ _AGE_RES = [  # matched against the lower-cased text
     _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|-?year-old|year[ -]old))"),
     _ci(r"(?:aged?|age[: ]|turned|turns|turn|at the age of|nonagenarian)[ :]{0,3}(9\d|1[01]\d)\b(?![.,]\d)"),
 ]
+# A date of birth: "DOB", "D.O.B.:", "date of birth", "birth date", "born on/in", "b." right before the date.
+_BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date|\bbirthday|\byear[ ]of[ ]birth|"
+              r"\bbirth[ ]?year|\bborn(?:[ ](?:on|in))?(?:[ ]the)?|(?<![\w.])b\.)"
+              r"[ \t]*(?:\([^()\n]{0,12}\))?[ \t]*[:=#-]?[ \t]*")
+_BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
+# a bare year of birth ("born in 1929"): Safe Harbor keeps years, but not one that shows an age over 89, and
+# the redactor cannot know today's date, so every year of birth goes
+_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
+# ages that stay in the text (<= 89): with them an interval could add up to an age over 89
+_KEPT_AGE_RE = _ci(r"\b(\d{1,2})(?:[ ]?-?[ ]?(?:years?|yrs?)[ -]?old|[ ]?(?:y/o|yo|y\.o\.)(?![\w]))|"
+                   r"\b(?:aged?|age[ ]?:|at[ ]the[ ]age[ ]of)[ ]{0,3}(\d{1,2})\b"
+                   r"(?![.,]\d|[ ]?(?:%|months?|weeks?|days?))")
 
 _EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.+%-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
 _URL_RE = _ci(r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\[\]{}|\\^`]{1,2000}")
@@ -880,6 +905,17 @@ _ORG_OF_HEADS = _wordset(
     "university college institute bank hospital school society department center centre academy museum "
     "church sisters daughters friends board")
 _ORG_CONNECT = {"of", "the", "and", "&", "for", "de", "du", "la", "der", "y"}
+# "Mass General", "Toronto General (Hospital)": a hospital named "<place> General", whose words are all common
+# ("mass" is prose) so the uncommon-word test cannot find it.  These words before "General" make a rank or an
+# office instead ("Surgeon General", "Attorney General"); a capitalised word after it that is prose makes a
+# heading ("General Information"), one that is not joins the name ("Mass General Brigham").
+_ORG_GENERAL_RE = re.compile(
+    r"((?:[A-Z][a-z][\w'’-]{0,30}[ ]){1,2})General(?:[ ]([A-Z][a-z][\w'’-]{1,30}))?\b(?![-'’])")
+_GENERAL_RANKS = _wordset(
+    "surgeon attorney secretary inspector consul director lieutenant major brigadier postmaster solicitor "
+    "accountant governor auditor comptroller registrar vicar superior adjutant quartermaster paymaster "
+    "commissary procurator advocate receiver treasurer controller captain colonel commander chaplain marshal "
+    "judge general")
 # heads that name ordinary things too: an organisation only with an uncommon word before them
 _ORG_GENERIC_HEADS = _wordset(
     "medicine physicians oncology imaging radiology group research service brothers services systems capital "
@@ -1092,6 +1128,8 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             for m in rx.finditer(text):
                 add((m.start(), m.end(), "DATE"))
 
+    for m in _BIRTH_YEAR_RE.finditer(text):
+        add((m.start(1), m.end(1), "DATE"))
     for rx in _AGE_RES:
         for m in _iter(rx, low):
             add((m.start(1), m.end(1), "AGE"))
@@ -1529,10 +1567,11 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
         words = [text[toks[i][0]:toks[i][1]].lower() for i in range(first, k)]
         if words[0] in _ORG_EXEMPT_FIRST or any(w in _ORG_EXEMPT_ANY or w in _ORG_GENERIC_BODY for w in words):
             continue  # research bodies, cooperative groups, national institutes: not identifying
-        if not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
+        general = len(words) >= 2 and words[-1] == "general" and words[-2] not in _GENERAL_RANKS  # "Mass General"
+        if not general and not any(len(w) >= 3 and not all(x in _VOCAB for x in w.split("-")) for w in words):
             continue
         head = m.group().lower()
-        if head.rstrip(".") in _ORG_GENERIC_HEADS and all(w in _VOCAB for w in words):
+        if head.rstrip(".") in _ORG_GENERIC_HEADS and all(w in _VOCAB for w in words) and not general:
             continue
         s = toks[first][0]
         e = he
@@ -1571,6 +1610,23 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
             continue
         if mask.free(s, e):
             out.append((s, e))
+    if "General" in text:
+        for m in _ORG_GENERAL_RE.finditer(text):
+            s = m.start(1)
+            for w in re.finditer(r"\S+", m.group(1)):  # "Transferred Mass General": the name starts after prose
+                if _fold(w.group()) in _HARD_STOP or _fold(w.group()) in _TITLES or \
+                        _fold(w.group()) in _ORG_EXEMPT_FIRST or _fold(w.group()) in _ORG_GENERIC_BODY:
+                    s = m.start(1) + w.end() + 1
+            name = text[s:m.end(1)].split()
+            if not name or _fold(name[-1]) in _GENERAL_RANKS:
+                continue
+            e = m.end()
+            if m.group(2):
+                after = m.group(2).lower()
+                if _ORG_HEAD_RE.fullmatch(m.group(2)) or after in _VOCAB or _english(after):
+                    continue  # "Mass General Hospital" is found above; "General Information" is a heading
+            if not any(a[0] <= s < a[1] or s <= a[0] < e for a in out) and mask.free(s, e):
+                out.append((s, e))
     return out
 
 
@@ -1731,6 +1787,25 @@ def _sentence_start(text: str, pos: int) -> bool:
 # Person names
 # ---------------------------------------------------------------------------------------------------
 
+# A lower-case title in mixed-case text ("dr. kowalski"): the name after it is lower case too.  "mr"/"ms" also
+# mean mitral regurgitation / multiple sclerosis or milliseconds, so they count only with their full stop.
+_LOWER_TITLE_RE = re.compile(r"(?:dr\.?|prof\.|mrs?\.|ms\.)[ ]{1,2}\Z")
+# Initials ("seen by MT", "pt MT", "Dr. MT"): two or three capitals right after one of these cues.  Bare "by" and
+# "with" are no cue ("confirmed by CT", "treated with RT"), nor "seen with" ("seen with HIV infection").
+_INITIALS_CUE_END_RE = _ci(
+    r"(?:\b(?:seen|reviewed|evaluated|examined|signed|dictated|covered|staffed|accompanied)[ ]by|"
+    r"\b(?:discussed|consulted|spoke|spoken|talked|met|followed[ ]up|follow[ -]up)[ ]with|\b(?:pt|patient|per)|"
+    r"\b(?:dr|drs|prof)\.?|\b(?:mr|mrs|ms|mx)\.)[ ]{1,2}\Z")
+# Capitals that are services, roles, tests or shorthand, not someone's initials, after those cues
+# ("seen by PT", "discussed with IR", "per NCCN", "pt NPO", "pt DNR").
+_NOT_INITIALS = frozenset("""
+PT OT ST SLP RT RN NP PA MD DO ENT GI ID IR IM ICU ED ER OR PCP ONC GYN HEM BMT SW CM RD MSW CNS RO MO GU OB URO
+NSG PMR PC PCT APP LPN CNA MA TB MTB MDT HO ACP PI FDA NCI WHO NIH CT MRI PET US XR CXR EKG ECG EEG EMG EUS EGD
+FNA IHC PCR NGS MSI TMB HR PR CR SD PD NED AWD DOD OS PFS DFS EFS ORR AE SAE NPO SOB DNR DNI HTN DM CAD CHF AKI
+UTI DVT PE MI CVA TIA AF OK NA NOS WNL ROS HPI PMH PSH FH SH CV GCS AOX CBC BMP CMP LFT INR PTT WBC ANC HGB PLT
+CEA PSA AFP LDH IV PO SC SQ SL PRN BID TID QD QID HS AM PM UK USA EU MG ML GY CM MM KG FU DX TX RX HX SX BX
+ADT TKI AI ICI CRT HCT SCT BCG KPS EOL GOC HCP POA ACD IDT NEG POS AND THE NOT TNM HIV HBV HCV
+""".split())
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
     r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|signed(?:[ ]by)?|"
@@ -1879,6 +1954,39 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             j = extend(i + 1, strong, strong)
             if j is not None:
                 found.append((i + 1, j))
+
+    # 1b. a lower-case title in mixed-case text: "discussed with dr. kowalski" (lower-case text has rule 1).  The
+    #     name is a word that is neither prose nor English ("kowalski"), a listed surname ("smith") or an
+    #     unambiguous first name; "dr. said" stays
+    def lower_name(k: int) -> bool:
+        f = folds[k]
+        return free[k] and words[k].islower() and len(f) > 1 and f not in _HARD_STOP and f not in _TITLES and \
+            f not in _EPONYMS and f not in _UNITS and not _is_drugish(f) and (
+                (lowers[k] not in _VOCAB and not _english(lowers[k])) or f in _SURNAMES or
+                (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES))
+    if not lower_mode:
+        for i in range(n - 1):
+            if words[i].islower() and lowers[i] in _STRONG_TITLES and free[i] and \
+                    _LOWER_TITLE_RE.match(text, toks[i][0], toks[i + 1][0]) and lower_name(i + 1):
+                j = i + 1
+                if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1) and \
+                        folds[j] in _FIRST_NAMES:
+                    j += 1  # "dr. anna kowalski"
+                found.append((i + 1, j))
+
+    # 1c. initials after a cue: "seen by MT", "pt MT reports", "Dr. MT"; not an abbreviation the text defines
+    #     ("independent review committee (IRC) ... per IRC assessment"), not before "+", "-", "/" ("pt ER+"),
+    #     and not after an all-capitals cue: in "PT SEEN BY OT" or an all-capitals note every word is capitals
+    if not lower_mode:
+        for i in range(n):
+            w = words[i]
+            nxt = text[toks[i][1]:toks[i][1] + 1]
+            if not (2 <= len(w) <= 3 and w.isupper() and w.isascii() and free[i] and w not in _NOT_INITIALS and
+                    f"({w})" not in text and not nxt.isalnum() and nxt not in ("+", "-", "/")):
+                continue
+            m = _INITIALS_CUE_END_RE.search(low, max(0, toks[i][0] - 25), toks[i][0])
+            if m and any(c.islower() for c in text[m.start():m.end()]):
+                found.append((i, i))
 
     # cue phrases are looked up right before candidate tokens (cheaper than scanning the whole text)
     label_hits: list[tuple[re.Match, int]] = []
@@ -2489,13 +2597,18 @@ def redact(text: str) -> Redaction:
             clusters[idx] |= ks
         person_cluster[key] = idx
 
-    # dates: one placeholder per calendar date, and each carries its interval to the anchor date
+    # dates: one placeholder per calendar date, and each carries its interval to an anchor date.  A date of birth
+    # (that calendar date anywhere in the text) never has one nor anchors one.  Dates form groups whose span stays
+    # within max_span; a date that fits no group anchors a new one, and no interval links two groups.
     parsed: dict[int, tuple[date, bool]] = {}
+    birth: set[object] = set()
     for s, e, typ, _ in found:
         if typ == "DATE" and (pd := _parse_date(text[s:e])) is not None:
             parsed[s] = pd
-    anchor: tuple[date, bool] | None = None
-    anchor_no = 0
+            if _BIRTH_CUE_END_RE.search(text, max(0, s - 40), s):
+                birth.add(("D",) + pd)
+    max_span = _max_interval_span(text) if parsed else 0
+    groups: list[_DateGroup] = []
 
     numbering: dict[str, dict[object, int]] = {}
     suffix: dict[object, str] = {}  # DATE ident -> " (+63 days)" etc.
@@ -2517,12 +2630,15 @@ def redact(text: str) -> Redaction:
         table = numbering.setdefault(typ, {})
         if ident not in table:
             table[ident] = len(table) + 1
-            if s in parsed:
-                number = table[ident] + offset.get(typ, 0)
-                if anchor is None:
-                    anchor, anchor_no = parsed[s], number
+            if s in parsed and ident not in birth:
+                day = parsed[s][0]
+                for g in groups:
+                    if (max(g.hi, day) - min(g.lo, day)).days <= max_span:
+                        suffix[ident] = _interval(g.anchor, parsed[s], g.anchor_no)
+                        g.lo, g.hi = min(g.lo, day), max(g.hi, day)
+                        break
                 else:
-                    suffix[ident] = _interval(anchor, parsed[s], anchor_no)
+                    groups.append(_DateGroup(parsed[s], table[ident] + offset.get(typ, 0), day, day))
         out_parts.append(text[pos:s])
         out_parts.append(f"[{typ}_{table[ident] + offset.get(typ, 0)}{suffix.get(ident, '')}]")
         spans.append((typ, s, e))
@@ -2573,6 +2689,27 @@ def _interval(anchor: tuple[date, bool], other: tuple[date, bool], anchor_no: in
     unit += "" if abs(n) == 1 else "s"
     ref = "" if anchor_no == 1 else f" from DATE_{anchor_no}"
     return f" ({n:+d} {unit}{ref})"
+
+
+@dataclass
+class _DateGroup:
+    """Dates shown as intervals from one anchor; lo..hi is the span they cover (the anchor included)."""
+    anchor: tuple[date, bool]
+    anchor_no: int
+    lo: date
+    hi: date
+
+
+def _max_interval_span(text: str) -> int:
+    """Widest span, in days, that the dates shown with an interval may cover together.
+
+    Any two dates shown with an interval could be a birth and a visit (an unlabelled date of birth, or one
+    whose cue the rules miss), and an age kept in the text (<= 89) plus an interval is an age as well: so the
+    span stays under 89 years minus the oldest age kept.  Counted as 365-day years, less 31 days because a
+    month-precision date ("March 2021") may be read up to a month early: the limit errs on the short side."""
+    ages = (int(m.group(1) or m.group(2)) for m in _KEPT_AGE_RE.finditer(_lowered(text)))
+    oldest = max((a for a in ages if a <= 89), default=0)  # an age over 89 is redacted: it adds nothing
+    return (89 - oldest) * 365 - 31
 
 
 def _fallback_detect(text: str) -> list[tuple[int, int, str, object]]:

@@ -617,3 +617,118 @@ def test_place_after_in_within_prose_after_a_capitalised_common_word():
 ])
 def test_clinical_prose_is_not_an_organisation(text):
     assert redact(text).text == text
+
+
+# --- dates of birth and intervals that could show an age over 89 ------------------------------------
+
+def test_date_of_birth_has_no_interval_and_is_never_the_anchor():
+    r = redact("Patient Harold Finch, DOB 02/03/1929, seen 04/05/2025 and 04/19/2025. He is 96 years old.")
+    assert r.text == ("Patient [PERSON_1], DOB [DATE_1], seen [DATE_2] and [DATE_3 (+14 days from DATE_2)]. "
+                      "He is [AGE_1] years old.")
+
+
+@pytest.mark.parametrize("cue", ["DOB", "DOB:", "D.O.B.:", "date of birth", "Date of Birth (mm/dd/yyyy):",
+                                 "birth date", "born on", "born", "b."])
+def test_birth_cues(cue):
+    r = redact(f"Visit 2021-03-04. {cue} 05/06/1950. Next visit 2021-05-06.")
+    assert r.text.endswith("[DATE_2]. Next visit [DATE_3 (+63 days)].")  # DOB: plain; intervals from the visit
+
+
+def test_date_of_birth_repeated_without_cue_stays_plain():
+    r = redact("Seen 04/05/2025. DOB 02/03/1949. Birthday 02/03/1949 celebrated; seen again 04/06/2025.")
+    assert r.text == "Seen [DATE_1]. DOB [DATE_2]. Birthday [DATE_2] celebrated; seen again [DATE_3 (+1 day)]."
+
+
+@pytest.mark.parametrize("text", ["Born in 1929, seen 04/05/2025.", "DOB: 1929. Seen 04/05/2025.",
+                                  "Year of birth 1929; seen 04/05/2025."])
+def test_year_of_birth_is_redacted(text):
+    r = redact(text)
+    assert "1929" not in r.text and r.counts["DATE"] == 2
+
+
+def test_bare_years_without_a_birth_cue_stay():
+    assert redact("Diagnosed in 2019, born in Ohio.").text == "Diagnosed in 2019, born in Ohio."
+
+
+def test_unlabelled_birth_date_cannot_become_an_age_interval():
+    # a date of birth the cues miss is the anchor: dates 96 years later get no interval from it, but keep
+    # their own intervals among themselves
+    r = redact("Harold Finch 02/03/1929. Visit 04/05/2025, CT 06/05/2025.")
+    assert r.text == "[PERSON_1] [DATE_1]. Visit [DATE_2], CT [DATE_3 (+61 days from DATE_2)]."
+    assert "days)" not in r.text.split("[DATE_2]")[0]
+
+
+def test_intervals_never_span_more_than_89_years_together():
+    # each within 89 years of the anchor, but 1930 and 2025 are 95 years apart: the later one stays plain
+    r = redact("Events: 01/01/1975; 01/01/1930; 01/01/2025.")
+    assert r.text == "Events: [DATE_1]; [DATE_2 (-16436 days)]; [DATE_3]."
+
+
+def test_a_kept_age_shortens_the_intervals():
+    # 85 years old plus an interval of ten years would be an age of 95
+    r = redact("85-year-old woman, diagnosed 01/05/2010, relapse 03/09/2020, seen 04/01/2020, CT 01/06/2010.")
+    assert r.text == ("85-year-old woman, diagnosed [DATE_1], relapse [DATE_2], "
+                      "seen [DATE_3 (+23 days from DATE_2)], CT [DATE_4 (+1 day)].")
+    younger = redact("62-year-old woman, diagnosed 01/05/2010, relapse 03/09/2020.")
+    assert younger.text == "62-year-old woman, diagnosed [DATE_1], relapse [DATE_2 (+3716 days)]."
+
+
+# --- hospital short names, lower-case titles, initials -----------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("Transferred from Mass General after the biopsy.", "Transferred from [ORGANIZATION_1] after the biopsy."),
+    ("Seen at Mass General Hospital and Toronto General.", "Seen at [ORGANIZATION_1] and [ORGANIZATION_2]."),
+    ("Second opinion at Mass General Brigham.", "Second opinion at [ORGANIZATION_1]."),
+])
+def test_hospital_named_general(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The Surgeon General warned about tobacco. General Information About Stage IV.",
+    "Treatment Option Overview General Approach", "In General, patients do well.",
+    "A pelvic mass. General appearance fine.",
+])
+def test_general_in_prose_is_not_an_organisation(text):
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Discussed with dr. kowalski today.", "Discussed with dr. [PERSON_1] today."),
+    ("Reviewed with dr. anna kowalski and mr. smith.", "Reviewed with dr. [PERSON_1] and mr. [PERSON_2]."),
+    ("Later dr. kowalski agreed; Kowalski called.", "Later dr. [PERSON_1] agreed; [PERSON_1] called."),
+])
+def test_lower_case_title_and_name_in_mixed_case_text(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Plan per Dr. Smith: dr. said ok, dr. will call back.", "Tremor onset 5 ms. after the stimulus.",
+])
+def test_lower_case_title_before_prose_is_kept(text):
+    out = redact(text).text
+    assert "dr. said" in out or "ms. after" in out
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Patient was seen by MT on rounds.", "Patient was seen by [PERSON_1] on rounds."),
+    ("pt MT reports fatigue.", "pt [PERSON_1] reports fatigue."),
+    ("Discussed with JRT; per Dr. MT the plan stands.",
+     "Discussed with [PERSON_1]; per Dr. [PERSON_2] the plan stands."),
+])
+def test_initials_after_a_person_cue(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Seen by PT and OT today; discussed with IR; pt NPO after midnight; per NCCN; pt HER2+ ER+.",
+    "Confirmed by CT and treated with RT. Lymphopenia is seen with HIV infection.",
+    "An independent review committee (IRC) reported responses; response per IRC assessment.",
+])
+def test_clinical_capitals_after_cues_are_not_initials(text):
+    assert redact(text).text == text
+
+
+def test_all_capitals_notes_have_no_initials_rule():
+    text = "PT SEEN BY OT. PT HAS PAIN. PER DR. ABC THE PLAN IS OK."
+    assert "[PERSON" not in redact(text).text.split("DR.")[0]
