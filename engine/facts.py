@@ -7,8 +7,17 @@ Rules, each tested:
   approximation since true stage groups differ by cancer). "metastatic" without "non-" implies IV. Several stages
   mentioned -> the highest (disease progresses; routing must not under-call it).
 - Markers: genes from the configured list with an optional variant or status ("BRAF V600E", "EGFR exon 19 deletion",
-  "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1 %, ER/PR status). A gene counts as altered unless
-  its status is negative / wild-type / not detected.
+  "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1 %, ER/PR and hormone-receptor status; biomarkers
+  are markers, never counted mutations). A gene counts as altered unless its status says otherwise: negative /
+  wild-type / not detected, or not yet known (pending, unknown, sent, ordered, not tested). The status may sit on the
+  gene ("ALK negative"), after a list of genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before
+  it ("negative for EGFR, ALK and ROS1", "no EGFR or ALK mutation detected"). A leading negation covers the bare
+  genes at the start of the list and the first gene with a generic word ("mutation"), not a later gene with its own
+  finding ("no EGFR mutation, KRAS G12C": KRAS counts). A trailing status covers only genes without a status or
+  variant of their own ("EGFR exon 19 deletion, ALK negative": EGFR counts). "BRCA1/2" is one gene slot ("a BRCA1 or
+  BRCA2 mutation" is one mutation). A gene that is not altered gets its status in its marker, right after the name
+  ("EGFR negative", "ALK negative" for "no ALK rearrangement"), so the retrieval query, the export and case fitting
+  never read a bare or "rearrangement" gene that was in fact negative.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report).
 """
@@ -89,7 +98,8 @@ _NEGATIVE_STATUS = re.compile(r"negative|wild[- ]type|not detected|(?<![\w])-$",
 _BIOMARKER_RE = re.compile(
     r"\b(?:MSI[- ]?H(?:igh)?|MSI[- ]?L(?:ow)?|MSS|dMMR|pMMR|TMB[- ]?(?:high|low|H)|"
     r"PD-?L1(?:\s*(?:TPS|CPS)?\s*(?:[<>≥≤]=?\s*)?\d{1,3}\s*%?)?|"
-    r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|HR[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$))",
+    r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
+    r"(?:HR|hormone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$))",
     re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:no|not|without|never|denies|naive|na[iï]ve)\b[^.;]{0,30}$", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
@@ -127,15 +137,101 @@ def _stage(text: str) -> tuple[str | None, str | None]:
     return max(found, key=lambda f: _STAGE_ORDER[f[0]])
 
 
+# Status words. NEG: tested and not altered. PENDING / UNKNOWN: no result yet, so nothing to count either.
+_NEG_WORDS = (r"negative|neg|wild[- ]type|wt|not[ ]detected|undetected|not[ ]identified|not[ ]found|absent|"
+              r"none[ ]detected")
+_PENDING_WORDS = r"pending|sent(?:[ ]out)?|ordered|awaited|awaiting|requested|in[ ]progress|to[ ]follow"
+_UNKNOWN_WORDS = (r"unknown|not[ ](?:yet[ ])?(?:tested|done|performed|available|assessed|known)|indeterminate|"
+                  r"inconclusive|equivocal|failed|insufficient")
+_STATUS_GROUPS = rf"(?:(?P<neg>{_NEG_WORDS})|(?P<pending>{_PENDING_WORDS})|(?P<unknown>{_UNKNOWN_WORDS}))\b"
+_STATUS_RE = re.compile(rf"\b{_STATUS_GROUPS}", re.IGNORECASE)
+# Words that may stand between a gene list and its status: "EGFR mutation testing: pending", "KRAS status unknown".
+_STATUS_FILLER = (r"mutations?|mutational|alterations?|rearrangements?|fusions?|amplifications?|variants?|testing|"
+                  r"tests?|status|results?|analysis|sequencing|ngs|pcr|fish|ihc|by|on|via|was|were|is|are|has|have|"
+                  r"been|still|currently|germline|somatic")
+_SUFFIX_STATUS_RE = re.compile(rf"(?:[ \t:-]+(?:{_STATUS_FILLER})\b){{0,5}}[ \t:-]*{_STATUS_GROUPS}", re.IGNORECASE)
+# A cue just before the list: "negative for", "no actionable", "no mutations in", "awaiting". Only these few
+# words may stand between cue and gene, so "did not receive osimertinib despite EGFR mutation" stays EGFR-mutant;
+# bare "negative" is no cue ("triple-negative breast cancer with BRCA1 mutation" is BRCA1-mutant).
+_PREFIX_GAP = (r"evidence|of|for|any|an?|the|known|actionable|targetable|detectable|pathogenic|likely|germline|"
+               r"somatic|driver|sensitizing|activating|mutations?|alterations?|in|tested|testing")
+_PREFIX_STATUS_RE = re.compile(
+    r"\b(?:(?P<neg>no|not|without|negative[ ]for|neg[ ]for|wild[- ]type[ ]for|absence[ ]of|lacks?|lacking)|"
+    r"(?P<pending>awaiting|pending(?:[ ]for)?|sent[ ]for|ordered[ ]for))"
+    rf"(?:[ -]+(?:{_PREFIX_GAP})){{0,3}}[ -]*\Z", re.IGNORECASE)
+# A gene's own finding, which a leading negation does not reach ("no EGFR mutation, KRAS G12C": KRAS counts).
+_SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|positive|\+|amplifi", re.IGNORECASE)
+_LIST_SEP_RE = re.compile(r"[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[ \t]+",
+                          re.IGNORECASE)
+_BOUNDARY = ".;\n()"  # a status never reaches across these (nor a leading cue across a comma)
+# Gene symbols that are also English words match in capitals only ("met with the family" is not MET).
+_WORD_GENES = {"MET", "RET", "KIT", "ATM"}
+_STATUS_LABEL = {"neg": "negative", "pending": "pending", "unknown": "status unknown"}
+_ONLY_STATUS_RE = re.compile(rf"[\s:-]*(?:{_NEG_WORDS}|{_PENDING_WORDS}|{_UNKNOWN_WORDS}|-)\s*", re.IGNORECASE)
+
+
+def _gene_items(text: str, genes: Iterable[str]) -> list[tuple[int, int, str, str]]:
+    """Every gene mention as (start, end, name, the gene's own variant/status text), in text order.
+    "BRCA1/2" is one item named "BRCA1/2" when both genes are configured."""
+    names = {g.upper() for g in genes}
+    alt = "|".join(re.escape(g) if g not in _WORD_GENES else f"(?-i:{re.escape(g)})"
+                   for g in sorted(names, key=len, reverse=True))  # longest first: "ERBB2" before "ERB"
+    rx = re.compile(rf"(?<![\w-])({alt})(/\d)?(?![\w])({_VARIANT})", re.IGNORECASE)
+    items = []
+    for m in rx.finditer(text):
+        name = m.group(1).upper()
+        if m.group(2):
+            if not name[-1].isdigit() or name[:-1] + m.group(2)[1] not in names:
+                continue  # "EGFR/2" is no gene pair
+            name += m.group(2)
+        items.append((m.start(), m.end(), name, m.group(3)))
+    return items
+
+
+def _status(own: str) -> str | None:
+    """"neg" / "pending" / "unknown" from a gene's own text, else None (positive, a variant, nothing said)."""
+    if _NEGATIVE_STATUS.search(own):
+        return "neg"
+    m = _STATUS_RE.search(own)
+    return None if m is None else m.lastgroup
+
+
 def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    lists: list[list[tuple[int, int, str, str]]] = []  # coordinated genes: "EGFR, ALK and ROS1", "EGFR/ALK"
+    for item in _gene_items(text, genes):
+        if lists and _LIST_SEP_RE.fullmatch(text, lists[-1][-1][1], item[0]):
+            lists[-1].append(item)
+        else:
+            lists.append([item])
     markers: list[str] = []
     altered: list[str] = []
-    for gene in genes:
-        rx = re.compile(r"(?<![\w-])" + re.escape(gene) + r"(?![\w])" + _VARIANT, re.IGNORECASE)
-        for m in rx.finditer(text):
-            markers.append(" ".join(m.group(0).split()))
-            if not _NEGATIVE_STATUS.search(m.group(0)[len(gene):]) and gene.upper() not in altered:
-                altered.append(gene.upper())
+    for group in lists:
+        start, end = group[0][0], group[-1][1]
+        before = text[max(0, start - 60):start]
+        before = before[max(before.rfind(c) for c in _BOUNDARY + ",") + 1:]
+        pm = _PREFIX_STATUS_RE.search(before)
+        sm = _SUFFIX_STATUS_RE.match(text, end)
+        trailing = _status(group[-1][3]) or (sm.lastgroup if sm else None)
+        prefix = pm.lastgroup if pm else None  # covers the leading items, up to the first with its own words
+        for s, e, name, own in group:
+            status = _status(own)
+            if status is None and prefix is not None and not _SPECIFIC_RE.search(own):
+                status = prefix
+            if own.strip():
+                prefix = None  # "no EGFR or ALK mutation, KRAS G12C": the cue ends at "mutation"
+            if status is None and not own.strip():
+                status = trailing  # "EGFR, ALK and ROS1 wild-type": only genes that said nothing themselves
+            marker = " ".join(text[s:e].split())
+            if status is not None and not _ONLY_STATUS_RE.fullmatch(own):
+                # "EGFR negative", not "EGFR" (the query and the export must not read it as mutant) nor "ALK
+                # rearrangement negative" (case fitting reads "rearrangement" as an alteration)
+                marker = text[s:e - len(own)] + " " + _STATUS_LABEL[status]
+            markers.append(marker)
+            if status is None and name not in altered:
+                altered.append(name)
+    # "BRCA1/2 mutation" is one gene slot; the text naming BRCA2 itself as well makes it redundant
+    pairs = {g: {g[:-2], g[:-3] + g[-1]} for g in altered if "/" in g}
+    altered = [g for g in altered if g not in pairs or not pairs[g] & set(altered)]
     for m in _BIOMARKER_RE.finditer(text):
         markers.append(m.group(0).strip())
     unique = tuple(dict.fromkeys(m for m in markers if m))

@@ -4,6 +4,9 @@ Runs AFTER Ingestion, on extracted facts (scoring raw text before extraction sen
 Rule shipped: every configured gene with a positive/altered status counts as a mutation, germline ones included
 (BRCA1/2 alter treatment: PARP inhibitors, platinum). So "stage IV pancreatic, KRAS + BRCA2" scores
 rare 0.40 + stage IV 0.25 + >=2 mutations 0.30 = 0.95 -> Tier 2 (the paper's 0.80 leaves BRCA2 out).
+The reported score is capped at 1.0 (SCORE_CAP): it is read as a 0-1 complexity, and "1.35" would suggest a scale
+that does not exist. The factors still list every weight, so the uncapped sum stays visible, and the tier is
+decided on that sum: config allows router.threshold up to 10, and a cap must not make Tier 2 unreachable.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from engine.config import RouterConfig
 from engine.context import NodeContext
 from engine.events import RoutingDecided
 from engine.state import CaseFacts, ConsultState, Factor, Routing
+
+SCORE_CAP = 1.0
 
 
 def score_facts(facts: CaseFacts, cfg: RouterConfig, override: int | None = None) -> Routing:
@@ -33,10 +38,10 @@ def score_facts(facts: CaseFacts, cfg: RouterConfig, override: int | None = None
         factors.append(Factor("single_mutation", w["single_mutation"], facts.genes[0]))
     if facts.prior_treatments:
         factors.append(Factor("prior_treatment", w["prior_treatment"], ", ".join(facts.prior_treatments)))
-    score = round(sum(f.weight for f in factors), 4)
-    auto_tier = 2 if score >= cfg.threshold else 1
-    return Routing(score=score, auto_tier=auto_tier, tier=override or auto_tier, factors=tuple(factors),
-                   override=override)
+    total = round(sum(f.weight for f in factors), 4)
+    auto_tier = 2 if total >= cfg.threshold else 1
+    return Routing(score=min(total, SCORE_CAP), auto_tier=auto_tier, tier=override or auto_tier,
+                   factors=tuple(factors), override=override)
 
 
 async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:

@@ -86,3 +86,80 @@ def test_weights_come_from_config():
     facts = extract_facts("stage IV breast cancer", genes=s.router.genes,
                           treatment_keywords=s.router.treatment_keywords, rare_cancers=s.router.rare_cancers)
     assert score_facts(facts, s.router).score == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("text", [
+    "stage IV NSCLC, negative for EGFR, ALK and ROS1",
+    "Stage IV NSCLC; no EGFR or ALK mutation detected",
+    "Stage IV NSCLC, EGFR testing pending",
+    "Stage IV NSCLC, EGFR, ALK and ROS1 wild-type",
+    "Stage IV NSCLC, EGFR/ALK negative",
+    "Stage IV NSCLC, awaiting EGFR and ALK results",
+    "Stage IV NSCLC, no mutations in EGFR or ALK; KRAS status unknown; BRAF testing sent",
+])
+def test_negative_pending_or_unknown_genes_are_not_mutations(text):
+    facts, r = route(text)
+    assert facts.genes == ()
+    assert r.score == pytest.approx(0.25) and r.tier == 1
+    # the status travels with the gene, so the retrieval query and the export never show a bare "EGFR"
+    assert "EGFR" not in facts.markers and all(" " in m or "-" in m for m in facts.markers if "EGFR" in m)
+
+
+def test_list_status_reaches_only_genes_without_their_own():
+    assert route("EGFR exon 19 deletion, ALK and ROS1 negative")[0].genes == ("EGFR",)
+    assert route("EGFR mutation, ALK negative")[0].genes == ("EGFR",)
+    assert route("no EGFR mutation, KRAS G12C")[0].genes == ("KRAS",)  # the negation stops at EGFR's own words
+    assert route("Negative for EGFR mutation; KRAS G12C positive")[0].genes == ("KRAS",)
+    facts = route("negative for EGFR, ALK and ROS1")[0]
+    assert facts.markers == ("EGFR negative", "ALK negative", "ROS1 negative")
+    # the status follows the name directly: case fitting reads "ALK rearrangement ..." as an alteration
+    assert route("no ALK rearrangement; EGFR mutation not detected")[0].markers == ("ALK negative", "EGFR negative")
+    assert route("KRAS status unknown")[0].markers == ("KRAS status unknown",)
+
+
+def test_negative_markers_are_wild_type_for_case_fitting():
+    from engine.casefit import case_from_facts
+    case = case_from_facts(route("stage IV NSCLC; no ALK rearrangement, negative for EGFR and ROS1")[0])
+    assert not case.altered and {"ALK", "EGFR", "ROS1"} <= case.wild_type
+
+
+@pytest.mark.parametrize("text,genes", [
+    ("triple-negative breast cancer with BRCA1 mutation", ("BRCA1",)),  # "negative" alone negates nothing
+    ("did not receive osimertinib despite EGFR mutation", ("EGFR",)),  # the negation is about the drug
+    ("KRAS G12D, negative margins", ("KRAS",)),
+    ("BRCA1/2 negative", ()),
+    ("germline BRCA1/2 testing sent", ()),
+    ("germline BRCA1/2 mutation", ("BRCA1/2",)),  # one of the two: one mutation, not two
+    ("met with the family to discuss MET amplification", ("MET",)),  # the verb "met" is no gene
+])
+def test_gene_status_edge_cases(text, genes):
+    assert route(text)[0].genes == genes
+
+
+@pytest.mark.parametrize("text,marker", [
+    ("stage II hormone receptor-positive breast cancer", "hormone receptor-positive"),
+    ("HR-positive, HER2-negative breast cancer", "HR-positive"),
+    ("HR+ metastatic breast cancer", "HR+"),
+])
+def test_hormone_receptor_status_is_a_marker_not_a_mutation(text, marker):
+    facts, r = route(text)
+    assert marker in facts.markers and facts.genes == ()
+    assert "mutation" not in " ".join(f.name for f in r.factors)
+
+
+def test_score_is_capped_at_one_but_factors_keep_every_weight():
+    facts, r = route("Stage IV pancreatic adenocarcinoma, primary site unknown, KRAS G12D and BRCA2 mutation, "
+                     "progressed on FOLFIRINOX")
+    weights = {f.name: f.weight for f in r.factors}
+    assert weights == {"rare_cancer": 0.40, "unknown_primary": 0.30, "stage_iv": 0.25, "multiple_mutations": 0.30,
+                       "prior_treatment": 0.10}
+    assert sum(weights.values()) == pytest.approx(1.35)
+    assert r.score == 1.0 and r.tier == 2
+
+
+def test_tier_uses_the_uncapped_sum_when_the_threshold_is_above_one():
+    s = Settings().with_overrides({"router.threshold": 1.2})
+    facts = route("Stage IV pancreatic adenocarcinoma, primary site unknown, KRAS G12D and BRCA2 mutation, "
+                  "progressed on FOLFIRINOX")[0]
+    r = score_facts(facts, s.router)
+    assert r.score == 1.0 and r.auto_tier == 2
