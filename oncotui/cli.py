@@ -262,7 +262,7 @@ class ConsultPrinter:
                 self.err.print(f"  {len(event.passages)} passages, rag_confidence {event.rag_confidence:.2f}")
                 for p in event.passages:
                     grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
-                    self.err.print(f"   [dim]{p.id} {_escape(p.title)} — {_escape(p.section)} "
+                    self.err.print(f"   [dim]{p.id} {_escape(p.title)} — {_escape(_plain(p.section))} "
                                    f"(d={p.distance:.3f}, rerank={p.rerank_score}, {grade})[/dim]")
             elif event.closest_title is None:  # nothing to compare with: no document is indexed
                 self.err.print("  [yellow]gate refused[/yellow]: the knowledge base is empty; ingest guidelines "

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.nodes.formatter import section_label
 from engine.signoff import os_user
 
 
@@ -45,7 +46,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
         out += [f"_The answer above is the text reviewer {s.decision.reviewer} edited and signed; the claims below "
                 "are the model's draft as governed before the edit._", ""]
     out += claims_markdown(s.ledger)
-    out += ["## Evidence", ""]
+    out += ["## Retrieved passages", ""]  # the report above has its own "Evidence" list of cited passages
     if s.retrieval is None:
         out += ["_No retrieval ran._", ""]
     else:
@@ -57,7 +58,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             out += [f"Closest passage: {rv.closest_title} at distance {rv.closest_distance}", ""]
         for p in rv.passages:
             grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
-            where = p.section + (f", p. {p.page}" if p.page else "")
+            where = section_label(p.section) + (f", p. {p.page}" if p.page else "")
             rerank = "–" if p.rerank_score is None else f"{p.rerank_score:.2f}"
             out += [f"### [{p.id}]{' (cited)' if p.id in cited else ''} {p.title} — {where}", "",
                     f"Source {p.source} · distance {p.distance:.3f} · rerank {rerank} · {grade}", ""]

@@ -15,6 +15,13 @@ from engine.governor import counts
 from engine.state import Claim, ConsultState
 
 
+def section_label(section: str) -> str:
+    """A stored heading path ("## Treatment > ### Metastatic") as people read it ("Treatment > Metastatic")."""
+    from kb.chunking import plain_section
+
+    return plain_section(section or "") or "(no heading)"
+
+
 def evidence_list(state: ConsultState, only_cited: bool = True) -> list[str]:
     if not state.retrieval:
         return []
@@ -23,7 +30,7 @@ def evidence_list(state: ConsultState, only_cited: bool = True) -> list[str]:
     for p in state.retrieval.passages:
         if only_cited and cited and p.id not in cited:
             continue
-        where = p.section + (f", p. {p.page}" if p.page else "")
+        where = section_label(p.section) + (f", p. {p.page}" if p.page else "")
         lines.append(f"- **[{p.id}]** {p.title} — {where} (distance {p.distance:.3f}"
                      + (f", rerank {p.rerank_score:.2f}" if p.rerank_score is not None else "") + ")")
     return lines
