@@ -16,6 +16,17 @@ REFUSALS = {
 }
 
 
+# A question the gate refused is (most often) outside the indexed guidelines: sending it to a tumour board would be
+# odd advice for "how do I bake sourdough?", so it gets its own first line.
+OUT_OF_SCOPE = {
+    "en": ("This question is outside the guidelines in the knowledge base, so no recommendation is given. oncotui "
+           "answers oncology questions from the indexed guidelines only."),
+    "es": ("Esta pregunta queda fuera de las guías de la base de conocimiento, por lo que no se da ninguna "
+           "recomendación. oncotui solo responde preguntas de oncología a partir de las guías indexadas."),
+}
+QUOTE_CHARS = 700  # per quoted passage in a refusal
+
+
 NO_MODEL = ("No language model could be loaded, so no answer was drafted; an engineer must fix the model settings "
             "(`oncotui models list` shows each tier's model and what is wrong with it).")
 
@@ -55,14 +66,32 @@ def reason_for(state: ConsultState) -> str:
     return state.refusal_reason or "The consult could not be completed safely."
 
 
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters at a sentence end (or else a word end), marked with an ellipsis."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max(head.rfind(". "), head.rfind(".\n"))
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+        return head[:cut if cut > 0 else limit].rstrip() + " …"
+    return head[:cut + 1] + " …"
+
+
 def render(state: ConsultState, language: str) -> str:
-    lines = [f"**{REFUSALS[language]}**", "", f"Reason: {reason_for(state)}", ""]
-    passages = [p for p in (state.retrieval.passages if state.retrieval else ()) if p.relevant is not False][:3]
+    from engine.nodes.formatter import section_label
+
+    r = state.retrieval
+    first = OUT_OF_SCOPE[language] if r is not None and not r.gate_passed and r.closest_title else REFUSALS[language]
+    lines = [f"**{first}**", "", f"Reason: {reason_for(state)}", ""]
+    passages = [p for p in (r.passages if r else ()) if p.relevant is not False][:3]
     if passages:
         lines += ["## Guideline passages you may want to read", ""]
         for p in passages:
-            quote = p.text.strip().replace("\n", " ")
-            lines += [f"**[{p.id}] {p.title} — {p.section}**", "", f"> {quote[:700]}", ""]
+            # line by line, so that a guideline's bullet list stays a list inside the quote
+            quote = [f"> {line}" if line.strip() else ">" for line in clip(p.text).splitlines()]
+            lines += [f"**[{p.id}] {p.title} — {section_label(p.section)}**", "", *quote, ""]
     return "\n".join(lines)
 
 

@@ -1,0 +1,39 @@
+"""The safe refusal's wording and the passages it quotes."""
+
+from __future__ import annotations
+
+from engine.nodes.fallback import OUT_OF_SCOPE, REFUSALS, clip, render
+from engine.state import ConsultState, Passage, Retrieval
+
+
+def _state(gate_passed: bool, passages: tuple[Passage, ...] = ()) -> ConsultState:
+    return ConsultState(thread_id="PT-0001", consult_id="c", retrieval=Retrieval(
+        query="q", passages=passages, gate_passed=gate_passed, closest_title="Melanoma (Demo)",
+        closest_distance=0.6, threshold=0.29))
+
+
+def test_an_out_of_scope_question_is_not_sent_to_the_tumour_board():
+    text = render(_state(False), "en")
+    assert text.startswith(f"**{OUT_OF_SCOPE['en']}**") and "tumour board" not in text
+    assert "No guideline passage in the knowledge base is close enough" in text
+
+
+def test_quoted_passages_keep_their_lists_and_are_cut_at_a_sentence_with_an_ellipsis():
+    body = "Options by mutation:\n- BRAF V600: dabrafenib with trametinib.\n- NRAS: trial.\n\n" + \
+        "Immunotherapy is standard. " * 40
+    p = Passage(id="E1", chunk_id="c1", title="Melanoma (Demo)", source="melanoma.md",
+                section="## Treatment > ### Metastatic", page=None, text=body, distance=0.2, rerank_score=-1.0,
+                relevant=True)
+    state = ConsultState(thread_id="PT-0001", consult_id="c", refusal_reason="x", retrieval=Retrieval(
+        query="q", passages=(p,), gate_passed=True, rag_confidence=0.3))
+    text = render(state, "en")
+    assert text.startswith(f"**{REFUSALS['en']}**")
+    assert "**[E1] Melanoma (Demo) — Treatment > Metastatic**" in text
+    assert "> - BRAF V600: dabrafenib with trametinib.\n> - NRAS: trial." in text
+    quote = [line for line in text.splitlines() if line.startswith(">")]
+    assert quote[-1].endswith("standard. …") and sum(len(q) for q in quote) < 800
+
+
+def test_clip_falls_back_to_a_word_end():
+    assert clip("word " * 300, 50).endswith("word …") and len(clip("word " * 300, 50)) <= 52
+    assert clip("short.", 50) == "short."
