@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from engine.context import NodeContext
 from engine.governor import review_reasons as deferred_claims
+from engine.safety import instruction_like
 from engine.state import ConsultState
 
 
@@ -19,6 +20,10 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
                            f"{r.score:.2f} would route to Tier {r.auto_tier})")
         else:
             reasons.append(f"Tier 2 case (complexity score {r.score:.2f})")
+    if instruction_like(state.case_text):
+        # the text was passed to the model as data, but someone tried to steer the system: a person should look
+        reasons.append("The case text contains instruction-like text (a possible prompt injection; it was treated "
+                       "as data)")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

@@ -1,4 +1,5 @@
-"""Prompt injection: instructions hidden in a clinical note or a guideline chunk change no decision.
+"""Prompt injection: instructions hidden in a clinical note or a guideline chunk change no decision (except that
+a note with instruction-like text is always sent to a reviewer).
 
 Each test runs the same consult twice, with and without the injected text, and compares what the deterministic
 layers decided: routing (tier, score, factors), the retrieval gate and grades, the Critic's verdicts, the
@@ -53,6 +54,10 @@ def run(tmp_path, name: str, text: str, outputs: list[str], kb: FakeKB | None = 
 def test_instructions_in_the_clinical_note_change_no_decision(tmp_path, injection, case, outputs):
     clean = run(tmp_path, "clean", case, outputs)
     injected = run(tmp_path, "injected", f"{case}\n{injection}", outputs)
+    # the one difference allowed is towards safety: a note that tries to steer the system waits for a reviewer
+    if not clean["refused"]:
+        assert injected["hitl"] == ("pending", (*clean["hitl"][1], "The case text contains instruction-like text"))
+        injected["hitl"] = clean["hitl"]
     assert injected == clean
 
 
