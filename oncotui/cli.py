@@ -233,8 +233,10 @@ class ConsultPrinter:
         from rich.console import Console
 
         self.settings = settings
-        self.err = Console(stderr=True, highlight=False)
-        self.out = Console(highlight=False)
+        # Piped or redirected output keeps its lines whole (rich would wrap them at 80 columns and split e.g. the
+        # `oncotui hitl approve HITL-…` command a reviewer copies); a terminal wraps to its width.
+        self.err = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
+        self.out = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
         self.streaming = False
 
     def __call__(self, event: Any) -> None:
