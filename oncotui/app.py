@@ -163,11 +163,11 @@ class OncoApp(App[None]):
             if pending is not None:  # stopped before it posted anything (e.g. cancelled at once)
                 await pending.show_stopped("Stopped before the first step: nothing was stored.", "cancelled")
         if event.state == WorkerState.ERROR:  # safety net: _pump reports errors itself
-            self.notify(f"Unexpected error: {worker.error}", severity="error", title="oncotui")
+            self.notify(f"Unexpected error: {worker.error}", severity="error", title="oncotui", markup=False)
 
     def _fatal(self, message: str) -> None:
         self.query_one(StatusBar).set_status("engine unavailable")
-        self.notify(message, severity="error", title="oncotui", timeout=30)
+        self.notify(message, severity="error", title="oncotui", timeout=30, markup=False)
 
     def _start_engine(self) -> None:
         from engine.errors import user_error_types
@@ -195,12 +195,14 @@ class OncoApp(App[None]):
         try:
             self.theme = settings.ui.theme
         except Exception:  # noqa: BLE001  (an unknown theme name must not stop the app)
-            self.notify(f"Unknown theme {settings.ui.theme!r} in ui.theme; using textual-dark.", severity="warning")
+            self.notify(f"Unknown theme {settings.ui.theme!r} in ui.theme; using textual-dark.",
+                        severity="warning", markup=False)
         keymap = dict(settings.ui.keymap)
         known = {row[3] for row in self.binding_rows()}
         unknown = sorted(set(keymap) - known)
         if unknown:
-            self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning")
+            self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning",
+                        markup=False)
         self.set_keymap({k: v for k, v in keymap.items() if k in known})
         self.reviewer = settings.ui.reviewer or _os_user()
         tiers = (settings.models.tier1, settings.models.tier2)
@@ -313,21 +315,30 @@ class OncoApp(App[None]):
             return
         item = self.engine.store.approval(message.approval_id)
         if item is None or item.status != "pending" or item.id in self._busy_approvals:
-            self.notify(f"{message.approval_id} is no longer waiting for a reviewer.", severity="warning")
+            self.notify(f"{message.approval_id} is no longer waiting for a reviewer.", severity="warning",
+                        markup=False)
             self.refresh_approvals()
             return
         from engine.signoff import refusal
 
-        signer, why, may_reject = refusal(self.engine.settings.hitl, self.reviewer, item.clinician)
+        hitl = self.engine.settings.hitl
+
+        def rules(reviewer: str) -> tuple[str, str, bool]:
+            """The engine's sign-off rules for ``reviewer`` on this item (the review screen's reviewer id field)."""
+            signer, why, may_reject = refusal(hitl, reviewer, item.clinician)
+            return (signer.role if signer else ""), why, may_reject
+
+        role, why, may_reject = rules(self.reviewer)
         if why:
-            self.notify(why, severity="warning", title="Sign-off refused")
+            self.notify(why + " Another reviewer can sign with their own id in the review screen.",
+                        severity="warning", title="Sign-off refused", markup=False)
         from engine.safety import review_edits
 
         cp = self.engine.store.latest(item.thread_id, item.consult_id)
         passages = cp.state.retrieval.passages if cp and cp.state.retrieval else ()
-        self.push_screen(ReviewScreen(item, self.reviewer, message.action, role=signer.role if signer else "",
-                                      refusal=why, may_reject=may_reject,
-                                      check=lambda text: review_edits(text, passages)), self._reviewed)
+        self.push_screen(ReviewScreen(item, self.reviewer, message.action, role=role, refusal=why,
+                                      may_reject=may_reject, check=lambda text: review_edits(text, passages),
+                                      rules=rules), self._reviewed)
 
     def _reviewed(self, result: ReviewResult | None) -> None:
         if result is None or self.engine is None:
@@ -370,7 +381,7 @@ class OncoApp(App[None]):
         engine = self.engine
 
         def start() -> AsyncIterator[Any]:
-            dec = decision(result.action, self.reviewer, result.note, result.edited_text)
+            dec = decision(result.action, result.reviewer or self.reviewer, result.note, result.edited_text)
             return engine.resume(thread_id, dec, consult_id)
 
         try:
@@ -474,13 +485,13 @@ class OncoApp(App[None]):
         elif kind == "Notice":
             if view:
                 view.note(event.message, "warning")
-            self.notify(event.message, severity="warning")
+            self.notify(event.message, severity="warning", markup=False)
         elif kind == "ErrorEvent":
             if view:
                 view.note(event.message, "error")
             hint = hint_for(event.message)
             self.notify(event.message + (f"\n{hint}" if hint else "") + "\nThe consult ends in a safe refusal.",
-                        severity="error", title=f"{event.thread_id}: a step failed", timeout=12)
+                        severity="error", title=f"{event.thread_id}: a step failed", timeout=12, markup=False)
         elif kind == "HitlRequired":
             if view:
                 await view.show_waiting(event.approval_id, event.reasons)
@@ -488,14 +499,14 @@ class OncoApp(App[None]):
                 self._show_latest(event.thread_id, event.consult_id)
             self.refresh_approvals()
             self.notify(f"{event.thread_id}: waiting for a reviewer ({event.approval_id}). F5 opens the queue.",
-                        severity="warning")
+                        severity="warning", markup=False)
         elif kind == "Final":
             if view:
                 await view.show_answer(event.report, event.status, progressive=True)
             if current:
                 self._show_latest(event.thread_id, event.consult_id)
             else:
-                self.notify(f"{event.thread_id}: answer {event.status}.")
+                self.notify(f"{event.thread_id}: answer {event.status}.", markup=False)
 
     def _model_ready(self, consult_id: str) -> None:
         tier = self._tier_in_use.get(consult_id)
@@ -522,13 +533,13 @@ class OncoApp(App[None]):
                 text = "Cancelled before the first step finished: nothing was stored. Submit the case again."
             if view:
                 await view.show_stopped(text, "cancelled")
-            self.notify(text, title="Consult cancelled")
+            self.notify(text, title="Consult cancelled", markup=False)
         elif message.outcome == "failed":
             hint = hint_for(message.error)
             if view:
                 await view.show_stopped(message.error, "failed")
             self.notify(message.error + (f"\n{hint}" if hint else ""), severity="error", title="Consult stopped",
-                        timeout=12)
+                        timeout=12, markup=False)
         self.refresh_patients()
         self.refresh_approvals()
         if message.thread_id == self.current_patient:
@@ -581,10 +592,10 @@ class OncoApp(App[None]):
         try:
             path = export_consult(self.engine.store, self.current_patient, self.settings.data_dir / "exports")
         except (LookupError, OSError) as exc:
-            self.notify(str(exc), severity="error", title="Export failed")
+            self.notify(str(exc), severity="error", title="Export failed", markup=False)
             return
         self.last_export = path
-        self.notify(f"Exported to {path}", title="Export", timeout=8)
+        self.notify(f"Exported to {path}", title="Export", timeout=8, markup=False)
 
     def action_ingest(self) -> None:
         from kb.store import DEMO_DIR

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
+from oncotui.widgets.literal import literal
 from oncotui.widgets.table_fill import fill_table
 
 HelpRow = tuple[str, str, str, str]  # keys, description, where, binding id
@@ -32,7 +32,7 @@ class HelpScreen(ModalScreen[None]):
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
             yield Static("Rebind any key by its id in config.toml, e.g. [b]\\[ui] keymap = { export = \"ctrl+x\" }"
                          "[/b]. ctrl+p opens the command palette (new patient, export, approve, tier, theme)."
-                         + (f"\n[dim]Settings: {escape(self.config_source)}[/dim]" if self.config_source else ""),
+                         + (f"\n[dim]Settings: {literal(self.config_source)}[/dim]" if self.config_source else ""),
                          id="help-footer")
 
     def on_mount(self) -> None:

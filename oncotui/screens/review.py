@@ -1,7 +1,10 @@
 """Review screen: a reviewer reads the redacted draft and signs approve / approve with edits / reject with a note.
 
-It says who is signing, in which role, and who asked. When the sign-off rules (engine/signoff.py) refuse this
-reviewer, it says why up front and disables what is refused; the engine applies the same rules when signing.
+It says who is signing, in which role, and who asked. The reviewer id is a field, prefilled from ``ui.reviewer``
+(else the OS user): on a shared workstation the clinician who asked cannot approve their own item by default, so a
+colleague at the same terminal types their own id. As the id changes, the sign-off rules (engine/signoff.py
+``refusal``: hitl.reviewers and roles, no self-approval) are applied to it: the screen says why an action is refused
+and disables it; the engine applies the same rules when signing and also records the OS account.
 While a reviewer edits, the critic's rules check the text as it stands (``check``), as the engine will when signing.
 """
 
@@ -11,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,6 +21,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
+
+from oncotui.widgets.literal import literal
 
 ACTION_LABELS = {"approve": "Approve", "approve_with_edits": "Approve with edits", "reject": "Reject"}
 
@@ -29,6 +33,11 @@ class ReviewResult:
     action: str  # approve | approve_with_edits | reject
     note: str
     edited_text: str = ""
+    reviewer: str = ""  # the id typed in the review screen (who signs)
+
+
+# reviewer id -> (role or "" when the id may not sign, why approving is refused or "", may reject)
+Rules = Callable[[str], tuple[str, str, bool]]
 
 
 class ReviewScreen(ModalScreen[ReviewResult | None]):
@@ -38,12 +47,16 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
 
     def __init__(self, item: Any, reviewer: str, action: str | None = None, *, role: str = "",
                  refusal: str = "", may_reject: bool = True,
-                 check: Callable[[str], tuple[str, ...]] | None = None) -> None:
+                 check: Callable[[str], tuple[str, ...]] | None = None, rules: Rules | None = None) -> None:
+        """``role`` / ``refusal`` / ``may_reject``: the rules' verdict on ``reviewer``; ``rules`` gives the verdict
+        on another id typed into the reviewer field (without it the id is fixed)."""
         super().__init__()
         self.check = check  # the critic's rules on an edited text (engine.safety.review_edits over the evidence)
+        self.rules = rules
         self._check_timer: Timer | None = None
         self.item = item
         self.reviewer = reviewer
+        self.requested = action  # what the reviewer asked for when opening (kept while the id is refused)
         self.action = action
         self.role = role
         self.refusal = refusal  # why this reviewer may not approve ("" when allowed)
@@ -52,14 +65,18 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     def compose(self) -> ComposeResult:
         item = self.item
         with Vertical(id="review-dialog"):
-            yield Label(f"[b]Review {escape(item.id)}[/b] · {escape(item.thread_id)} · waiting since "
-                        f"{escape(item.created_at[:16].replace('T', ' '))}", id="review-title")
-            yield Static("\n".join(f"[yellow]•[/yellow] {escape(r)}" for r in item.reasons) or "review requested",
+            yield Label(f"[b]Review {literal(item.id)}[/b] · {literal(item.thread_id)} · waiting since "
+                        f"{literal(item.created_at[:16].replace('T', ' '))}", id="review-title")
+            yield Static("\n".join(f"[yellow]•[/yellow] {literal(r)}" for r in item.reasons) or "review requested",
                          id="review-reasons")
             with VerticalScroll(id="review-preview"):
                 yield Markdown(item.preview)
             yield TextArea(item.preview, id="review-edit", language="markdown", soft_wrap=True)
             yield Static("", id="review-checks")
+            with Horizontal(id="review-who"):
+                yield Label("Reviewer id ", id="review-reviewer-label")
+                yield Input(self.reviewer, placeholder="your reviewer id", id="review-reviewer", compact=True,
+                            disabled=self.rules is None)
             yield Input(placeholder="Note recorded with the decision (Enter signs the chosen action)",
                         id="review-note", compact=True)
             with Horizontal(id="review-buttons"):
@@ -70,25 +87,49 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             yield Static(self._signing_text(), id="review-signing")  # wraps: the refusal can be long
 
     def _signing_text(self) -> str:
-        asked = f" · asked by {escape(self.item.clinician)}" if getattr(self.item, "clinician", "") else ""
+        asked = f" · asked by {literal(self.item.clinician)}" if getattr(self.item, "clinician", "") else ""
         if self.refusal:
-            return f"[b red]{escape(self.refusal)}[/b red]{asked}"
+            other = " · another reviewer can sign with their own id (Reviewer id)" if self.rules is not None else ""
+            return f"[b red]{literal(self.refusal)}[/b red]{asked}{other}"
         chosen = f"[b]{ACTION_LABELS[self.action]}[/b] — " if self.action else ""
-        role = f" ({escape(self.role)})" if self.role else ""
-        return (f"{chosen}signing as [b]{escape(self.reviewer)}[/b]{role}{asked}. Recorded: decision, time, note, "
-                "hashes of the draft and evidence.")
+        role = f" ({literal(self.role)})" if self.role else ""
+        return (f"{chosen}signing as [b]{literal(self.reviewer)}[/b]{role}{asked}. Recorded: decision, time, note, "
+                "hashes of the draft and evidence, and the OS account.")
 
     def _allowed(self, action: str) -> bool:
         return action == "reject" and self.may_reject or not self.refusal
 
     def on_mount(self) -> None:
-        for button in self.query(Button):
-            if button.id in ACTION_LABELS and not self._allowed(button.id):
-                button.disabled = True
-        if self.action is not None and not self._allowed(self.action):
-            self.action = None
+        self._apply_rules()
         self._show_editor(self.action == "approve_with_edits")
         self.query_one("#review-edit" if self.action == "approve_with_edits" else "#review-note").focus()
+
+    def _apply_rules(self) -> None:
+        """Enable what the rules allow the current reviewer id; drop a chosen action they refuse (and bring back
+        the one asked for at opening once an id may take it)."""
+        for button in self.query(Button):
+            if button.id in ACTION_LABELS:
+                button.disabled = not self._allowed(button.id)
+        if self.action is not None and not self._allowed(self.action):
+            self.action = None
+        elif self.action is None and self.requested is not None and self._allowed(self.requested):
+            self.action = self.requested
+        self.query_one("#review-signing", Static).update(self._signing_text())
+
+    @on(Input.Changed, "#review-reviewer")
+    def _reviewer_changed(self, event: Input.Changed) -> None:
+        if self.rules is None:
+            return
+        self.reviewer = event.value.strip()
+        self.role, self.refusal, self.may_reject = self.rules(self.reviewer)
+        before = self.action
+        self._apply_rules()
+        if self.action != before:  # the editor is open only while approve with edits is the chosen action
+            self._show_editor(self.action == "approve_with_edits")
+
+    @on(Input.Submitted, "#review-reviewer")
+    def _reviewer_submitted(self) -> None:
+        self.query_one("#review-note").focus()
 
     def _show_editor(self, shown: bool) -> None:
         self.query_one("#review-edit").display = shown
@@ -110,7 +151,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         findings = self.check(self.query_one("#review-edit", TextArea).text)
         text = ("[green]Critic rules: nothing found in the edited text.[/green]" if not findings else
                 f"[yellow]Critic rules on the edited text ({len(findings)}; recorded with your signature):[/yellow]\n"
-                + "\n".join(f"[yellow]•[/yellow] {escape(f)}" for f in findings[:6])
+                + "\n".join(f"[yellow]•[/yellow] {literal(f)}" for f in findings[:6])
                 + (f"\n… and {len(findings) - 6} more" if len(findings) > 6 else ""))
         self.query_one("#review-checks", Static).update(text)
 
@@ -137,11 +178,11 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
 
     def _sign(self, action: str) -> None:
         if not self._allowed(action):
-            self.notify(self.refusal, severity="error", title="Sign-off refused")
+            self.notify(self.refusal, severity="error", title="Sign-off refused", markup=False)
             return
         edited = self.query_one("#review-edit", TextArea).text if action == "approve_with_edits" else ""
         if action == "approve_with_edits" and not edited.strip():
             self.notify("Approve with edits needs the edited text.", severity="error")
             return
         self.dismiss(ReviewResult(self.item.id, action, self.query_one("#review-note", Input).value.strip(),
-                                  edited))
+                                  edited, self.reviewer))

@@ -17,7 +17,7 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("oncotui", id="brand")
-        yield Label("starting…", id="status")
+        yield Label("starting…", id="status", markup=False)  # shows patient ids and model labels as they are
         yield Label(BADGE, id="badge")
 
     def on_mount(self) -> None:

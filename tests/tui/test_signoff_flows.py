@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static
 
 from oncotui.widgets.chat.consult_view import ConsultView
 from tests.tui.conftest import TIER2_CASE, build, submit, wait_for
@@ -75,3 +75,84 @@ async def test_export_from_the_app_is_in_the_audit_log(tmp_path: Path) -> None:
         assert path is not None
     [entry] = engine.store.audit.entries(kind="export")
     assert entry.data["file"] == path.name and engine.store.audit.verify().ok
+
+
+async def type_reviewer(pilot, screen, reviewer: str) -> None:
+    field = screen.query_one("#review-reviewer", Input)
+    field.focus()
+    field.value = ""
+    await pilot.press(*reviewer)
+    await wait_for(pilot, lambda: screen.reviewer == reviewer)
+    await pilot.pause()
+
+
+async def test_default_config_a_colleague_signs_with_their_own_id(tmp_path: Path, notices) -> None:
+    """Nothing configured: the clinician and the reviewer are both the OS user, so self-approval is refused; a
+    colleague at the same terminal types their id and approves. The OS account is still recorded."""
+    from engine.signoff import os_user
+
+    app, engine, _ = build(tmp_path, overrides={"ui.reviewer": "", "hitl.clinician": ""})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "a")
+        field = screen.query_one("#review-reviewer", Input)
+        assert field.value == os_user() and not field.disabled  # prefilled from ui.reviewer, else the OS user
+        assert screen.query_one("#approve", Button).disabled
+        line = signing_line(screen)
+        assert f"{os_user()} asked for this consult and cannot approve it" in line and "Reviewer id" in line
+        assert any(sev == "warning" and "their own id" in msg for sev, msg in notices)
+
+        await type_reviewer(pilot, screen, "dr.colleague")
+        assert not screen.query_one("#approve", Button).disabled
+        assert not screen.query_one("#approve_with_edits", Button).disabled
+        assert "Approve — signing as dr.colleague (reviewer)" in signing_line(screen)  # the preselected action
+        await type_reviewer(pilot, screen, os_user())  # back to the asker: refused again
+        assert screen.query_one("#approve", Button).disabled and "cannot approve" in signing_line(screen)
+        await type_reviewer(pilot, screen, "dr.colleague")
+        await pilot.press("enter")  # the reviewer field's Enter moves on to the note
+        assert app.focused is screen.query_one("#review-note")
+        await pilot.press(*"agree", "enter")
+        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "reviewed")
+        [item] = engine.store.approvals(None)
+        assert (item.status, item.reviewer, item.clinician) == ("approved", "dr.colleague", os_user())
+        record = engine.store.decision_record(item.id)
+        assert record.reviewer == "dr.colleague" and record.os_user == os_user()
+
+
+async def test_reviewer_field_applies_the_reviewers_list_and_roles(tmp_path: Path) -> None:
+    overrides = {"hitl.reviewers": [{"id": "dr.lee", "role": "oncologist"}]}
+    app, engine, _ = build(tmp_path, overrides=overrides)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "enter")
+        buttons = [screen.query_one(f"#{b}", Button) for b in ("approve", "approve_with_edits", "reject")]
+        assert all(b.disabled for b in buttons) and "dr-review is not a reviewer" in signing_line(screen)
+        await type_reviewer(pilot, screen, "dr.lee")
+        assert not any(b.disabled for b in buttons)
+        assert "signing as dr.lee (oncologist)" in signing_line(screen)
+        await type_reviewer(pilot, screen, "dr.x")
+        assert all(b.disabled for b in buttons) and "dr.x is not a reviewer" in signing_line(screen)
+        await type_reviewer(pilot, screen, "")
+        assert all(b.disabled for b in buttons) and "needs the reviewer's id" in signing_line(screen)
+        await type_reviewer(pilot, screen, "dr.lee")
+        await pilot.click("#approve")
+        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "reviewed")
+        [item] = engine.store.approvals(None)
+        assert (item.reviewer, item.role) == ("dr.lee", "oncologist")
+
+
+async def test_edit_and_approve_comes_back_when_a_colleague_takes_over(tmp_path: Path) -> None:
+    app, engine, _ = build(tmp_path, overrides={"ui.reviewer": "dr.same", "hitl.clinician": "dr.same"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "e")  # edit+approve asked for, refused for dr.same
+        assert screen.action is None and not screen.query_one("#review-edit").display
+        await type_reviewer(pilot, screen, "dr.lee")
+        assert screen.action == "approve_with_edits" and screen.query_one("#review-edit").display
+        screen.query_one("#review-edit").text = "Discuss at the tumour board first."
+        await pilot.click("#approve_with_edits")
+        await wait_for(pilot, lambda: engine.store.approvals(None)[0].status == "approved_with_edits")
+        assert engine.store.approvals(None)[0].reviewer == "dr.lee"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -13,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Label, Static
 
 from oncotui.widgets.chat.draft_tail import DraftTail
+from oncotui.widgets.literal import literal
 
 ANSWER_TITLES = {
     "released": "Answer",
@@ -46,7 +46,7 @@ class ConsultView(Vertical):
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it and pygments: ~0.1 s, kept out of the cold start
 
-        yield Static(f"[b]{escape(self.thread_id)}[/b] [dim]case[/dim]\n{escape(self.question)}", classes="question")
+        yield Static(f"[b]{literal(self.thread_id)}[/b] [dim]case[/dim]\n{literal(self.question)}", classes="question")
         yield Static("", classes="steps")
         yield Label("", classes="drafting-title")
         yield DraftTail(classes="drafting")
@@ -67,7 +67,7 @@ class ConsultView(Vertical):
         self.query_one(".answer").display = not folded
         title = self.query_one(".answer-title", Label)
         text = ANSWER_TITLES.get(self.status, self.status.title())
-        title.update(f"▸ {text} [dim](folded: click or F6 to show)[/dim]" if folded else text)
+        title.update(f"▸ {literal(text)} [dim](folded: click or F6 to show)[/dim]" if folded else literal(text))
 
     def on_click(self, event: Any) -> None:
         if self.folded and event.widget is self.query_one(".answer-title"):
@@ -85,11 +85,11 @@ class ConsultView(Vertical):
     def step_started(self, node: str, label: str) -> None:
         self._open_steps[node] = len(self._step_lines)
         self._step_labels[node] = label
-        self._step_lines.append(f"[b $accent]▸[/] {escape(label)}…")
+        self._step_lines.append(f"[b $accent]▸[/] {literal(label)}…")
         self._render_steps()
 
     def step_finished(self, node: str, label: str, seconds: float) -> None:
-        text = f"[green]✓[/green] {escape(label)} [dim]{seconds:.2f} s[/dim]"
+        text = f"[green]✓[/green] {literal(label)} [dim]{seconds:.2f} s[/dim]"
         index = self._open_steps.pop(node, None)
         if index is None:
             self._step_lines.append(text)
@@ -100,7 +100,7 @@ class ConsultView(Vertical):
     def note(self, text: str, kind: str = "info") -> None:
         """A detail line under the steps (router score, evidence count, critic verdict, notices)."""
         style = {"warning": "$warning", "error": "$error"}.get(kind, "dim")
-        self._step_lines.append(f"  [{style}]{escape(text)}[/]")
+        self._step_lines.append(f"  [{style}]{literal(text)}[/]")
         self._render_steps()
 
     @property
@@ -109,7 +109,7 @@ class ConsultView(Vertical):
 
     def stop_running_steps(self, why: str) -> None:
         for node, index in self._open_steps.items():
-            self._step_lines[index] = f"[red]✗[/red] {escape(self._step_labels[node])} [dim]({why})[/dim]"
+            self._step_lines[index] = f"[red]✗[/red] {literal(self._step_labels[node])} [dim]({literal(why)})[/dim]"
         self._open_steps.clear()
         self._render_steps()
 
@@ -141,7 +141,7 @@ class ConsultView(Vertical):
         self.status = status
         self.report = report
         title = self.query_one(".answer-title", Label)
-        title.update(ANSWER_TITLES.get(status, status.title()))
+        title.update(literal(ANSWER_TITLES.get(status, status.title())))
         title.set_classes(f"answer-title {status}")
         answer = self.query_one(".answer", Markdown)
         answer.set_classes(f"answer {status}")
@@ -169,7 +169,7 @@ class ConsultView(Vertical):
         self.end_draft()
         self.status = "pending_review"
         title = self.query_one(".answer-title", Label)
-        title.update(f"Waiting for a reviewer ({approval_id}): " + "; ".join(reasons)
+        title.update(f"Waiting for a reviewer ({literal(approval_id)}): " + literal("; ".join(reasons))
                      + ". Nothing is released until a reviewer signs (Approvals pane).")
         title.set_classes("answer-title pending")
         title.display = True
@@ -179,7 +179,7 @@ class ConsultView(Vertical):
         self.stop_running_steps(kind)
         self.status = kind
         title = self.query_one(".answer-title", Label)
-        title.update(message)
+        title.update(literal(message))  # engine errors quote stored text
         title.set_classes(f"answer-title {kind}")
         title.display = True
 

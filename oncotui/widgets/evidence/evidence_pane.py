@@ -4,14 +4,16 @@
 Claims table: one row per atomic claim of the claim-evidence ledger (engine/ledger.py) with the governor's state
 (supported / qualified / deferred / blocked), its support score and the passages it cites. Moving onto a claim
 marks the passages it cites (▶ in the passages table) and shows why the claim got its state.
+
+Both tables put the numbers first (relevance grade, rerank score, distance; state and support) so they are in view
+at 80 columns, and the long text last, sharing whatever width the pane has (table_fill's flex columns; refitted
+when the pane is resized or zoomed). Stored text is shown literally (oncotui.widgets.literal).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -19,17 +21,23 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from oncotui.widgets.literal import literal
 from oncotui.widgets.table_fill import fill_table
 
-COLUMNS = ("id", "document", "section", "page", "distance", "rerank", "grade")
+COLUMNS = ("id", "relevant", "rerank", "dist", "p.", "document", "section")
+FLEX = ("document", "section")
 CLAIM_COLUMNS = ("claim", "state", "support", "cites", "text")
-GRADES = {True: ("relevant", "green"), False: ("not relevant", "red"), None: ("ungraded", "dim")}
+CLAIM_FLEX = ("text",)
+GRADES = {True: ("yes", "green"), False: ("no", "red"), None: ("–", "dim")}  # the relevance grader's verdict
+GRADE_WORDS = {True: "relevant", False: "not relevant", None: "ungraded"}
 STATE_STYLES = {"supported": "green", "qualified": "yellow", "deferred": "magenta", "blocked": "bold red"}
 
 
 def _section(section: str) -> str:
     """'## Treatment > ### Metastatic' -> 'Treatment > Metastatic' (Markdown heading marks are noise here)."""
-    return re.sub(r"#+\s*", "", section).strip()
+    from kb.chunking import plain_section  # on first evidence, not at start (its regexes cost ~10 ms)
+
+    return plain_section(section or "")
 
 
 def confidence_style(value: float) -> str:
@@ -51,6 +59,7 @@ class EvidencePane(Vertical):
         self._claims: dict[str, Any] = {}
         self._cited: frozenset[str] = frozenset()
         self.marked: frozenset[str] = frozenset()  # passages cited by the claim under the cursor
+        self._fitted: dict[str, int] = {}  # table id -> the width its text columns were fitted to
 
     def compose(self) -> ComposeResult:
         yield Static("[dim]No evidence yet: the passages behind the next answer show here.[/dim]",
@@ -91,7 +100,7 @@ class EvidencePane(Vertical):
             relevant = sum(1 for p in retrieval.passages if p.relevant)
             text = (f"[b {confidence_style(conf)}]rag_confidence {conf:.2f}[/] · "
                     f"{relevant}/{len(retrieval.passages)} relevant"
-                    + (f" · cited {', '.join(sorted(cited))}" if cited else ""))
+                    + (f" · cited {literal(', '.join(sorted(cited)))}" if cited else ""))
         else:
             text = self._refusal_text(retrieval)
         self._show_claims(ledger)
@@ -100,19 +109,25 @@ class EvidencePane(Vertical):
             text += " · claims: " + ", ".join(
                 f"[{STATE_STYLES[s]}]{states.count(s)} {s}[/]" for s in STATE_STYLES if s in states)
         summary.update(text)
-        self._fill_passages()
+        self._fill_passages(keep_cursor=False)
         self.query_one("#passage-detail").display = False
+        self.call_after_refresh(self._refit)  # a table shown just now has no width yet: fit it once laid out
 
-    def _fill_passages(self) -> None:
+    def _fill_passages(self, keep_cursor: bool = True) -> None:
+        table = self.query_one("#passages", DataTable)
+        row = table.cursor_row if keep_cursor else 0
         rows = []
         for p in self._passages.values():
             grade, colour = GRADES[p.relevant]
             mark = "▶ " if p.id in self.marked else "★ " if p.id in self._cited else ""
             style = "reverse bold" if p.id in self.marked else "bold" if p.id in self._cited else ""
-            rows.append((p.id, (Text(mark + p.id, style=style), p.title, _section(p.section), str(p.page or "–"),
-                                f"{p.distance:.3f}", "–" if p.rerank_score is None else f"{p.rerank_score:.2f}",
-                                Text(grade, style=colour))))
-        fill_table(self.query_one("#passages", DataTable), COLUMNS, rows, max_width=40)
+            rows.append((p.id, (Text(mark + p.id, style=style), Text(grade, style=colour),
+                                "–" if p.rerank_score is None else f"{p.rerank_score:.2f}", f"{p.distance:.3f}",
+                                str(p.page or "–"), p.title, _section(p.section))))
+        fill_table(table, COLUMNS, rows, max_width=40, flex=FLEX)
+        self._fitted["passages"] = table.size.width
+        if rows and row > 0:
+            table.move_cursor(row=min(row, len(rows) - 1), animate=False)
 
     def _show_claims(self, ledger: Any) -> None:
         table = self.query_one("#claims", DataTable)
@@ -122,12 +137,35 @@ class EvidencePane(Vertical):
         if not claims:
             table.clear(columns=True)
             return
-        rows = [(c.id, (c.id, Text(c.state, style=STATE_STYLES.get(c.state, "")), f"{c.support:.2f}",
-                        ",".join(c.evidence) or "–", c.text)) for c in claims]
-        fill_table(table, CLAIM_COLUMNS, rows, max_width=60)
         # An explicit height: "auto" measures the table before its rows exist (0 lines); the header + up to 5 rows
         table.styles.height = min(len(claims), 5) + 1
         table.styles.overflow_x = "hidden"  # a scrollbar would take the only row line; select a claim to read it all
+        self._fill_claims(keep_cursor=False)
+
+    def _fill_claims(self, keep_cursor: bool = True) -> None:
+        table = self.query_one("#claims", DataTable)
+        row = table.cursor_row if keep_cursor else 0
+        rows = [(c.id, (c.id, Text(c.state, style=STATE_STYLES.get(c.state, "")), f"{c.support:.2f}",
+                        ",".join(c.evidence) or "–", c.text)) for c in self._claims.values()]
+        fill_table(table, CLAIM_COLUMNS, rows, max_width=60, flex=CLAIM_FLEX)
+        self._fitted["claims"] = table.size.width
+        if rows and row > 0:
+            table.move_cursor(row=min(row, len(rows) - 1), animate=False)
+
+    def on_resize(self) -> None:
+        """Refit the text columns to the new width (terminal resized, pane zoomed with ctrl+o) once the tables
+        have their new size."""
+        if self._passages or self._claims:
+            self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if not self.is_attached:
+            return
+        claims, passages = self.query_one("#claims", DataTable), self.query_one("#passages", DataTable)
+        if self._claims and claims.size.width and claims.size.width != self._fitted.get("claims"):
+            self._fill_claims()
+        if self._passages and passages.size.width and passages.size.width != self._fitted.get("passages"):
+            self._fill_passages()
 
     def select_claim(self, claim_id: str) -> None:
         """Mark the passages ``claim_id`` cites and show the claim's verdict (the claims table calls this)."""
@@ -137,13 +175,13 @@ class EvidencePane(Vertical):
         self.marked = frozenset(claim.evidence)
         self._fill_passages()
         links = "\n".join(
-            f"  {escape(link.passage_id)}: {escape(link.verdict)} · lexical {link.lexical:.2f}"
+            f"  {literal(link.passage_id)}: {literal(link.verdict)} · lexical {link.lexical:.2f}"
             + ("" if link.cross_encoder is None else f" · cross-encoder {link.cross_encoder:.2f}")
             for link in claim.links) or "  (no valid citation)"
         reasons = "; ".join(claim.reasons) or "not governed"
         self.query_one("#passage-text", Static).update(
-            f"[b]{escape(claim.id)} · [{STATE_STYLES.get(claim.state, '')}]{escape(claim.state)}[/][/b] "
-            f"[dim]support {claim.support:.2f}[/dim]\n{escape(claim.text)}\n[b]Why:[/b] {escape(reasons)}\n"
+            f"[b]{literal(claim.id)} · [{STATE_STYLES.get(claim.state, '')}]{literal(claim.state)}[/][/b] "
+            f"[dim]support {claim.support:.2f}[/dim]\n{literal(claim.text)}\n[b]Why:[/b] {literal(reasons)}\n"
             f"[b]Cited passages (▶):[/b]\n{links}")
         self.query_one("#passage-detail").display = True
 
@@ -164,7 +202,7 @@ class EvidencePane(Vertical):
         k, value = getattr(retrieval, "gate_k", 1), getattr(retrieval, "gate_value", None)
         if k > 1 and value is not None:  # the calibrated gate averages the k nearest chunks
             limit = f"; the mean distance of the {k} nearest is {value:.3f}" + limit
-        return (f"[b red]Gate refused: nothing close enough.[/] Closest: “{escape(retrieval.closest_title)}” "
+        return (f"[b red]Gate refused: nothing close enough.[/] Closest: “{literal(retrieval.closest_title)}” "
                 f"at distance {distance}{limit}.")
 
     @on(DataTable.RowHighlighted, "#passages")
@@ -176,10 +214,13 @@ class EvidencePane(Vertical):
         passage = self._passages.get(str(event.row_key.value))
         if passage is None:
             return
-        where = passage.section + (f", p. {passage.page}" if passage.page else "")
+        where = _section(passage.section) + (f", p. {passage.page}" if passage.page else "")
+        grade = GRADE_WORDS[passage.relevant]
+        rerank = "" if passage.rerank_score is None else f" · rerank {passage.rerank_score:.2f}"
         self.query_one("#passage-text", Static).update(
-            f"[b]{escape(passage.id)} · {escape(passage.title)}[/b] [dim]{escape(where)} · "
-            f"{escape(passage.source)}[/dim]\n{escape(passage.text)}")
+            f"[b]{literal(passage.id)} · {literal(passage.title)}[/b] [dim]{literal(where)} · "
+            f"{literal(passage.source)}[/dim]\n[dim]{grade} · distance {passage.distance:.3f}{rerank}[/dim]\n"
+            f"{literal(passage.text)}")
         self.query_one("#passage-detail").display = True
 
     def action_copy_passage(self) -> None:
@@ -189,5 +230,5 @@ class EvidencePane(Vertical):
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         passage = self._passages.get(str(key))
         if passage is not None:
-            self.app.copy_to_clipboard(f"[{passage.id}] {passage.title} — {passage.section}\n{passage.text}")
-            self.notify(f"Passage {passage.id} copied.")
+            self.app.copy_to_clipboard(f"[{passage.id}] {passage.title} — {_section(passage.section)}\n{passage.text}")
+            self.notify(f"Passage {passage.id} copied.", markup=False)

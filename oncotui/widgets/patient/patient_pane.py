@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,6 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
+
+from oncotui.widgets.literal import literal
 
 TIER_CHOICES: list[tuple[str, str]] = [("auto", "auto"), ("Tier 1", "1"), ("Tier 2", "2")]
 
@@ -72,7 +73,7 @@ class PatientPane(Vertical):
             summary.update("No patient selected. Press [b]n[/b] for a new one.")
             self.show_routing(None)
             return
-        lines = [f"[b]{thread_id}[/b]"]
+        lines = [f"[b]{literal(thread_id)}[/b]"]
         if state is None:
             lines.append("[dim]No consult yet: type the case in the chat.[/dim]")
         else:
@@ -83,13 +84,13 @@ class PatientPane(Vertical):
             for name, value in (("Cancer", f.cancer_type), ("Stage", stage),
                                 ("Markers", ", ".join(f.markers)), ("Prior Tx", ", ".join(f.prior_treatments)),
                                 ("PS", f.performance_status)):
-                lines.append(f"[dim]{name}:[/dim] {escape(value) if value else '[dim]not stated[/dim]'}")
+                lines.append(f"[dim]{name}:[/dim] {literal(value) if value else '[dim]not stated[/dim]'}")
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
                 when = (c.get("started_at") or "")[:16].replace("T", " ")
                 tier = f" T{c['tier']}" if c.get("tier") else ""
-                lines.append(f" {when}{tier} {escape(c.get('status') or '')}")
+                lines.append(f" {when}{tier} {literal(c.get('status') or '')}")
         summary.update("\n".join(lines))
         self.show_routing(state.routing if state is not None else None)
 
@@ -101,8 +102,8 @@ class PatientPane(Vertical):
         lines = [f"[b]Router[/b] score {routing.score:.2f} → [b]Tier {routing.tier}[/b]"
                  + (f" [yellow](override; router said {routing.auto_tier})[/yellow]" if routing.override else "")]
         for factor in routing.factors:
-            detail = f" [dim]{escape(factor.detail)}[/dim]" if factor.detail else ""
-            lines.append(f" +{factor.weight:.2f} {factor.name}{detail}")
+            detail = f" [dim]{literal(factor.detail)}[/dim]" if factor.detail else ""
+            lines.append(f" +{factor.weight:.2f} {literal(factor.name)}{detail}")
         if not routing.factors:
             lines.append(" [dim]no complexity factors[/dim]")
         widget.update("\n".join(lines))
@@ -126,7 +127,7 @@ class PatientPane(Vertical):
     def _label(self, row: dict[str, Any]) -> str:
         n = row.get("consults") or 0
         mark = "▶ " if row["id"] == self._current else "  "
-        return f"{mark}{row['id']}  [dim]{n} consult{'s' if n != 1 else ''}[/dim]"
+        return f"{mark}{literal(row['id'])}  [dim]{n} consult{'s' if n != 1 else ''}[/dim]"
 
     def action_search(self) -> None:
         self.query_one("#patient-search", Input).focus()
