@@ -137,7 +137,7 @@ def select_exported_gguf_as_tier1(out: Path, quantized: Path, base_gguf: Path, l
     listed = subprocess.run([sys.executable, "-m", "oncotui", "--config", str(config), "models", "list"],
                             capture_output=True, text=True, cwd=REPO, timeout=120)
     assert listed.returncode == 0, listed.stderr
-    row = next(line for line in listed.stdout.splitlines() if line.startswith("finetuned "))
+    row = next(line for line in listed.stdout.splitlines() if line.split()[:2] == ["ok", "finetuned"])
     assert "tier1" in row and "tier2" not in row and str(quantized) in row and "tiny fine-tune (test)" in row
 
     manager = ModelManager(load_settings(config, environ={}))
