@@ -233,10 +233,8 @@ class ConsultPrinter:
         from rich.console import Console
 
         self.settings = settings
-        # Piped or redirected output keeps its lines whole (rich would wrap them at 80 columns and split e.g. the
-        # `oncotui hitl approve HITL-…` command a reviewer copies); a terminal wraps to its width.
-        self.err = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
-        self.out = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+        self.err = Console(stderr=True, highlight=False)
+        self.out = Console(highlight=False)
         self.streaming = False
 
     def __call__(self, event: Any) -> None:
@@ -297,7 +295,7 @@ class ConsultPrinter:
                            f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) reads it with "
                            f"`oncotui hitl show {event.approval_id}`, then runs `oncotui hitl approve "
                            f"{event.approval_id} --reviewer ID` (or reject with --note). Nothing is released until "
-                           "then.")
+                           "then.", soft_wrap=True)  # unwrapped, so the commands can be copied whole from a pipe
         elif kind == "Final":
             from rich.markdown import Markdown
 

@@ -1,14 +1,22 @@
-"""Piped consult output keeps long lines whole (a reviewer copies commands out of it)."""
+"""Piped consult output: the reviewer commands stay whole, and Markdown answers are wrapped, never cropped."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 
-def test_piped_output_is_not_wrapped_at_80_columns(capsys):
+from rich.markdown import Markdown
+
+
+def test_piped_output_keeps_commands_whole_and_wraps_the_answer(capsys):
     from oncotui.cli import ConsultPrinter
 
     printer = ConsultPrinter()
-    command = "run `oncotui hitl approve HITL-a7ffe91e --reviewer ID` " + "x" * 120
-    printer.err.print(command)
-    printer.out.print(command)
-    out = capsys.readouterr()
-    assert command in out.err and command in out.out
+    reasons = ("Tier 2 case (complexity score 0.95)", "Low retrieval confidence (0.13 < 0.30) " + "x" * 60)
+    printer(SimpleNamespace(kind="HitlRequired", approval_id="HITL-a7ffe91e", reasons=reasons))
+    err = capsys.readouterr().err
+    assert "`oncotui hitl approve HITL-a7ffe91e --reviewer ID`" in err and "x" * 60 in err
+
+    long_item = "For stage III, adjuvant fluoropyrimidine with oxaliplatin (FOLFOX or CAPOX) is standard " * 2
+    printer.out.print(Markdown(f"1. {long_item.strip()}"))
+    out = " ".join(capsys.readouterr().out.split())
+    assert long_item.strip() in out  # every word arrives (wrapped lines), nothing cut at 80 columns
