@@ -537,10 +537,19 @@ def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
     if others:
         print("Also retrieved, not cited: " + "; ".join(f"[{p['id']}] {p['title']} — {p['section']}"
                                                        for p in others))
-    print("\nDraft as the reviewer signs it (this text is hashed into the decision record):")
+    print("\nDraft as the reviewer signs it (this text is hashed into the decision record):" if item.status == "pending"
+          else "\nDraft the reviewer read (its hash is in the decision record):")
     print("-" * 72)
     print(item.preview.rstrip())
     print("-" * 72)
+    if data["edited_text"]:
+        print(f"\nReleased instead: the text {item.reviewer} edited and signed (the claims above are the draft's):")
+        print("-" * 72)
+        print(data["edited_text"].rstrip())
+        print("-" * 72)
+        print("Checks on the reviewer's text (recorded with the signature; they did not block it):")
+        for finding in data["edit_findings"] or ["none"]:
+            print(f"  - {finding}")
     if item.status == "pending":
         print("\nTo decide (a reviewer other than the clinician who asked):")
         for line in data["commands"].values():
@@ -557,8 +566,12 @@ def _hitl_item_data(item: Any, state: Any, settings: Any) -> dict[str, Any]:
     cited = {e for c in (ledger.claims if ledger else ()) for e in c.evidence}
     draft = state.draft if state is not None else None
     cited |= {e for r in (draft.recommendations if draft else ()) for e in r.evidence}
+    decision = state.decision if state is not None else None
+    edited = decision is not None and decision.action == "approve_with_edits"
     return {
         **dataclasses.asdict(item), "draft_markdown": item.preview,
+        "edited_text": decision.edited_text if edited else "",
+        "edit_findings": list(decision.edit_findings) if edited else [],
         "case_text": state.case_text if state is not None else "",
         "routing": None if routing is None else {
             "score": routing.score, "tier": routing.tier, "auto_tier": routing.auto_tier,

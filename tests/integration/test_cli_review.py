@@ -137,6 +137,13 @@ def test_edit_findings_name_the_reviewers_items_and_the_footer_says_edited(data_
     assert "model smollm2 (draft)" in footer or "(draft)" in footer
     assert not footer.split("edited by")[0].rstrip(" ·_").endswith("evidence-locked")
 
+    # afterwards `hitl show` has the text that was released and what the checks found, not only the draft
+    rc, out, _ = run(capsys, "hitl", "show", item)
+    released = out.split("Released instead: the text dr.lee edited and signed")[1]
+    assert rc == 0 and "Olaparib 300 mg twice daily is always" in released and "'300 mg'" in released
+    data = json.loads(run(capsys, "hitl", "show", item, "--json")[1])
+    assert "Consider a clinical trial" in data["edited_text"] and len(data["edit_findings"]) >= 2
+
 
 def test_review_edits_numbering():
     from engine.safety import review_edits
