@@ -8,7 +8,15 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "stage II and above", bare lettered
                 sub-stages ("IIIA", "IB"; bare "IV" is not one: it also means intravenous), "early-stage"/"early
                 disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV),
-                "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV)
+                "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV), "localised" (not metastatic);
+                "early" is 0-II (contradicts III: "Early tumours may be managed with surgery alone")
+    setting     the early, operable setting: "adjuvant", "neoadjuvant", "perioperative", "pre-/postoperative",
+                "resected"/"resectable" (not "unresectable", not "can be fully resected", not in a sentence about
+                metastases: "resectable liver metastases ... perioperative chemotherapy"): stages 0-III, contradicts
+                metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
+    section     a sentence that states no stage or setting inherits those its passage's section path names
+                ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic; "Early / Resectable
+                Disease"; "Locally Advanced Unresectable Disease"), as one family of alternatives
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative)
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
@@ -20,8 +28,12 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     pdl1        "PD-L1-positive", "PD-L1-negative", "PD-L1-high"/"high PD-L1" (>= 50%)
 
 The case's side comes from CaseFacts: stage (+ sub-stage letter and "metastatic" from stage_text), the marker
-strings parsed with the same patterns, the cancer type ("triple-negative breast cancer", "HER2-positive breast
-cancer", "hormone receptor-positive breast cancer") and altered genes (facts.genes).
+strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
+wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive breast cancer", "hormone
+receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
+HER2-negative: "HER2-negative (IHC 0)"/"HER2 0" is HER2-zero (a HER2-low line contradicts), "IHC 1+" or "IHC 2+,
+ISH-negative" is HER2-low. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
+altered) is read as BRCA1/2 negative.
 
 How one sentence is judged (``assess``)
     Each condition is ``fits``, ``unknown`` (the case does not state it) or ``contradicts``. Conditions of one
@@ -34,24 +46,42 @@ How one sentence is judged (``assess``)
     Driver exclusivity: when the case states a driver alteration (EGFR exon 19 deletion) and a sentence's condition
     is another driver the case does not mention (ALK rearrangement), the condition contradicts the case. Not for
     amplifications (MET amplification co-occurs with EGFR as a resistance mechanism).
+    Not the sentence's own conditions:
+    - options: a condition that qualifies one option of a list, in parentheses after its name ("elacestrant (ESR1
+      mutation)", "olaparib (for germline BRCA carriers)") or as "<therapy> for <condition>" ("PARP inhibitors for
+      germline BRCA carriers", "or, for RAS wild-type tumours, an anti-EGFR antibody"). It never makes the sentence
+      conditional; one that contradicts the case is a note the governor prints as a qualifier ("the option for
+      germline BRCA carriers does not apply (the case is BRCA2 negative)").
+    - examples: two or more listed after "notably", "such as", "including", "especially", "e.g." ("testing is
+      advised for many patients, notably younger patients, TNBC or a suggestive family history"): indications.
+    - test targets: what follows "test(ed/ing) for" ("should be tested for fusions ... and BRAF alterations").
+    Clauses: a sentence coordinating clauses (", and" / "; " / ", while" / ", but" ...; a clause has 3+ words
+    besides its conditions, so "HER2-positive, and triple-negative" is a list) in which two clauses state a condition
+    of one family ("osimertinib for resected EGFR ... tumours, and adjuvant alectinib for resected ALK-positive
+    disease") is judged clause by clause: one clause that contradicts the case makes the sentence contradict (it is
+    quoted whole), unknown clauses are alternatives ("applies if EGFR ... or ALK-positive").
     Known limitation: "ER-positive, HER2-positive disease" written with a comma is read as alternatives, not as both.
 
 Where it is used
-    - Evidence-locked selection (engine/nodes/specialist.py): sentences that contradict the case are not offered
-      to the model (not in the prompt, not in the schema enum); sentences that fit are listed first. None left ->
-      the Critic rejects every attempt and the consult ends in the safe refusal (engine/nodes/critic.py).
+    - Evidence-locked selection (engine/nodes/specialist.py): sentences that contradict the case, and those of a
+      passage about another cancer than the case's (the governor's rule, ``engine.ledger.on_case``), are not
+      offered to the model (not in the prompt, not in the schema enum); sentences that state a fitting condition
+      are listed first. None left -> no model is called, the Critic rejects the attempt and the consult ends in the
+      safe refusal (engine/nodes/critic.py).
     - Governor (engine/governor.py): a claim that contradicts the case is blocked ("does not apply to this case:
-      ..."); a claim whose condition the case does not state is released only as qualified ("applies if ...").
+      ..."); a claim whose condition the case does not state is released only as qualified ("applies if ...");
+      sections are judged when ``govern`` is given the passages.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.safety import passage_sentences
+from engine.ledger import case_words, on_case
+from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
 
 Fit = Literal["fits", "unknown", "contradicts"]
@@ -101,7 +131,15 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("early", re.compile(r"\bearly[- ]stage\b|\bearly\s+(?:\w+\s+)?(?:disease|tumou?rs?|cancers?)\b", re.IGNORECASE)),
     ("limited-stage", re.compile(r"\blimited[- ]stage\b", re.IGNORECASE)),
     ("extensive-stage", re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)),
+    ("localised", re.compile(r"\blocali[sz]ed\b(?![- ](?:to|in)\b)", re.IGNORECASE)),
 )
+# The early (curative, operable) setting: adjuvant/neoadjuvant/perioperative treatment, resected/resectable disease.
+# Its own family ("setting"): "Stage I disease needs no adjuvant therapy" stays a stage I sentence for stage III.
+# Not read in a sentence about metastases ("resectable liver metastases ... perioperative chemotherapy").
+_SETTING_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperi-?operative\b|\bresect(?:ed|able)\b|"
+                         r"\b(?:pre|post)-?operative\b", re.IGNORECASE)
+_METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
+_VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
 _REC = r"(HER2|ERBB2|ER|PR|HR|(?i:hormone[- ]receptor))"
 _STATUS = r"(?:[- ]?(positive|negative|low|ultralow)\b|\s?(\+|-|–)(?=[\s,.;:/)]|$))"
@@ -152,7 +190,12 @@ def _receptor_key(name: str) -> str:
 
 def conditions(text: str) -> list[Condition]:
     """The conditions ``text`` states, in the order found (each span is read once)."""
-    found: list[tuple[int, Condition]] = []
+    return [c for _, _, c in spans(text)]
+
+
+def spans(text: str) -> list[tuple[int, int, Condition]]:
+    """``conditions`` with where each one was read: (start, end, condition), in text order."""
+    found: list[tuple[int, int, Condition]] = []
     taken: list[tuple[int, int]] = []
 
     def free(m: re.Match[str]) -> bool:
@@ -160,7 +203,7 @@ def conditions(text: str) -> list[Condition]:
 
     def add(m: re.Match[str], c: Condition) -> None:
         taken.append((m.start(), m.end()))
-        found.append((m.start(), c))
+        found.append((m.start(), m.end(), c))
 
     for m in _STAGE_RE.finditer(text):
         lo, hi = _fine(m.group(1), m.group(2))
@@ -179,6 +222,10 @@ def conditions(text: str) -> list[Condition]:
         for m in rx.finditer(text):
             if free(m):
                 add(m, Condition("stage", "stage_class", m.group(0), value=value))
+    if not _METASTASES_RE.search(text):
+        for m in _SETTING_RE.finditer(text):
+            if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": no setting
+                add(m, Condition("setting", "stage_class", m.group(0), value="resectable"))
     for m in _COMBO_RE.finditer(text):
         both = ((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))), ("HER2", _status(m.group(5), m.group(6))))
         add(m, Condition("receptor", "receptor", m.group(0), receptors=both))
@@ -204,7 +251,7 @@ def conditions(text: str) -> list[Condition]:
     for m in _PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), value=(m.group(1) or m.group(2)).lower()))
-    return [c for _, c in sorted(found, key=lambda x: x[0])]
+    return sorted(found, key=lambda x: x[0])
 
 
 def _gene_condition(m: re.Match[str]) -> Condition | None:
@@ -247,6 +294,10 @@ class Case:
     pdl1: int | None = None  # percentage; -1: "negative" without a number; 101: "positive" without a number
 
 
+_HER2_ZERO_RE = re.compile(r"\b(?:HER2|ERBB2)(?:[- ]?(?:0|zero)\b(?!\s*[-–+])|\b.*?\bIHC\s*0\b(?!\s*[-–+]))",
+                           re.IGNORECASE)  # "HER2 0", "HER2-zero", "HER2-negative (IHC 0)"; not "IHC 0-1+"
+_HER2_LOW_RE = re.compile(r"\b(?:HER2|ERBB2)\b.*?\bIHC\s*(?:1\+|2\+.*?\b(?:ISH|FISH)[- ]?(?:negative|-))",
+                          re.IGNORECASE)
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
 _CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
 
@@ -272,6 +323,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
     altered: dict[str, frozenset[str]] = {}
     wild: set[str] = set()
     names: dict[str, str] = {}
+    wild_names: dict[str, str] = {}
     mmr: str | None = None
     pdl1: int | None = None
     source = [*facts.markers, facts.cancer_type or ""]
@@ -285,6 +337,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                     names.setdefault(g, c.text)
             elif c.kind == "gene":
                 wild.update(c.genes)
+                for g in c.genes:
+                    wild_names.setdefault(g, c.text)
             elif c.kind == "mmr":
                 mmr = c.value
             elif c.kind == "pdl1":
@@ -299,6 +353,21 @@ def case_from_facts(facts: CaseFacts) -> Case:
             if g not in altered and g not in wild:
                 altered[g] = frozenset()
                 names.setdefault(g, gene)
+    if receptors.get("HER2") != "positive":  # the IHC score, where a marker gives it, refines "HER2-negative"
+        if any(_HER2_ZERO_RE.search(t) for t in facts.markers):
+            receptors["HER2"] = "zero"
+        elif any(_HER2_LOW_RE.search(t) for t in facts.markers):
+            receptors["HER2"] = "low"
+    # Germline BRCA1 and BRCA2 are tested together: a negative result for one, with neither stated altered, is read
+    # as BRCA1/2 negative ("germline BRCA2 mutation negative" contradicts a "germline BRCA carriers" line)
+    brca = {"BRCA1", "BRCA2"}
+    if wild & brca and not set(altered) & brca:
+        said = wild_names[sorted(wild & brca)[0]]
+        for g in brca - wild:
+            wild.add(g)
+            wild_names[g] = said
+    for g, text in wild_names.items():
+        names.setdefault(g, text)
     _derive_hormone_receptor(receptors)
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr, pdl1)
 
@@ -322,14 +391,20 @@ class CaseFit:
     verdict: Verdict
     contradicted: tuple[str, ...] = ()  # "states stage I; the case is stage III"
     unknown: tuple[str, ...] = ()  # "stage II–IIIA", conditions the case does not state
+    notes: tuple[str, ...] = ()  # an option in the sentence whose own condition contradicts the case
 
     @property
     def reason(self) -> str:
         if self.verdict == "contradicts":
             return "does not apply to this case: " + "; ".join(self.contradicted)
         if self.verdict == "unknown":
-            return "applies if " + " and ".join(self.unknown) + " (not stated for this case)"
+            return "applies if " + " or ".join(self.unknown) + " (not stated for this case)"
         return ""
+
+    @property
+    def note(self) -> str:
+        """The qualifier for options within the sentence that do not apply ('' when none)."""
+        return "; ".join(self.notes)
 
 
 def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
@@ -366,12 +441,13 @@ def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
     if case.stage is None:
         return "unknown", ""
     group = case.stage[0] // 10
-    sets = {"early": ({0, 1, 2}, {4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({3, 4}, {0, 1, 2}),
+    sets = {"early": ({0, 1, 2}, {3, 4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({4}, {0, 1, 2}),
             "limited-stage": ({1, 2, 3}, {4}), "extensive-stage": ({4}, {0, 1, 2, 3}),
-            "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set())}
+            "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set()),
+            "localised": ({0, 1, 2, 3}, set()), "resectable": ({0, 1, 2, 3}, set())}
     fits, against = sets[value]
-    if value in ("metastatic", "non-metastatic") and group == 4:
-        if case.metastatic is None:
+    if value in ("metastatic", "non-metastatic", "localised", "resectable") and group == 4:
+        if case.metastatic is None:  # stage IVA/IVB without "metastatic" (head and neck): may be either
             return "unknown", ""
         return ("fits", "") if case.metastatic == (value == "metastatic") else ("contradicts", case.stage_name)
     if value == "locally advanced" and group == 4 and case.metastatic:
@@ -392,8 +468,9 @@ def _fit_receptor(key: str, want: str, r: Mapping[str, str]) -> Fit:
     if have is None:
         return "unknown"
     if key == "HER2":  # HER2-low is HER2-negative in the classic sense; "HER2-negative" may or may not be low
+        # "zero": IHC 0 (the case says so), which is neither positive nor low
         table = {("positive", "positive"): "fits", ("negative", "negative"): "fits", ("low", "low"): "fits",
-                 ("negative", "low"): "fits", ("low", "negative"): "unknown"}
+                 ("negative", "low"): "fits", ("low", "negative"): "unknown", ("negative", "zero"): "fits"}
         return table.get((want, have), "contradicts")  # type: ignore[return-value]
     if want == "low":
         return "unknown"
@@ -418,7 +495,7 @@ def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
                 verdicts.append("fits" if not c.variants or have else "unknown")
         elif g in case.wild_type:
             verdicts.append("contradicts")
-            why = f"{g} wild-type/negative"
+            why = case.names.get(g) or f"{g} wild-type/negative"
         else:
             other = [d for d in case.altered if d in DRIVERS and d != g]
             if g in DRIVERS and c.exclusive and other:
@@ -452,63 +529,220 @@ def _plain(text: str) -> str:
     return text[0].lower() + text[1:] if len(text) > 1 and text[1].islower() else text
 
 
-def assess(text: str, case: Case) -> CaseFit:
-    """Whether the sentence's conditions apply to the case (see the module docstring for the rules)."""
-    found = conditions(text)
-    if not found:
-        return CaseFit("none")
-    if case.stage is None and not QUALIFY_UNSTATED_STAGE:
-        found = [c for c in found if c.family != "stage"]
-        if not found:
-            return CaseFit("none")
+# Conditions that are not the sentence's own (``_roles``)
+_EXAMPLES_RE = re.compile(r"\b(?:notably|especially|particularly|such as|including|e\.g\.)\s", re.IGNORECASE)
+_TARGET_RE = re.compile(r"\btest(?:s|ed|ing)?\s+for\s", re.IGNORECASE)
+_REGION_END_RE = re.compile(r"[;:.]\s|[;:]|\)|,\s+(?:which|as|and|but|while|whereas)\b|$")
+_CLAUSE_SEP_RE = re.compile(r",\s+(?:and|or|while|whereas|but)\s+|;\s+")
+_FOR_RE = re.compile(r"([\w/-]+)\)?\s+\(?for\s+(?:[a-z][\w-]*\s+){0,2}$")
+_OR_FOR_RE = re.compile(r"\bor,?\s+for\s+(?:[a-z][\w-]*\s+){0,2}\Z")  # "... (bevacizumab) or, for RAS wild-type ..."
+_THERAPY_WORDS = frozenset("inhibitor inhibitors chemotherapy immunotherapy therapy therapies antibody antibodies "
+                           "agent agents conjugate conjugates combination combinations blockade".split())
+
+
+def _region(text: str, start: int) -> tuple[int, int]:
+    m = _REGION_END_RE.search(text, start)
+    return start, m.start() if m else len(text)
+
+
+def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -> tuple[list[int], list[int]]:
+    """Indices of ``found`` that are the sentence's own conditions (main) and those that only qualify one option
+    in a list (options). Dropped altogether: examples ("notably younger patients, TNBC or a family history":
+    indications listed for testing advice, not requirements, when two or more are listed) and test targets
+    ("tested for ... BRAF alterations": what to look for)."""
+    skip: list[tuple[int, int]] = []
+    for m in _EXAMPLES_RE.finditer(text):
+        a, b = _region(text, m.end())
+        if re.search(r",|\bor\b|\band\b", text[a:b]):
+            skip.append((a, b))
+    for m in _TARGET_RE.finditer(text):  # to the end of the clause, parentheses included
+        end = re.compile(r"[;.](?:\s|$)|,\s+(?:which|as|but|while|whereas)\b").search(text, m.end())
+        skip.append((m.end(), end.start() if end else len(text)))
+    ends = {e for _, e, _ in found}
+    main: list[int] = []
+    options: list[int] = []
+    for k, (a, b, c) in enumerate(found):
+        if any(x <= a < y for x, y in skip):
+            continue
+        if c.family in ("stage", "setting"):
+            main.append(k)
+            continue
+        # (a) in parentheses right after an option's name: "elacestrant (ESR1 mutation)", "olaparib (for germline
+        # BRCA carriers)"; not after a condition: "HER2 amplification (RAS wild-type)" is the sentence's own
+        before = text[:a]
+        paren = before.rfind("(")
+        if paren > before.rfind(")") and paren > 0:
+            head = text[:paren].rstrip()
+            if head and (head[-1].isalnum() or head[-1] in "-/") and len(head) not in ends:
+                options.append(k)
+                continue
+        # (b) "<therapy> for <condition>" inside a list of options: "pembrolizumab for PD-L1-positive tumours",
+        # "PARP inhibitors for germline BRCA carriers" (not "is used for ...", not in a clause-by-clause sentence)
+        f = _FOR_RE.search(before)
+        if not parallel and (_OR_FOR_RE.search(before) or f and (f.group(1).lower() in _THERAPY_WORDS
+                                                                   or drug_names(f.group(1)))):
+                options.append(k)
+                continue
+        main.append(k)
+    return main, options
+
+
+def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[int, int]]:
+    """Coordinated clauses (", and" / "; " / ", while" ...) of at least three words besides their conditions."""
+    cuts = [0] + [x for m in _CLAUSE_SEP_RE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
+    parts = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)]
+    out: list[tuple[int, int]] = []
+    for a, b in parts:
+        rest = re.sub(r"\([^)]*\)", " ", "".join(
+            ch if not any(x <= a + i < y for x, y, _ in found) else " " for i, ch in enumerate(text[a:b])))
+        if len(re.findall(r"[A-Za-z][\w/-]*", rest)) >= 3 or not out:
+            out.append((a, b))
+        else:
+            out[-1] = (out[-1][0], b)  # a list item ("and triple-negative"), not a clause: joins the one before
+    return out
+
+
+def section_conditions(section: str) -> list[Condition]:
+    """Stage and setting conditions a passage's section path names ("Treatment by Stage > Advanced or Metastatic
+    Disease": advanced or metastatic), as one family of alternatives; [] when it names none."""
+    parts = [re.sub(r"^#+\s*", "", part.strip()) for part in (section or "").split(" > ")]
+    named = [(p, [c for c in conditions(p) if c.family in ("stage", "setting")]) for p in parts]
+    return [replace(c, family="section", text=p) for p, cs in named for c in cs]
+
+
+def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
+    """(contradicted, unknown) reasons of conditions combined as families (alternatives within, conjunction across)."""
     families: dict[str, list[tuple[Condition, Fit, str]]] = {}
-    for c in found:
+    for c in items:
         fit, why = _fit(c, case)
         families.setdefault(c.family, []).append((c, fit, why))
     contradicted: list[str] = []
     unknown: list[str] = []
-    for items in families.values():
-        fits = [f for _, f, _ in items]
+    for family, entries in families.items():
+        fits = [f for _, f, _ in entries]
         if "fits" in fits:
             continue
+        texts = list(dict.fromkeys(c.text if c.family == "section" else _plain(c.text).lower()
+                                   if c.family == "setting" else _plain(c.text) for c, f, _ in entries))
         if all(f == "contradicts" for f in fits):
-            contradicted += [f"states {_plain(c.text)}; the case"
-                             + (f"'s driver is {why[11:]}" if why.startswith("its driver ") else f" is {why}")
-                             for c, _, why in items]
+            why = entries[0][2]
+            if family == "setting":
+                contradicted.append(f"states the early, operable setting ({', '.join(texts)}); the case is {why}")
+            elif family == "section":
+                contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d; the case is {why}")
+            else:
+                contradicted += [f"states {_plain(c.text)}; the case"
+                                 + (f"'s driver is {w[11:]}" if w.startswith("its driver ") else f" is {w}")
+                                 for c, _, w in entries]
         else:
-            unknown.append(" or ".join(dict.fromkeys(_plain(c.text) for c, f, _ in items if f == "unknown")))
+            named = [c.text if family == "section" else _plain(c.text) for c, f, _ in entries if f == "unknown"]
+            label = " or ".join(dict.fromkeys(named))
+            if family == "setting":
+                label = f"early, operable setting ({label.lower()})"
+            elif family == "section":
+                label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
+            unknown.append(label)
+    return list(dict.fromkeys(contradicted)), unknown
+
+
+def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
+    """Whether the sentence's conditions apply to the case (see the module docstring for the rules). ``sections``:
+    the section paths of the passages the sentence comes from (one for a passage sentence, the cited passages'
+    for a claim); their stage or setting is inherited when the sentence states none."""
+    found = spans(text)
+    clauses = _clauses(text, found)
+    by_clause = [[k for k, (a, _, _) in enumerate(found) if x <= a < y] for x, y in clauses]
+    families = [{found[k][2].family for k in ks} for ks in by_clause]
+    parallel = any(families[i] & families[j] for i in range(len(families)) for j in range(i + 1, len(families))
+                   if by_clause[i] and by_clause[j])
+    main, options = _roles(text, found, parallel)
+    inherited: list[Condition] = []
+    if sections and not any(found[k][2].family in ("stage", "setting") for k in main):
+        per = [section_conditions(sec) for sec in sections]
+        if all(per):  # every source passage's section names a stage: inherit them (as alternatives)
+            inherited = [c for cs in per for c in cs]
+    unstaged = case.stage is None and not QUALIFY_UNSTATED_STAGE
+
+    def kept(items: list[Condition]) -> list[Condition]:
+        return [c for c in items if not (unstaged and c.family in ("stage", "setting", "section"))]
+
+    groups = ([kept([found[k][2] for k in ks if k in main]) for ks in by_clause] if parallel
+              else [kept([found[k][2] for k in main])])
+    if inherited:
+        groups.append(kept(inherited))
+    groups = [g for g in groups if g]
+    contradicted: list[str] = []
+    unknown: list[str] = []
+    for g in groups:
+        bad, unsure = _judge(g, case)
+        contradicted += bad
+        if unsure:
+            unknown.append(" and ".join(unsure))
+    notes: list[str] = []
+    for k in options:
+        c = found[k][2]
+        if unstaged and c.family in ("stage", "setting"):
+            continue
+        fit, why = _fit(c, case)
+        if fit == "contradicts":
+            why = why[11:] if why.startswith("its driver ") else why
+            notes.append(f"the option for {_plain(c.text)} does not apply (the case is {why})")
     if contradicted:
-        return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)))
+        return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:
-        return CaseFit("unknown", unknown=tuple(unknown))
-    return CaseFit("fits")
+        return CaseFit("unknown", unknown=tuple(dict.fromkeys(unknown)), notes=tuple(notes))
+    if groups:
+        return CaseFit("fits", notes=tuple(notes))
+    return CaseFit("none", notes=tuple(notes))
 
 
-def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],
-                                                                                 dict[str, str]]:
+def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
+           sections: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
-    conditions, then those whose condition the case does not state; dropped maps a sentence id to the reason."""
+    conditions, then those whose condition the case does not state; dropped maps a sentence id to the reason.
+    ``sections``: passage id -> section path, for the stage a sentence inherits from its section."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
     kept: list[tuple[int, int, str]] = []
     dropped: dict[str, str] = {}
-    for i, (sid, (_, text)) in enumerate(sentences.items()):
-        fit = assess(text, case)
+    for i, (sid, (pid, text)) in enumerate(sentences.items()):
+        section = (sections or {}).get(pid)
+        fit = assess(text, case, (section,) if section else ())
         if fit.verdict == "contradicts":
             dropped[sid] = fit.reason
-        else:
-            kept.append((rank[fit.verdict], i, sid))
+        else:  # a sentence that states a condition fitting the case ranks before one fitting only by its section
+            own = fit if not section else assess(text, case)
+            kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
+                         i, sid))
     return {sid: sentences[sid] for _, _, sid in sorted(kept)}, dropped
+
+
+def other_cancer(passage: Passage, facts: CaseFacts) -> bool:
+    """The passage is about another cancer than the case's: the governor's rule (``engine.ledger.on_case``)."""
+    return not on_case(passage, case_words(facts.cancer_type))
 
 
 def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],
                                                                             dict[str, str]]:
-    """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks)."""
-    return select(passage_sentences(passages), facts)
+    """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks).
+    Sentences of a passage about another cancer than the case's are dropped first (the governor would block them)."""
+    off = {p.id for p in passages if other_cancer(p, facts)}
+    sentences = passage_sentences(passages)
+    kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
+                           {p.id: p.section for p in passages})
+    for sid, (pid, _) in sentences.items():
+        if pid in off:
+            dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
+                            f"case's ({facts.cancer_type})")
+    return kept, dict(sorted(dropped.items(), key=lambda x: list(sentences).index(x[0])))
 
 
 def no_fit_issue(dropped: Mapping[str, str]) -> str:
     """The Critic's issue when every retrieved sentence contradicts the case (the consult is refused)."""
-    shown = "; ".join(f"{sid} {why}" for sid, why in list(dropped.items())[:3])
-    more = f" (and {len(dropped) - 3} more)" if len(dropped) > 3 else ""
+    grouped: dict[str, list[str]] = {}
+    for sid, why in dropped.items():
+        grouped.setdefault(why, []).append(sid)
+    items = list(grouped.items())
+    shown = "; ".join(f"{', '.join(sids)} {why}" for why, sids in items[:3])
+    more = f" (and {sum(len(s) for _, s in items[3:])} more)" if len(items) > 3 else ""
     return f"case fit: no retrieved guideline sentence applies to this case ({shown}{more})"

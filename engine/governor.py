@@ -8,22 +8,26 @@ Rules, first match wins (``decide``):
 |   | a dose or a drug/regimen name absent from its cited passages, instruction-like |           |
 |   | text ("approve this", "mark as supported")                                     |           |
 | 2 | the claim's stated condition contradicts the case facts (engine/casefit.py):  | blocked   |
-|   | another stage ("Stage I ..." for stage III), the opposite marker status        |           |
-|   | ("HER2-positive ..." for HER2-negative), another driver than the case's        |           |
+|   | another stage ("Stage I ..." for stage III; adjuvant/resected for metastatic;  |           |
+|   | the stage its cited sections name when it states none), the opposite marker    |           |
+|   | status ("HER2-positive ..." for HER2-negative), another driver than the case's |           |
+|   | (clause by clause: "X for EGFR ..., and Y for ALK ..." is blocked for EGFR)    |           |
 | 3 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
 | 4 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
 |   | or about another cancer than the case's (no passage names its cancer type)     |           |
 | 5 | the cross-encoder raised while scoring the claim (support unknown)             | deferred  |
 | 6 | a weaker contradiction with a cited passage, or a conflict with another claim  | deferred  |
 | 7 | the claim states a condition the case does not state (a BRCA line, BRCA status | qualified |
-|   | unknown), PARTIAL <= support < SUPPORTED (0.7), or rag_confidence below        |           |
-|   | engine.hitl_confidence_floor; every qualifier that applies is printed          |           |
+|   | unknown), one option it lists does not apply ("olaparib (for germline BRCA     |           |
+|   | carriers)", BRCA negative), PARTIAL <= support < SUPPORTED (0.7), or           |           |
+|   | rag_confidence below engine.hitl_confidence_floor; every qualifier is printed  |           |
 | 8 | otherwise                                                                      | supported |
 
 Rule 7 releases a claim of unstated condition as qualified ("applies if germline BRCA1/2 carrier (not stated for
 this case)") rather than deferring it: the sentence is true and on case, and the qualifier tells the clinician
 exactly what to check; a reviewer would have nothing more to add. Rule 2 needs the case facts (``govern``'s
-``facts``); without them (None) no claim is judged against the case.
+``facts``); without them (None) no claim is judged against the case. Section stages need ``govern``'s
+``passages`` (the relevant retrieved passages); without them only what the claim itself states is judged.
 
 What each state means downstream:
 - supported: released as a recommendation with its citations.
@@ -40,6 +44,7 @@ relevant passage contains or uses absolute language (``released_notes``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from engine.casefit import Case, assess, case_from_facts
@@ -51,11 +56,13 @@ RELEASED: tuple[ReleaseState, ...] = ("supported", "qualified")
 
 
 def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor: float,
-           case: Case | None = None) -> tuple[ReleaseState, str]:
-    """One claim's release state and the reason, following the table above."""
+           case: Case | None = None, sections: Mapping[str, str] | None = None) -> tuple[ReleaseState, str]:
+    """One claim's release state and the reason, following the table above. ``sections``: passage id -> section
+    path; a claim that states no stage inherits the stage its cited passages' sections name."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
-    fit = assess(claim.text, case) if case is not None else None
+    cited = tuple((sections or {}).get(e, "") for e in claim.evidence) if sections else ()
+    fit = assess(claim.text, case, cited) if case is not None else None
     if fit is not None and fit.verdict == "contradicts":
         return "blocked", fit.reason
     against = [c for c in ledger.contradictions if c.claim_id == claim.id or c.other == claim.id]
@@ -80,6 +87,8 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
     qualifiers = []
     if fit is not None and fit.verdict == "unknown":
         qualifiers.append(fit.reason)
+    if fit is not None and fit.notes:
+        qualifiers.append(fit.note)
     if claim.support < SUPPORTED:
         qualifiers.append(f"only partly supported by its cited passages ({claim.support:.0%} of its key words)")
     if rag_confidence < confidence_floor:
@@ -90,12 +99,14 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
 
 
 def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
-           facts: CaseFacts | None = None) -> Ledger:
-    """Release states for every claim; with ``facts``, claims are also judged against the case (rules 2 and 7)."""
+           facts: CaseFacts | None = None, passages: Sequence[Passage] = ()) -> Ledger:
+    """Release states for every claim; with ``facts``, claims are also judged against the case (rules 2 and 7),
+    with ``passages`` also against the stage their sections name (a claim that states none inherits it)."""
     case = case_from_facts(facts) if facts is not None else None
+    sections = {p.id: p.section for p in passages}
     claims = []
     for claim in ledger.claims:
-        state, reason = decide(claim, ledger, rag_confidence, confidence_floor, case)
+        state, reason = decide(claim, ledger, rag_confidence, confidence_floor, case, sections)
         claims.append(replace(claim, state=state, reasons=(reason,)))
     return replace(ledger, claims=tuple(claims), governed=True)
 

@@ -2,7 +2,8 @@
 Fails closed: anything it cannot evaluate is a rejection.
 
 Evidence-locked drafts are also checked against the case (engine/casefit.py): no sentence left that fits the case
-is a rejection with the case-fit reason (the consult is refused), and a chosen sentence that contradicts the case
+(every one contradicts it, its section's stage, or comes from a passage about another cancer) is a rejection with
+the case-fit reason (the consult is refused), and a chosen sentence that contradicts the case
 (possible only with a backend that does not enforce the schema's enum) is a rejection with feedback for the retry.
 """
 

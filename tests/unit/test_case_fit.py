@@ -9,8 +9,9 @@ HER2-positive and triple-negative lines, an EGFR exon 19 deletion NSCLC case the
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
-from engine.casefit import assess, case_from_facts, conditions, locked_candidates
+from engine.casefit import assess, case_from_facts, conditions, locked_candidates, no_fit_issue
 from engine.governor import govern
 from engine.ledger import build_ledger
 from engine.safety import passage_sentences
@@ -76,12 +77,13 @@ def sentence_ids(passages: list[Passage], *starts: str) -> list[str]:
 
 
 def governed(passages: list[Passage], facts: CaseFacts, *starts: str, confidence: float = 0.9):
-    """An evidence-locked draft quoting the sentences beginning with ``starts``, governed against ``facts``."""
+    """An evidence-locked draft quoting the sentences beginning with ``starts``, governed against ``facts`` (and
+    the passages' sections)."""
     sentences = passage_sentences(passages)
     recs = tuple(Recommendation(sentences[sid][1], (sentences[sid][0],), (sid,))
                  for sid in sentence_ids(passages, *starts))
     ledger = build_ledger(Draft("x", recs), passages, None, evidence_locked=True, cancer_type=facts.cancer_type)
-    return govern(ledger, confidence, 0.3, facts)
+    return govern(ledger, confidence, 0.3, facts, passages)
 
 
 def by_start(ledger) -> dict[str, tuple[str, str]]:
@@ -113,11 +115,13 @@ def test_egfr_nsclc_selection_drops_other_drivers_and_keeps_the_egfr_lines():
     alk, ros1, kras, exon20, egfr, adjuvant, testing, pdl1 = sentence_ids(
         [NSCLC_MARKERS, NSCLC_EARLY], "ALK", "ROS1", "KRAS G12C", "EGFR exon 20", "EGFR exon 19",
         "Adjuvant osimertinib", "Testing for EGFR", "PD-L1")
-    assert set(dropped) == {alk, ros1, kras, exon20}  # another EGFR variant than the case's is dropped too
+    # another EGFR variant than the case's is dropped too; so is the early (adjuvant, perioperative) setting for a
+    # metastatic case, and a clause for ALK-positive disease (judged clause by clause)
+    assert set(dropped) == {alk, ros1, kras, exon20, adjuvant, testing}
     assert "states EGFR exon 20 insertions; the case is EGFR exon 19 deletion" in dropped[exon20]
     assert "the case's driver is EGFR exon 19 deletion" in dropped[alk]
-    assert {egfr, adjuvant, testing, pdl1} <= set(offered)  # "EGFR ... and alectinib for ALK-positive": EGFR fits
-    assert list(offered)[:2] == [egfr, adjuvant]
+    assert {egfr, pdl1} <= set(offered)
+    assert list(offered)[0] == egfr
 
 
 # -- 2. governor: a claim that contradicts the case is blocked, an unstated condition is qualified ----------------
@@ -145,17 +149,17 @@ def test_her2_negative_with_hormone_status_unstated_qualifies_triple_negative_in
     facts = CaseFacts(cancer_type="breast cancer", stage="II", stage_text="stage II", markers=("HER2-negative",))
     got = by_start(governed([BREAST_EARLY], facts, "For HER2-positive", "For stage II–III TNBC"))
     assert got["For HER2-positive tumour"][0] == "blocked"
-    assert got["For stage II–III TNBC"] == ("qualified", "applies if TNBC and germline BRCA carriers "
-                                                          "(not stated for this case)")
+    # "olaparib (for germline BRCA carriers)" qualifies one option, not the sentence
+    assert got["For stage II–III TNBC"] == ("qualified", "applies if TNBC (not stated for this case)")
 
 
-def test_egfr_governor_blocks_alk_ros1_kras_g12c_and_supports_egfr():
+def test_egfr_governor_blocks_alk_ros1_kras_g12c_and_the_adjuvant_line_and_supports_egfr():
     ledger = governed([NSCLC_MARKERS, NSCLC_EARLY], EGFR_FACTS, "ALK", "ROS1", "KRAS G12C", "EGFR exon 19",
                       "Adjuvant osimertinib")
     got = [(c.state, c.reasons[0]) for c in ledger.claims]
     assert got[0] == ("blocked", "does not apply to this case: states ALK rearrangement; the case's driver is EGFR "
                                  "exon 19 deletion")
-    assert [s for s, _ in got] == ["blocked", "blocked", "blocked", "supported", "supported"]
+    assert [s for s, _ in got] == ["blocked", "blocked", "blocked", "supported", "blocked"]
 
 
 def test_low_confidence_and_unstated_condition_qualifiers_are_both_printed():
@@ -174,7 +178,8 @@ def test_without_case_facts_the_governor_judges_nothing_against_the_case():
 
 # -- the conditions themselves: conservative --------------------------------------------------------------------
 def test_only_clear_conditions_are_read():
-    assert [c.text for c in conditions("Testing for EGFR and ALK before perioperative immunotherapy is advised.")] == []
+    assert [c.text for c in conditions("Testing for EGFR and ALK before perioperative immunotherapy is advised.")] == [
+        "perioperative"]  # the early, operable setting; the genes named for testing are no condition
     assert conditions("Skin rash with anti-EGFR antibodies is managed early.") == []
     assert conditions("Early palliative care improves quality of life.") == []
     assert conditions("Bevacizumab is given IV every cycle.") == []  # bare "IV" is intravenous, not a stage
@@ -256,3 +261,154 @@ def test_locked_consult_with_no_fitting_sentence_is_refused_without_calling_the_
     assert final.status == "refused" and model.calls == 0
     assert "no retrieved guideline sentence applies to this case" in final.report
     assert "schema" not in final.report.split("Reason:")[1].split("\n")[0]
+
+
+# -- re-audit 3 -------------------------------------------------------------------------------------------------
+NSCLC_LOCAL = passage("E3", "Non-Small Cell Lung Cancer: Treatment Overview (Demo)",
+                      "## Treatment by Stage > ### Locally Advanced Unresectable Disease", (
+    "Concurrent platinum-based chemoradiotherapy is standard for fit patients, followed by durvalumab consolidation "
+    "for those without progression. For EGFR-mutant disease, osimertinib after chemoradiotherapy is an option."))
+BREAST_METASTATIC = passage("E3", "Breast Cancer: Treatment Overview (Demo)",
+                            "## Treatment by Stage > ### Advanced or Metastatic Disease", (
+    "Biopsy of a metastatic site is encouraged to confirm receptor status. HR+/HER2- disease is usually treated first "
+    "line with endocrine therapy plus a CDK4/6 inhibitor; later lines may use fulvestrant, elacestrant (ESR1 "
+    "mutation), alpelisib or capivasertib (PIK3CA/AKT pathway alterations), everolimus, or antibody-drug conjugates. "
+    "HER2-positive disease is typically treated with taxane, trastuzumab and pertuzumab, followed by trastuzumab "
+    "deruxtecan, tucatinib-based combinations and other HER2-directed agents. TNBC options include chemotherapy with "
+    "pembrolizumab for PD-L1-positive tumours, sacituzumab govitecan, and PARP inhibitors for germline BRCA carriers. "
+    "Trastuzumab deruxtecan is also used in HER2-low disease. Trials are encouraged at each line."))
+BREAST_WORKUP = passage("E4", "Breast Cancer: Treatment Overview (Demo)", "## Staging and Workup", (
+    "TNM staging incorporates tumour size, nodal status and, in the current system, biological factors such as grade "
+    "and receptor status. Germline BRCA1/2 and broader testing is advised for many patients, notably younger "
+    "patients, TNBC or a suggestive family history."))
+RECTAL = passage("E5", "Colorectal Cancer: Treatment Overview (Demo)",
+                 "## Treatment by Stage > ### Localised Rectal Cancer", "Early tumours may be managed with surgery alone. Locally advanced tumours are treated with "
+                 "neoadjuvant therapy, such as long-course chemoradiotherapy.")
+PANCREAS_MARKERS = passage("E1", "Pancreatic Adenocarcinoma: Treatment Overview (Demo)",
+                           "## Biomarkers and Targeted Therapy", (
+    "Germline testing is recommended for all patients with PDAC, and somatic profiling is advised for those with "
+    "advanced disease who may receive further therapy.\n"
+    "- Germline BRCA1/2 or PALB2: platinum-based chemotherapy is favoured, and maintenance olaparib may be used after "
+    "disease control on first-line platinum therapy.\n"
+    "- KRAS: mutated in the large majority of tumours. KRAS G12C is rare but may respond to sotorasib or adagrasib; "
+    "broader KRAS inhibitors are in clinical trials."))
+KRAS_FACTS = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="Metastatic",
+                       markers=("KRAS G12C", "EGFR negative", "ALK negative"), genes=("KRAS",),
+                       prior_treatments=("carboplatin", "pembrolizumab"), performance_status="ECOG 1")
+HR_METASTATIC_FACTS = CaseFacts(cancer_type="breast cancer", stage="IV", stage_text="metastatic",
+                                markers=("HER2-negative", "ER-positive", "PR-positive"))
+COMPOUND = "Adjuvant osimertinib is used for resected EGFR exon 19 deletion or L858R tumours, and adjuvant alectinib"
+
+
+def test_compound_adjuvant_sentence_is_early_setting_and_judged_clause_by_clause():
+    stage_iv = assess(NSCLC_EARLY.text.split(". ")[0], case_from_facts(EGFR_FACTS))
+    assert stage_iv.verdict == "contradicts"
+    assert ("states the early, operable setting (adjuvant, resected); the case is stage IV (metastatic)"
+            in stage_iv.reason)
+    assert "states ALK-positive; the case's driver is EGFR exon 19 deletion" in stage_iv.reason
+    # resected stage IB EGFR: the EGFR clause fits, the ALK clause does not, and the sentence is quoted whole
+    ib = CaseFacts(cancer_type="non-small cell lung cancer", stage="I", stage_text="stage IB",
+                   markers=("EGFR exon 19 deletion",), genes=("EGFR",))
+    assert by_start(governed([NSCLC_EARLY], ib, COMPOUND))["Adjuvant osimertinib is "] == (
+        "blocked", "does not apply to this case: states ALK-positive; the case's driver is EGFR exon 19 deletion")
+    # no driver stated: each clause's condition is an alternative, not both required
+    ii = CaseFacts(cancer_type="non-small cell lung cancer", stage="II", stage_text="stage II")
+    assert by_start(governed([NSCLC_EARLY], ii, COMPOUND))["Adjuvant osimertinib is "] == (
+        "qualified", "applies if EGFR exon 19 deletion or L858R or ALK-positive (not stated for this case)")
+    # a list of receptor groups is no coordination of clauses: one fitting group is enough
+    overview = ("Breast cancer is managed according to three core receptor groups: hormone receptor-positive/"
+                "HER2-negative (HR+/HER2-), HER2-positive, and triple-negative (TNBC; lacking ER, PR and HER2).")
+    assert assess(overview, case_from_facts(BREAST_FACTS)).verdict == "fits"
+    # resected liver metastases are stage IV surgery, not the early setting
+    liver = ("Resectable or potentially resectable liver or lung metastases should be reviewed by a hepatobiliary or "
+             "thoracic surgeon; perioperative chemotherapy and ablation may be used.")
+    assert [c.family for c in conditions(liver)] == []
+
+
+def test_sentences_inherit_the_stage_of_their_section():
+    offered, dropped = locked_candidates([BREAST_METASTATIC], BREAST_FACTS)  # stage II, HR+/HER2-
+    [tdxd] = sentence_ids([BREAST_METASTATIC], "Trastuzumab deruxtecan is also")
+    assert dropped[tdxd] == ("does not apply to this case: comes from the section “Advanced or Metastatic Disease”; "
+                             "the case is stage II")
+    assert offered == {}
+    got = by_start(governed([BREAST_METASTATIC], BREAST_FACTS, "Trastuzumab deruxtecan is also"))
+    assert got["Trastuzumab deruxtecan i"][0] == "blocked"
+    stage_iii = CaseFacts(cancer_type="colorectal cancer", stage="III", stage_text="stage III")
+    early, local = sentence_ids([RECTAL], "Early tumours", "Locally advanced")
+    offered, dropped = locked_candidates([RECTAL], stage_iii)
+    assert dropped[early] == "does not apply to this case: states early tumours; the case is stage III"
+    assert local in offered
+    # "osimertinib after chemoradiotherapy": the locally advanced unresectable section, not stage IV
+    [osi] = sentence_ids([NSCLC_LOCAL], "For EGFR-mutant")
+    assert "Locally Advanced Unresectable Disease" in locked_candidates([NSCLC_LOCAL], EGFR_FACTS)[1][osi]
+    iiib = replace(EGFR_FACTS, stage="III", stage_text="stage IIIB")
+    assert osi in locked_candidates([NSCLC_LOCAL], iiib)[0]
+    # a sentence that states its own stage is judged on it alone; a section without a stage gives none
+    assert assess("Stage I disease needs no adjuvant therapy.", case_from_facts(stage_iii),
+                  ("## Treatment by Stage > ### Advanced or Metastatic Disease",)).reason.endswith(
+        "states stage I; the case is stage III")
+    assert assess("Trials are encouraged.", case_from_facts(stage_iii), ("## Biomarkers",)).verdict == "none"
+
+
+def test_options_examples_and_test_targets_are_not_requirements():
+    got = by_start(governed([BREAST_METASTATIC], HR_METASTATIC_FACTS, "HR+/HER2- disease", "TNBC options"))
+    assert got["HR+/HER2- disease is usu"] == ("supported", "supported by E3 (100% of its key words)")
+    assert got["TNBC options include che"][0] == "blocked"
+    tnbc = CaseFacts(cancer_type="triple-negative breast cancer", stage="IV", stage_text="metastatic")
+    assert assess(BREAST_METASTATIC.text.split(". ")[3], case_from_facts(tnbc)).verdict == "fits"
+    # germline testing advice listing its indications ("notably ... TNBC or ...") is not conditioned on each
+    got = by_start(governed([BREAST_WORKUP], BREAST_FACTS, "Germline BRCA1/2 and broader"))
+    assert got["Germline BRCA1/2 and bro"][0] == "supported"
+    kras_wt = "KRAS wild-type tumours should be tested for fusions (NTRK, RET, NRG1) and BRAF alterations."
+    assert [c.text for c in conditions(kras_wt)] == ["KRAS wild-type", "BRAF alterations"]
+    assert assess(kras_wt, case_from_facts(CaseFacts(stage="IV"))).unknown == ("KRAS wild-type",)
+
+
+def test_her2_zero_and_brca_negative_cases():
+    zero = replace(HR_METASTATIC_FACTS, markers=("HER2-negative (IHC 0)", "ER-positive", "PR-positive"))
+    fit = assess("Trastuzumab deruxtecan is also used in HER2-low disease.", case_from_facts(zero))
+    assert fit.reason == "does not apply to this case: states HER2-low; the case is HER2-zero"
+    assert assess("HER2-negative disease: endocrine therapy.", case_from_facts(zero)).verdict == "fits"
+    assert case_from_facts(CaseFacts(markers=("HER2 IHC 1+",))).receptors["HER2"] == "low"
+    assert case_from_facts(CaseFacts(markers=("HER2-negative (IHC 0-1+)",))).receptors["HER2"] == "negative"
+    # "germline BRCA2 mutation negative" (fact extraction: "BRCA2 negative"): BRCA1/2 tested together
+    brca_neg = CaseFacts(cancer_type="breast cancer", stage="II", stage_text="Stage II",
+                         markers=("HER2-", "BRCA2 negative", "HR+"))
+    got = by_start(governed([BREAST_BIOMARKERS], brca_neg, "Germline BRCA1/2"))
+    assert got["Germline BRCA1/2"] == ("blocked", "does not apply to this case: states germline BRCA1/2; the case "
+                                                  "is BRCA2 negative")
+    tnbc_neg = replace(brca_neg, cancer_type="triple-negative breast cancer", markers=("BRCA2 negative",))
+    got = by_start(governed([BREAST_EARLY], tnbc_neg, "For stage II–III TNBC"))
+    assert got["For stage II–III TNBC"] == ("qualified", "the option for germline BRCA carriers does not apply (the "
+                                                         "case is BRCA2 negative)")
+    panc = CaseFacts(cancer_type="pancreatic adenocarcinoma", stage="IV", stage_text="metastatic",
+                     markers=("KRAS G12D", "BRCA2 negative"), genes=("KRAS",))
+    assert by_start(governed([PANCREAS_MARKERS], panc, "Germline BRCA1/2 or"))["Germline BRCA1/2 or PALB"][0] == (
+        "blocked")
+
+
+def test_passages_about_another_cancer_are_not_offered():
+    lung = replace(NSCLC_MARKERS, id="E2")
+    offered, dropped = locked_candidates([PANCREAS_MARKERS, lung], KRAS_FACTS)
+    assert offered and not any(sid.startswith("E1.") for sid in offered)
+    pancreatic = [why for sid, why in dropped.items() if sid.startswith("E1.")]
+    assert len(pancreatic) == 4 and set(pancreatic) == {
+        "does not apply to this case: its passage E1 is about another cancer than the case's (non-small cell lung "
+        "cancer)"}
+    [kras] = sentence_ids([lung], "KRAS G12C")
+    assert list(offered)[0] == kras
+    offered, dropped = locked_candidates([PANCREAS_MARKERS], KRAS_FACTS)
+    assert offered == {} and "its passage E1 is about another cancer" in no_fit_issue(dropped)
+
+
+def test_locked_consult_with_only_another_cancers_passages_is_refused_without_calling_the_model(tmp_path):
+    kb = FakeKB()
+    kb.docs = [Hit("c1", PANCREAS_MARKERS.text, "Kras Pancreatic Adenocarcinoma (Demo)", "pancreatic.md",
+                   "## Biomarkers and Targeted Therapy", None, 0.2, 4.0)]
+    model = FakeModel(outputs=[json.dumps({"sentences": ["E1.s1"]})])
+    engine, model, _ = make_engine(tmp_path, model=model, kb=kb, overrides={"engine.evidence_locked": "on"})
+    case = ("64-year-old, metastatic non-small cell lung cancer, KRAS G12C, EGFR negative, ALK negative, progressed "
+            "on carboplatin and pembrolizumab, ECOG 1. Next line?")
+    final = [e for e in collect(lambda: engine.stream("PT-0001", case)) if e.kind == "Final"][0]
+    assert final.status == "refused" and model.calls == 0
+    assert "is about another cancer than the case's" in final.report
