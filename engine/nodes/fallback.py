@@ -85,7 +85,11 @@ def render(state: ConsultState, language: str) -> str:
     r = state.retrieval
     first = OUT_OF_SCOPE[language] if r is not None and not r.gate_passed and r.closest_title else REFUSALS[language]
     lines = [f"**{first}**", "", f"Reason: {reason_for(state)}", ""]
-    passages = [p for p in (r.passages if r else ()) if p.relevant is not False][:3]
+    from engine.casefit import other_cancer
+
+    # passages graded relevant and about the case's cancer (a refusal should not point to another cancer's advice)
+    passages = [p for p in (r.passages if r else ()) if p.relevant is not False
+                and not other_cancer(p, state.facts)][:3]
     if passages:
         lines += ["## Guideline passages you may want to read", ""]
         for p in passages:

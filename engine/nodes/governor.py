@@ -24,7 +24,8 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         scorer = None
     ledger = await asyncio.to_thread(build_ledger, state.draft, passages, scorer, state.evidence_locked,
                                      state.facts.cancer_type)
-    ledger = govern(ledger, state.retrieval.rag_confidence, ctx.settings.engine.hitl_confidence_floor, state.facts)
+    ledger = govern(ledger, state.retrieval.rag_confidence, ctx.settings.engine.hitl_confidence_floor, state.facts,
+                    passages)  # with the passages, a claim stating no stage inherits its section's
     ctx.emit(ClaimsGoverned(state.thread_id, state.consult_id, tuple(
         (c.id, c.state, round(c.support, 2), c.reasons[0] if c.reasons else "") for c in ledger.claims)))
     d = state.draft

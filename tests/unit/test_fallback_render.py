@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.nodes.fallback import OUT_OF_SCOPE, REFUSALS, clip, render
 from engine.state import ConsultState, Passage, Retrieval
 
@@ -37,3 +39,18 @@ def test_quoted_passages_keep_their_lists_and_are_cut_at_a_sentence_with_an_elli
 def test_clip_falls_back_to_a_word_end():
     assert clip("word " * 300, 50).endswith("word …") and len(clip("word " * 300, 50)) <= 52
     assert clip("short.", 50) == "short."
+
+
+def test_a_refusal_does_not_quote_another_cancers_passage():
+    from engine.state import CaseFacts
+
+    pancreas = Passage(id="E1", chunk_id="c1", title="Pancreatic Adenocarcinoma (Demo)", source="pancreatic.md",
+                       section="## Biomarkers", page=None, text="KRAS G12C may respond to sotorasib.",
+                       distance=0.2, rerank_score=1.0, relevant=True)
+    lung = replace(pancreas, id="E2", title="Non-Small Cell Lung Cancer (Demo)", source="nsclc.md",
+                   text="KRAS G12C: sotorasib or adagrasib after first-line therapy.")
+    state = ConsultState(thread_id="PT-0001", consult_id="c", refusal_reason="x",
+                         facts=CaseFacts(cancer_type="non-small cell lung cancer"),
+                         retrieval=Retrieval(query="q", passages=(pancreas, lung), gate_passed=True))
+    text = render(state, "en")
+    assert "[E2] Non-Small Cell Lung Cancer" in text and "Pancreatic" not in text
