@@ -14,10 +14,15 @@ Rules, each tested:
   it ("negative for EGFR, ALK and ROS1", "no EGFR or ALK mutation detected"). A leading negation covers the bare
   genes at the start of the list and the first gene with a generic word ("mutation"), not a later gene with its own
   finding ("no EGFR mutation, KRAS G12C": KRAS counts). A trailing status covers only genes without a status or
-  variant of their own ("EGFR exon 19 deletion, ALK negative": EGFR counts). "BRCA1/2" is one gene slot ("a BRCA1 or
-  BRCA2 mutation" is one mutation). A gene that is not altered gets its status in its marker, right after the name
-  ("EGFR negative", "ALK negative" for "no ALK rearrangement"), so the retrieval query, the export and case fitting
-  never read a bare or "rearrangement" gene that was in fact negative.
+  variant of their own ("EGFR exon 19 deletion, ALK negative": EGFR counts); a bare gene takes the next status in its
+  list, so a later finding does not undo it ("EGFR/ALK negative, KRAS G12C": EGFR negative, KRAS counts). The last
+  gene of a list may carry generic words before its status ("ALK fusion absent", "EGFR mutation testing pending"),
+  never a variant ("KRAS G12C" stays a finding). "BRCA1/2" is one gene slot ("a BRCA1 or BRCA2 mutation" is one
+  mutation), and so is a bare "BRCA" ("no germline BRCA or PALB2 mutation": both negative). Receptor lists share
+  their status ("ER/PR/HER2 negative": ER negative, PR negative, HER2 negative); "triple-negative" is a marker, and
+  "breast cancer, triple-negative" is triple-negative breast cancer. A gene that is not altered gets its status in
+  its marker, right after the name ("EGFR negative", "ALK negative" for "no ALK rearrangement"), so the retrieval
+  query, the export and case fitting never read a bare or "rearrangement" gene that was in fact negative.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report).
 """
@@ -31,7 +36,8 @@ from engine.state import CaseFacts
 
 # (canonical name, regex alternatives). Longest matched span wins, so list generic names freely.
 CANCER_TYPES: tuple[tuple[str, str], ...] = (
-    ("triple-negative breast cancer", r"triple[- ]negative breast (?:cancer|carcinoma)|\bTNBC\b"),
+    ("triple-negative breast cancer", r"triple[- ]negative breast (?:cancer|carcinoma)|\bTNBC\b|breast "
+                                      r"(?:cancer|carcinoma)(?:,| -|:)?[ ](?:(?:which|that) is )?triple[- ]negative"),
     ("HER2-positive breast cancer", r"HER2[- ]?(?:positive|\+) breast (?:cancer|carcinoma)"),
     ("hormone receptor-positive breast cancer", r"(?:HR|hormone[- ]receptor|ER)[- ]?(?:positive|\+) breast (?:cancer|carcinoma)"),
     ("breast cancer", r"breast (?:cancer|carcinoma|adenocarcinoma)|(?:invasive )?ductal carcinoma|lobular carcinoma"),
@@ -99,8 +105,15 @@ _BIOMARKER_RE = re.compile(
     r"\b(?:MSI[- ]?H(?:igh)?|MSI[- ]?L(?:ow)?|MSS|dMMR|pMMR|TMB[- ]?(?:high|low|H)|"
     r"PD-?L1(?:\s*(?:TPS|CPS)?\s*(?:[<>≥≤]=?\s*)?\d{1,3}\s*%?)?|"
     r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
-    r"(?:HR|hormone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$))",
+    r"(?:HR|hormone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
+    r"triple[- ]negative)",
     re.IGNORECASE)
+# A receptor list with one status at its end: "ER/PR/HER2 negative", "ER and PR positive", "HER2/ER/PR-negative".
+# Each receptor gets the status (HER2 through the gene rules, ER/PR here).
+_RECEPTOR = r"(?:ER|PR|PgR|HER2|ERBB2)"
+_RECEPTOR_LIST_RE = re.compile(
+    rf"(?<![\w-])({_RECEPTOR}(?:[ \t]*(?:/|,|&|(?i:and))[ \t]*{_RECEPTOR})+)[ \t]*(?:[ -]?(?i:(positive|negative))\b|"
+    r"(\+|-)(?=[\s,.;)]|$))")
 _NEGATION_RE = re.compile(r"\b(?:no|not|without|never|denies|naive|na[iï]ve)\b[^.;]{0,30}$", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|treatment)", re.IGNORECASE)
@@ -172,15 +185,21 @@ _ONLY_STATUS_RE = re.compile(rf"[\s:-]*(?:{_NEG_WORDS}|{_PENDING_WORDS}|{_UNKNOW
 
 def _gene_items(text: str, genes: Iterable[str]) -> list[tuple[int, int, str, str]]:
     """Every gene mention as (start, end, name, the gene's own variant/status text), in text order.
-    "BRCA1/2" is one item named "BRCA1/2" when both genes are configured."""
+    "BRCA1/2" is one item named "BRCA1/2" when both genes are configured, and so is a bare "BRCA" ("no germline
+    BRCA or PALB2 mutation": the negation must reach PALB2 across it)."""
     names = {g.upper() for g in genes}
+    brca = {"BRCA1", "BRCA2"} <= names
     alt = "|".join(re.escape(g) if g not in _WORD_GENES else f"(?-i:{re.escape(g)})"
-                   for g in sorted(names, key=len, reverse=True))  # longest first: "ERBB2" before "ERB"
+                   for g in sorted(names | ({"BRCA"} if brca else set()), key=len, reverse=True))  # "ERBB2" first
     rx = re.compile(rf"(?<![\w-])({alt})(/\d)?(?![\w])({_VARIANT})", re.IGNORECASE)
     items = []
     for m in rx.finditer(text):
         name = m.group(1).upper()
-        if m.group(2):
+        if name == "BRCA":
+            if m.group(2):
+                continue  # "BRCA/2" is no gene pair
+            name = "BRCA1/2"
+        elif m.group(2):
             if not name[-1].isdigit() or name[:-1] + m.group(2)[1] not in names:
                 continue  # "EGFR/2" is no gene pair
             name += m.group(2)
@@ -205,22 +224,39 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
             lists.append([item])
     markers: list[str] = []
     altered: list[str] = []
+    receptor_status: dict[int, str] = {}  # start of a HER2 inside "ER/PR/HER2 negative" -> "neg"
+    receptor_markers: list[str] = []
+    for m in _RECEPTOR_LIST_RE.finditer(text):
+        word = (m.group(2) or {"+": "positive", "-": "negative"}[m.group(3)]).lower()
+        names = list(re.finditer(_RECEPTOR, m.group(1)))
+        for r in names:
+            if r.group().upper() in ("HER2", "ERBB2"):
+                if word == "negative":
+                    receptor_status[m.start(1) + r.start()] = "neg"
+            elif r is not names[-1]:  # the last one is read with its status by _BIOMARKER_RE
+                receptor_markers.append(f"{'PR' if r.group() == 'PgR' else r.group()} {word}")
     for group in lists:
         start, end = group[0][0], group[-1][1]
         before = text[max(0, start - 60):start]
         before = before[max(before.rfind(c) for c in _BOUNDARY + ",") + 1:]
         pm = _PREFIX_STATUS_RE.search(before)
         sm = _SUFFIX_STATUS_RE.match(text, end)
-        trailing = _status(group[-1][3]) or (sm.lastgroup if sm else None)
+        suffix = sm.lastgroup if sm else None
         prefix = pm.lastgroup if pm else None  # covers the leading items, up to the first with its own words
-        for s, e, name, own in group:
+        for k, (s, e, name, own) in enumerate(group):
             status = _status(own)
             if status is None and prefix is not None and not _SPECIFIC_RE.search(own):
                 status = prefix
             if own.strip():
                 prefix = None  # "no EGFR or ALK mutation, KRAS G12C": the cue ends at "mutation"
             if status is None and not own.strip():
-                status = trailing  # "EGFR, ALK and ROS1 wild-type": only genes that said nothing themselves
+                # "EGFR, ALK and ROS1 wild-type": a gene that said nothing itself takes the next status in its
+                # list ("EGFR/ALK negative, KRAS G12C": EGFR is negative, KRAS G12C does not undo that)
+                status = next((st for st in (_status(it[3]) for it in group[k + 1:]) if st), None) or suffix
+            if status is None and k == len(group) - 1 and not _SPECIFIC_RE.search(own):
+                status = suffix  # "ALK fusion absent", "EGFR mutation testing pending"
+            if status is None and not own.strip():
+                status = receptor_status.get(s)  # "HER2/ER/PR negative"
             marker = " ".join(text[s:e].split())
             if status is not None and not _ONLY_STATUS_RE.fullmatch(own):
                 # "EGFR negative", not "EGFR" (the query and the export must not read it as mutant) nor "ALK
@@ -232,8 +268,10 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
     # "BRCA1/2 mutation" is one gene slot; the text naming BRCA2 itself as well makes it redundant
     pairs = {g: {g[:-2], g[:-3] + g[-1]} for g in altered if "/" in g}
     altered = [g for g in altered if g not in pairs or not pairs[g] & set(altered)]
+    markers.extend(receptor_markers)
     for m in _BIOMARKER_RE.finditer(text):
-        markers.append(m.group(0).strip())
+        marker = m.group(0).strip()
+        markers.append("triple-negative" if marker.lower().startswith("triple") else marker)
     unique = tuple(dict.fromkeys(m for m in markers if m))
     return unique, tuple(altered)
 

@@ -163,3 +163,49 @@ def test_tier_uses_the_uncapped_sum_when_the_threshold_is_above_one():
                   "progressed on FOLFIRINOX")[0]
     r = score_facts(facts, s.router)
     assert r.score == 1.0 and r.auto_tier == 2
+
+
+@pytest.mark.parametrize("text,markers,genes", [
+    # a bare gene takes the next status in its list; a later finding does not undo it
+    ("stage IV NSCLC, EGFR/ALK negative, KRAS G12C", ("EGFR negative", "ALK negative", "KRAS G12C"), ("KRAS",)),
+    ("EGFR and ALK negative, KRAS G12C", ("EGFR negative", "ALK negative", "KRAS G12C"), ("KRAS",)),
+    ("EGFR, KRAS G12C and ALK negative", ("EGFR negative", "KRAS G12C", "ALK negative"), ("KRAS",)),
+    # generic words between the last gene and its status
+    ("ALK fusion absent", ("ALK negative",), ()),
+    ("EGFR mutation absent", ("EGFR negative",), ()),
+    ("EGFR and ALK mutation testing pending", ("EGFR pending", "ALK pending"), ()),
+    ("KRAS G12C testing pending", ("KRAS G12C",), ("KRAS",)),  # a variant is a finding
+    # a bare "BRCA" is the BRCA1/2 slot, and the negation reaches the gene after it
+    ("no germline BRCA or PALB2 mutation", ("BRCA negative", "PALB2 negative"), ()),
+    ("no BRCA mutation", ("BRCA negative",), ()),
+    ("germline BRCA mutation", ("BRCA mutation",), ("BRCA1/2",)),
+    ("germline BRCA mutation, BRCA2 confirmed", ("BRCA mutation", "BRCA2"), ("BRCA2",)),
+])
+def test_list_statuses_reach_the_right_genes(text, markers, genes):
+    facts = route(text)[0]
+    assert facts.markers == markers and facts.genes == genes
+
+
+@pytest.mark.parametrize("text,markers", [
+    ("ER/PR/HER2 negative", {"ER negative", "PR negative", "HER2 negative"}),
+    ("HER2/ER/PR-negative invasive ductal carcinoma", {"HER2 negative", "ER negative", "PR-negative"}),
+    ("ER and PR positive, HER2 negative", {"ER positive", "PR positive", "HER2 negative"}),
+    ("ER/PR/HER2-", {"ER negative", "PR negative", "HER2-"}),
+    ("stage II breast cancer, triple-negative", {"triple-negative"}),
+    ("triple negative breast cancer", {"triple-negative"}),
+])
+def test_receptor_lists_and_triple_negative_are_receptor_markers(text, markers):
+    facts = route(text)[0]
+    assert set(facts.markers) == markers and facts.genes == ()
+
+
+def test_breast_cancer_then_triple_negative_is_tnbc_for_case_fitting():
+    from engine.casefit import case_from_facts
+    facts = route("stage II breast cancer, triple-negative")[0]
+    assert facts.cancer_type == "triple-negative breast cancer"
+    for text in ("stage II breast cancer, triple-negative", "ER/PR/HER2 negative breast cancer"):
+        receptors = case_from_facts(route(text)[0]).receptors
+        assert {k: receptors.get(k) for k in ("ER", "PR", "HER2")} == {"ER": "negative", "PR": "negative",
+                                                                     "HER2": "negative"}
+    case = case_from_facts(route("stage IV NSCLC, EGFR/ALK negative, KRAS G12C")[0])
+    assert {"EGFR", "ALK"} <= case.wild_type and set(case.altered) == {"KRAS"}
