@@ -8,8 +8,13 @@ first name of someone already seen in full) gets the same placeholder.
 Types: PERSON, DATE, AGE (>89 only), ID, PHONE, EMAIL, URL, IP, SSN, ADDRESS, LOCATION, ORGANIZATION.
 
 Deliberately kept (not identifiers under Safe Harbor, or clinical content):
-  * a bare year ("in 2019", but not a year of birth: "born in 1929" may show an age over 89), weekday names,
-    ages up to 89 ("72-year-old");
+  * a bare year standing alone, outside a calendar date ("relapsed in 2019", "diagnosed in 1960"): Safe Harbor
+    permits the year of a date, and oncology prose needs years (approval years, trial names, citations).  Not
+    kept: a year of birth after a birth cue ("born in 1929", "DOB 1931": it may show an age over 89), a year
+    given with the age at that time ("at age 40 in 1960", "in 1960, aged 40": that is a year of birth too) and
+    the year inside any calendar date ("March 2021", "3/4/2021": the whole date goes).  The redactor does not know
+    today's date, so a free year whose link to an age is looser ("diagnosed in 1960 ... she was 40 then") stays;
+  * weekday names, ages up to 89 ("72-year-old");
   * drug names, genes/variants, stages, doses, lab values, trial ids (NCT...), cancer eponyms
     ("Hodgkin lymphoma", "Ewing sarcoma", "Wilms tumor", "Merkel cell");
   * titles and credentials around a name ("Dr. [PERSON_1]", "[PERSON_2], MD");
@@ -17,8 +22,10 @@ Deliberately kept (not identifiers under Safe Harbor, or clinical content):
 
 How it works (all rule based):
   1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
-     street addresses incl. international forms and multi-line address blocks, ages > 89);
-  2. token rules for names: titles (Dr./Mr./Pt. ..., and "dr. kowalski" in lower case), labels ("Name:",
+     street addresses incl. international forms and multi-line address blocks, ages > 89: "94-year-old",
+     "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
+  2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case name after a title in mixed-case text:
+     "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg"), labels ("Name:",
      "Signed:", "seen by", "my name is"), initials after a person cue ("seen by MT", "pt MT", "Dr. MT"; not a
      listed service or test such as PT, IR, CT, NPO, nor an abbreviation the text defines in brackets),
      credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
@@ -30,11 +37,13 @@ How it works (all rule based):
   3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, hospitals
      called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
-     for", "X is a ... company", the letterhead line above an address and a venue named right before one;
+     for", "X is a ... company", the letterhead line above an address and a venue named right before one,
+     and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH");
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
 
-Dates: intervals kept, calendar dates removed (no year is kept and no shift is applied).  Every DATE span
+Dates: intervals kept, calendar dates removed (no calendar date keeps its year, and no shift is applied; bare years
+are the exception listed above).  Every DATE span
 that parses to a calendar date becomes an offset from the anchor, the first parseable date of the text:
 ``[DATE_1]`` is the anchor, later dates read ``[DATE_2 (+63 days)]`` / ``[DATE_3 (-2 days)]``; when either
 date has month precision only ("March 2021", "03/2021") the offset is in calendar months
@@ -709,9 +718,22 @@ _DATE_RES_LOWER = [
     re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?[ ]{{1,3}}(?:of[ ]{{1,3}})?{_MON_I}\.?,?[ ]{{1,3}}{_YEAR}\b", re.I),
 ]
 
+# a number that is a measurement, not an age: "he is 94 kg", "she was 95% adherent", "pt is 98.6"
+_NOT_AGE_AFTER = (r"(?![.,]\d|[ ]?(?:%|°|/|-|kg|kilo|lb|pound|mg|mcg|g\b|cm|mm|in\b|inch|m\b|ml|l\b|bpm|beats|"
+                  r"breaths|percent|units?|min|hours?|hrs?|h\b|days?|weeks?|wks?|months?|mos?\b|points?|pts?\b|"
+                  r"times|x\b|of\b|out\b|on\b|per\b|mmhg|miles?|mph|degrees?|f\b|c\b))")
+_NINETY = (r"(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|"
+           r"(?:a|one)[ -]hundred(?:[- ](?:and[- ])?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)")
 _AGE_RES = [  # matched against the lower-cased text
-    _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|-?year-old|year[ -]old))"),
-    _ci(r"(?:aged?|age[: ]|turned|turns|turn|at the age of|nonagenarian)[ :]{0,3}(9\d|1[01]\d)\b(?![.,]\d)"),
+    _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|y-o\b|-?year-old|year[ -]old)|"
+        r"y\b(?![.'’-]\w))"),
+    _ci(r"(?:aged?|age[: ]|turned|turns|turn|at the age of|nonagenarian)[ :]{0,3}(9\d|1[01]\d)\b" + _NOT_AGE_AFTER),
+    # "he is 94", "she's 96 and lives alone", "the patient is now 91": a person's number with no unit is an age
+    _ci(r"\b(?:he|she|patient|pt|who)(?:[ ](?:is|was|turns|turned)|['’]s)(?:[ ](?:now|currently|already|nearly|"
+        r"almost|over))?[ ](9\d|1[01]\d)\b" + _NOT_AGE_AFTER),
+    # spelled out: "ninety-four-year-old", "aged ninety-one"
+    _ci(rf"\b({_NINETY})(?=[ -]years?[ -]old\b|[ -]y/?o\b)"),
+    _ci(rf"(?:\baged?|\bage[:]|\bturned|\bat the age of)[ :]{{1,3}}({_NINETY})\b"),
 ]
 # A date of birth: "DOB", "D.O.B.:", "date of birth", "birth date", "born on/in", "b." right before the date.
 _BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date|\bbirthday|\byear[ ]of[ ]birth|"
@@ -721,6 +743,11 @@ _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # a bare year of birth ("born in 1929"): Safe Harbor keeps years, but not one that shows an age over 89, and
 # the redactor cannot know today's date, so every year of birth goes
 _BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
+# a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
+_AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
+_YEAR_WITH_AGE_RE = re.compile(
+    rf"\b{_AGE_AT}(?:[ ]?(?:years?|yrs?|y/?o))?,?[ ](?:in|during|since)[ ]({_YEAR})(?![\w/]|[.-]\d)|"
+    rf"\b(?:in|during|since)[ ]({_YEAR}),?[ ][(]?{_AGE_AT}\b", re.I)
 # ages that stay in the text (<= 89): with them an interval could add up to an age over 89
 _KEPT_AGE_RE = _ci(r"\b(\d{1,2})(?:[ ]?-?[ ]?(?:years?|yrs?)[ -]?old|[ ]?(?:y/o|yo|y\.o\.)(?![\w]))|"
                    r"\b(?:aged?|age[ ]?:|at[ ]the[ ]age[ ]of)[ ]{0,3}(\d{1,2})\b"
@@ -1130,6 +1157,9 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
 
     for m in _BIRTH_YEAR_RE.finditer(text):
         add((m.start(1), m.end(1), "DATE"))
+    for m in _YEAR_WITH_AGE_RE.finditer(text):
+        g = 1 if m.group(1) else 2
+        add((m.start(g), m.end(g), "DATE"))
     for rx in _AGE_RES:
         for m in _iter(rx, low):
             add((m.start(1), m.end(1), "AGE"))
@@ -1661,6 +1691,18 @@ def _uncommon(words: list[str]) -> bool:
                for lw in (w.lower() for w in words))
 
 
+# Well-known hospitals whose usual name has no head noun ("Brigham and Women's", "Mass General Brigham") and their
+# abbreviations.  Only abbreviations that mean nothing else in oncology text: not MSK (musculoskeletal), CHOP (the
+# regimen), DFCI (trial names), MSKCC / UCLA / MD Anderson (prognostic models, symptom scales).  Case-sensitive.
+_KNOWN_ORG_RE = re.compile(
+    r"(?<![\w-])(?:Brigham[ ](?:and|&)[ ]Women['’]s|Mass(?:achusetts)?[ ]General[ ]Brigham|Dana[- ]Farber|"
+    r"Beth[ ]Israel(?:[ ]Deaconess)?|MGH|BWH|BIDMC|UCSF|UPMC|OHSU|MDACC|NYULH|VUMC|UTSW)(?![\w-])")
+
+
+def _known_orgs(text: str, mask: _Mask) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _KNOWN_ORG_RE.finditer(text) if mask.free(m.start(), m.end())]
+
+
 def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
     """Organisations named by their context rather than by a head noun: "works for Initech", "Vandelay is
     an import-export company", lower-case "... industries inc."."""
@@ -1787,9 +1829,9 @@ def _sentence_start(text: str, pos: int) -> bool:
 # Person names
 # ---------------------------------------------------------------------------------------------------
 
-# A lower-case title in mixed-case text ("dr. kowalski"): the name after it is lower case too.  "mr"/"ms" also
-# mean mitral regurgitation / multiple sclerosis or milliseconds, so they count only with their full stop.
-_LOWER_TITLE_RE = re.compile(r"(?:dr\.?|prof\.|mrs?\.|ms\.)[ ]{1,2}\Z")
+# A title before a lower-case name in mixed-case text ("dr. kowalski", "Dr. o'brien", "nurse j. smith").  "mr"/"ms"
+# also mean mitral regurgitation / multiple sclerosis or milliseconds, so they count only with their full stop.
+_LOWER_TITLE_RE = re.compile(r"(?:dr\.?|prof\.|mrs?\.|ms\.|nurse)[ ]{1,2}\Z", re.I)
 # Initials ("seen by MT", "pt MT", "Dr. MT"): two or three capitals right after one of these cues.  Bare "by" and
 # "with" are no cue ("confirmed by CT", "treated with RT"), nor "seen with" ("seen with HIV infection").
 _INITIALS_CUE_END_RE = _ci(
@@ -1923,7 +1965,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if initial(k) and free[k]:
                 k += 1
                 continue
-            if k > i and lowers[k] in _PARTICLES and k + 1 < n and joinable(k + 1) and (
+            if lowers[k] in _PARTICLES and k + 1 < n and joinable(k + 1) and (
                     cap(k + 1) or lower_mode or (lowers[k + 1] in _PARTICLES and k + 2 < n and cap(k + 2))) \
                     and free[k]:
                 k += 1
@@ -1964,15 +2006,28 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             f not in _EPONYMS and f not in _UNITS and not _is_drugish(f) and (
                 (lowers[k] not in _VOCAB and not _english(lowers[k])) or f in _SURNAMES or
                 (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES))
+    #     The title may be capitalised ("Dr. kowalski"); "nurse" counts too, as the title of a lower-case name
+    #     ("nurse j. smith", "nurse kowalski"; "nurse navigator" is English).  An initial ("j.") and name
+    #     particles ("dr. van der berg") may stand between title and surname.
     if not lower_mode:
         for i in range(n - 1):
-            if words[i].islower() and lowers[i] in _STRONG_TITLES and free[i] and \
-                    _LOWER_TITLE_RE.match(text, toks[i][0], toks[i + 1][0]) and lower_name(i + 1):
-                j = i + 1
-                if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1) and \
-                        folds[j] in _FIRST_NAMES:
-                    j += 1  # "dr. anna kowalski"
-                found.append((i + 1, j))
+            if not ((words[i].islower() or cap(i)) and (lowers[i] in _STRONG_TITLES or lowers[i] == "nurse") and
+                    free[i] and _LOWER_TITLE_RE.match(text, toks[i][0], toks[i + 1][0])):
+                continue
+            k = i + 1
+            if len(words[k]) == 1 and words[k].islower() and k + 1 < n and \
+                    text[toks[k][1]:toks[k + 1][0]] in (". ", " ") and free[k]:
+                k += 1  # "nurse j. smith"
+            while k + 1 < n and lowers[k] in _PARTICLES and words[k].islower() and free[k] and \
+                    text[toks[k][1]:toks[k + 1][0]] == " ":
+                k += 1  # "dr. van der berg", "dr. de la cruz"
+            if not (words[k].islower() and lower_name(k)):
+                continue
+            j = k
+            if k == i + 1 and j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1) and \
+                    folds[j] in _FIRST_NAMES:
+                j += 1  # "dr. anna kowalski"
+            found.append((i + 1, j))
 
     # 1c. initials after a cue: "seen by MT", "pt MT reports", "Dr. MT"; not an abbreviation the text defines
     #     ("independent review committee (IRC) ... per IRC assessment"), not before "+", "-", "/" ("pt ER+"),
@@ -2511,7 +2566,8 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     starts = {s: i for i, (s, _) in enumerate(toks)}
     ends = {e: i for i, (_, e) in enumerate(toks)}
 
-    for s, e in _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode):
+    for s, e in _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode) + \
+            _known_orgs(text, mask):  # after the others: "Brigham and Women's Hospital" is one span with its head
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])

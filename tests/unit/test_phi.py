@@ -732,3 +732,81 @@ def test_clinical_capitals_after_cues_are_not_initials(text):
 def test_all_capitals_notes_have_no_initials_rule():
     text = "PT SEEN BY OT. PT HAS PAIN. PER DR. ABC THE PLAN IS OK."
     assert "[PERSON" not in redact(text).text.split("DR.")[0]
+
+
+# --- re-audit 3: capitalised title before a lower-case name, nurse, particles, ages, hospitals, years --------
+
+@pytest.mark.parametrize("text, expected", [
+    ("Seen by Dr. o'brien on rounds.", "Seen by Dr. [PERSON_1] on rounds."),
+    ("Dr. kowalski reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
+    ("Discussed with nurse j. smith today.", "Discussed with nurse [PERSON_1] today."),
+    ("Call back from Nurse kowalski re labs.", "Call back from Nurse [PERSON_1] re labs."),
+    ("Seen by dr. van der berg on Monday.", "Seen by dr. [PERSON_1] on Monday."),
+    ("Dr. de la cruz saw her in clinic.", "Dr. [PERSON_1] saw her in clinic."),
+])
+def test_title_before_a_lower_case_name_in_mixed_case_text(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The nurse navigator called. Nurse said the CT was fine. The nurse practitioner saw him.",
+    "Plan per Dr. Smith: Dr. said ok, dr. will call back.",
+    "Dr. van agreed",  # a particle with nothing name-like after it
+])
+def test_title_before_prose_is_kept(text):
+    out = redact(text).text
+    assert "nurse navigator" in out or "said ok" in out or "van agreed" in out
+    assert "Nurse said" in out or "Dr. said" in out or "van agreed" in out
+
+
+@pytest.mark.parametrize("text", [
+    "He is 94 and lives alone.", "she's 96, frail.", "The patient is now 91.", "aged 94", "94 yo man",
+    "94-year-old man", "age: 94", "Age 94.", "a ninety-four-year-old woman", "aged ninety-one", "pt is 102.",
+    "94-y-o man", "age 94y",
+])
+def test_ages_over_89_in_every_common_phrasing(text):
+    r = redact(text)
+    assert not any(n in r.text for n in ("94", "96", "91", "102", "ninety")), r.text
+    assert r.counts.get("AGE") == 1
+
+
+@pytest.mark.parametrize("text", [
+    "He is 94 kg.", "She is 95% adherent.", "The MAP is 94.", "he is 90/60 today", "she is 98.6 F",
+    "A 72-year-old man; he is 72.",
+])
+def test_numbers_that_are_no_age_over_89_stay(text):
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Referred from Brigham and Women's; follow-up at MGH.",
+     "Referred from [ORGANIZATION_1]; follow-up at [ORGANIZATION_2]."),
+    ("Seen at Brigham and Women's Hospital, then BWH clinic.", "Seen at [ORGANIZATION_1], then [ORGANIZATION_2] clinic."),
+    ("Second opinion at Dana-Farber and UCSF.", "Second opinion at [ORGANIZATION_1] and [ORGANIZATION_2]."),
+])
+def test_well_known_hospitals_without_a_head_noun(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "MSK pain after R-CHOP; MSKCC risk group intermediate.",
+    "The IFM/DFCI 2009 trial; mgh is not a word here.",
+])
+def test_clinical_abbreviations_are_no_hospitals(text):
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, year", [
+    ("Diagnosed at age 40 in 1960.", "1960"), ("In 1961, aged 40, she had TB.", "1961"),
+    ("Nephrectomy in 1962 (age 40).", "1962"),
+])
+def test_a_year_given_with_the_age_then_is_a_year_of_birth(text, year):
+    r = redact(text)
+    assert year not in r.text and r.counts["DATE"] == 1 and "40" in r.text
+
+
+def test_bare_years_stay_as_the_docstring_says():
+    import engine.phi as phi
+    text = "Diagnosed in 1960 with TB; relapse in 2019; osimertinib approved in 2015."
+    assert redact(text).text == text
+    assert "a bare year standing alone" in phi.__doc__ and "no calendar date keeps its year" in phi.__doc__
