@@ -68,6 +68,7 @@ def _ggufs(cfg: JobConfig) -> list[tuple[Path, bool]]:
 
 def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> VerifyResult:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console(stderr=True, highlight=False)
@@ -174,11 +175,12 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
     for ch in result.checks:
         if ch.tokenizer_diff:
             fails = cfg.verify.require_tokenizer_match
-            console.print(f"[{'red' if fails else 'yellow'}]{Path(ch.file).name}: llama.cpp tokenises "
+            # token strings such as "[PAD]" or "<|im_start|>" must print as text, not as rich markup
+            console.print(f"[{'red' if fails else 'yellow'}]{escape(Path(ch.file).name)}: llama.cpp tokenises "
                           f"{len(cases) - ch.tokenization_match}/{len(cases)} prompts differently from the HF "
-                          f"tokenizer the model was trained with ({ch.tokenizer_diff}). The app tokenises with "
-                          "llama.cpp, so this model would see input unlike its training data"
-                          + ("; verify.require_tokenizer_match = false accepts it" if fails else "") + f"[/]")
+                          f"tokenizer the model was trained with ({escape(ch.tokenizer_diff)}). The app tokenises "
+                          "with llama.cpp, so this model would see input unlike its training data"
+                          + ("; verify.require_tokenizer_match = false accepts it" if fails else "") + "[/]")
     if write:
         result.manifest = str(write_manifest(cfg, result))
         console.print(f"manifest: {result.manifest}")
