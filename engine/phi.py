@@ -408,6 +408,7 @@ _VOCAB: frozenset[str] = _wordset(_VOCAB_TEXT) | _wordset(
     radiology consult consultation follow-up followup progress discharge summary admission admitted
     referral referred signed dictated transcribed electronically attending fellow resident nurse
     physician provider team clinic hospital unit ward bed room floor service department division
+    demo demonstration
     """
 )
 

@@ -471,7 +471,9 @@ class OncoApp(App[None]):
                 n = len(event.passages)
                 view.note(f"→ {n} passage{'s' if n != 1 else ''} · rag_confidence {event.rag_confidence:.2f}"
                           if event.gate_passed else
-                          f"→ gate refused: closest “{event.closest_title}” at {event.closest_distance}",
+                          (f"→ gate refused: closest “{event.closest_title}” at {event.closest_distance}"
+                           if event.closest_title else "→ gate refused: the knowledge base is empty (ingest "
+                           "guidelines from the command palette)"),
                           "info" if event.gate_passed else "warning")
         elif kind == "CriticChecked":
             if view:

@@ -184,5 +184,9 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         if action == "approve_with_edits" and not edited.strip():
             self.notify("Approve with edits needs the edited text.", severity="error")
             return
-        self.dismiss(ReviewResult(self.item.id, action, self.query_one("#review-note", Input).value.strip(),
-                                  edited, self.reviewer))
+        note = self.query_one("#review-note", Input).value.strip()
+        if action == "reject" and not note:  # the clinician reads why, with the safe refusal (as `hitl reject`)
+            self.notify("Reject needs a note saying why.", severity="error")
+            self.query_one("#review-note").focus()
+            return
+        self.dismiss(ReviewResult(self.item.id, action, note, edited, self.reviewer))

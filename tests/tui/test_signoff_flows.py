@@ -156,3 +156,19 @@ async def test_edit_and_approve_comes_back_when_a_colleague_takes_over(tmp_path:
         await pilot.click("#approve_with_edits")
         await wait_for(pilot, lambda: engine.store.approvals(None)[0].status == "approved_with_edits")
         assert engine.store.approvals(None)[0].reviewer == "dr.lee"
+
+
+async def test_reject_needs_a_note(tmp_path: Path, notices) -> None:
+    app, engine, _ = build(tmp_path, overrides={"ui.reviewer": "dr.lee", "hitl.clinician": "dr.ask"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "a")
+        await pilot.click("#reject")  # no note: the clinician would get a refusal without a reason
+        await pilot.pause()
+        assert engine.store.approvals("pending") and app.screen is screen
+        assert any(sev == "error" and "Reject needs a note" in msg for sev, msg in notices)
+        screen.query_one("#review-note", Input).value = "not supported by the evidence"
+        await pilot.click("#reject")
+        await wait_for(pilot, lambda: engine.store.approvals(None)[0].status == "rejected")
+        assert engine.store.approvals(None)[0].note == "not supported by the evidence"

@@ -810,3 +810,9 @@ def test_bare_years_stay_as_the_docstring_says():
     text = "Diagnosed in 1960 with TB; relapse in 2019; osimertinib approved in 2015."
     assert redact(text).text == text
     assert "a bare year standing alone" in phi.__doc__ and "no calendar date keeps its year" in phi.__doc__
+
+
+def test_our_demo_titles_are_not_names():
+    # "Demo" is also a surname; a reviewer's edited answer quotes "Treatment Overview (Demo)" titles
+    assert redact("Breast Cancer: Treatment Overview (Demo)").text == "Breast Cancer: Treatment Overview (Demo)"
+    assert "[PERSON_1]" in redact("Seen by Dr. Demo today.").text
