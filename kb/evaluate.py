@@ -117,7 +117,7 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
     ``section_mrr``, ``n`` (queries), ``n_section`` (rows with ``relevant_section``)."""
     # In recall order the cross-encoder does not move anything, so it is not run: the ranks are the same.
-    rerank = rerank and getattr(params, "rerank_order", "rerank") == "rerank"
+    rerank = rerank and params.rerank_order == "rerank"
     p = replace(params, rerank=rerank, rerank_k=max(params.recall_k, 1), char_budget=10**9)
     doc, sec = _Acc(), _Acc()
     for i, row in enumerate(rows, 1):
@@ -335,3 +335,24 @@ def calibrate_demo(kb: Any, ks: Iterable[int], calibrated_at: str = "") -> Calib
                for name in ("in_domain.jsonl", "out_of_domain.jsonl")]
     return calibrate_gate(kb, queries[0], queries[1], ks, calibrated_at=calibrated_at,
                           calibration_set=DEMO_CALIBRATION)
+
+
+def gate_after_ingest(kb: Any, configured_threshold: float, calibrated_at: str = "") -> str | None:
+    """The gate step after an ingest (`kb ingest` and the app's ingest screen), as one message: calibrate on the
+    demo question sets when only the demo set is indexed (``calibrate_demo``); otherwise a note when the gate runs
+    on a threshold not calibrated on this collection's own questions. None: nothing to say (a threshold set in
+    config wins; an empty collection)."""
+    if configured_threshold > 0 or kb.count() == 0:
+        return None
+    from kb.store import GATE_KS
+
+    cal = calibrate_demo(kb, GATE_KS, calibrated_at=calibrated_at)
+    if cal is not None:
+        return (f"gate calibrated on the demo question sets: threshold {cal.choice.threshold:.4f} on the mean of the "
+                f"{cal.choice.k} nearest chunk(s); in-domain pass {cal.rates['in_domain_pass_rate']:.3f}, "
+                f"out-of-domain refusal {cal.rates['out_of_domain_refusal_rate']:.3f}.")
+    how = ("the built-in default threshold" if kb.calibrated_threshold() is None
+           else "a threshold calibrated on the demo questions" if kb.metadata.get("calibration_set") == DEMO_CALIBRATION
+           else "")
+    return (f"note: the Stage 2 gate uses {how}; calibrate it on questions about your guidelines: "
+            "`oncotui kb calibrate --in IN.jsonl --out OUT.jsonl`") if how else None

@@ -745,26 +745,12 @@ def _kb_remove(args: argparse.Namespace, kb: Any) -> int:
 
 
 def _gate_after_ingest(kb: Any, settings: Any) -> None:
-    """After an ingest: calibrate the gate on the demo questions when only the demo set is indexed; otherwise say
-    when the gate runs on a threshold that was not calibrated on this collection's own questions."""
-    if settings.kb.distance_threshold > 0 or kb.count() == 0:
-        return  # a threshold set in config wins over any calibration
     from engine.checkpoint import now_iso
-    from kb.evaluate import DEMO_CALIBRATION, calibrate_demo
-    from kb.store import GATE_KS
+    from kb.evaluate import gate_after_ingest
 
-    cal = calibrate_demo(kb, GATE_KS, calibrated_at=now_iso())
-    if cal is not None:
-        print(f"gate calibrated on the demo question sets: threshold {cal.choice.threshold:.4f} on the mean of the "
-              f"{cal.choice.k} nearest chunk(s); in-domain pass {cal.rates['in_domain_pass_rate']:.3f}, "
-              f"out-of-domain refusal {cal.rates['out_of_domain_refusal_rate']:.3f}")
-        return
-    how = ("the built-in default threshold" if kb.calibrated_threshold() is None
-           else "a threshold calibrated on the demo questions" if kb.metadata.get("calibration_set") == DEMO_CALIBRATION
-           else "")
-    if how:
-        print(f"note: the Stage 2 gate uses {how}; calibrate it on questions about your guidelines: "
-              "`oncotui kb calibrate --in IN.jsonl --out OUT.jsonl`")
+    message = gate_after_ingest(kb, settings.kb.distance_threshold, calibrated_at=now_iso())
+    if message:
+        print(message)
 
 
 def _kb_calibrate(args: argparse.Namespace, kb: Any) -> int:

@@ -31,7 +31,6 @@ KBOpener = Callable[[], Any]
 
 PATIENT_HINT = ("tick “Include patient-facing material” and ingest again to index them "
                 "(CLI: `oncotui kb ingest --include-patient-material`)")
-CALIBRATE_HINT = "`oncotui kb calibrate --in IN.jsonl --out OUT.jsonl`"
 
 
 def parse_paths(text: str) -> list[Path]:
@@ -97,27 +96,12 @@ def report_lines(report: Any, roots: Sequence[Path] = ()) -> list[str]:
 
 
 def gate_after_ingest(kb: Any, configured_threshold: float) -> str | None:
-    """The CLI's step after an ingest (``oncotui.cli._gate_after_ingest``), as a message: calibrate the gate on the
-    demo question sets when only the demo set is indexed; otherwise a note when the gate runs on a threshold that
-    was not calibrated on this collection's own questions. None: nothing to say (a threshold set in config wins)."""
-    if configured_threshold > 0 or kb.count() == 0:
-        return None
+    """The CLI's gate step after an ingest (``kb.evaluate.gate_after_ingest``), as a sentence for the screen."""
     from engine.checkpoint import now_iso
-    from kb.evaluate import DEMO_CALIBRATION, calibrate_demo
-    from kb.store import GATE_KS
+    from kb import evaluate
 
-    cal = calibrate_demo(kb, GATE_KS, calibrated_at=now_iso())
-    if cal is not None:
-        return (f"Gate calibrated on the demo question sets: threshold {cal.choice.threshold:.4f} on the mean of "
-                f"the {cal.choice.k} nearest chunk(s); in-domain pass {cal.rates['in_domain_pass_rate']:.3f}, "
-                f"out-of-domain refusal {cal.rates['out_of_domain_refusal_rate']:.3f}.")
-    how = ("the built-in default threshold" if kb.calibrated_threshold() is None
-           else "a threshold calibrated on the demo questions" if kb.metadata.get("calibration_set") == DEMO_CALIBRATION
-           else "")
-    if how:
-        return (f"Note: the Stage 2 gate uses {how}; calibrate it on questions about your guidelines: "
-                f"{CALIBRATE_HINT}")
-    return None
+    message = evaluate.gate_after_ingest(kb, configured_threshold, calibrated_at=now_iso())
+    return message[:1].upper() + message[1:] if message else None
 
 
 class IngestScreen(ModalScreen[None]):
