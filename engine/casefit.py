@@ -21,7 +21,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative)
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive",
-                "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type),
+                "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
+                sharing one status: "germline BRCA1, BRCA2 or PALB2 mutations" / "EGFR or ALK alterations" (any
+                one of them), "KRAS, NRAS and BRAF wild-type" (all of them); a variant is its own gene's alone
+                ("EGFR or KRAS G12C" reads KRAS G12C only),
                 "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
                 without a status ("testing for EGFR and ALK", "anti-EGFR antibody") is not a condition.
     mmr         MSI-H/dMMR (deficient) vs MSS/pMMR/MSI-L (proficient)
@@ -160,6 +163,15 @@ _GENE_RE = re.compile(
     r"|(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
+# A list of genes sharing one status: "BRCA1, BRCA2 or PALB2 mutations", "EGFR or ALK alterations", "KRAS, NRAS and
+# BRAF wild-type"; altered -> any of them, wild-type -> all of them. "Germline BRCA1/2 or PALB2:" (germline, no
+# status word) is one too. Never with a variant: in "EGFR or KRAS G12C" the variant is KRAS's alone (read per gene).
+_GENE_SEP = r"(?:\s*/\s*|\s*,\s*(?:(?:and/or|or|and)\s+)?|\s+(?:and/or|or|and)\s+)"
+_GENE_LIST_RE = re.compile(
+    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")+)(?![\w])"
+    r"(?:(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
+    r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
+    r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
 _NO_DRIVER_RE = re.compile(r"\b(?:without|no|absence of)\s+(?:an?\s+|any\s+)?(?:actionable|targetable|oncogenic)\s+"
                            r"(?:driver|alteration|mutation)s?\b|\bdriver[- ]negative\b", re.IGNORECASE)
 _TESTING_RE = re.compile(r"\s+(?:and\s+(?:\w+\s+){0,2})?(?:testing|tests?)\b", re.IGNORECASE)
@@ -239,6 +251,12 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _TNBC_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HR", "negative"), ("HER2", "negative"))))
+    for m in _GENE_LIST_RE.finditer(text):
+        if free(m):
+            if (c := _gene_condition(m)) is not None:
+                add(m, c)
+            else:  # "EGFR, ALK and ROS1 testing": no condition, and none read from its parts either
+                taken.append((m.start(), m.end()))
     for m in _GENE_RE.finditer(text):
         if free(m) and (c := _gene_condition(m)) is not None:
             add(m, c)
@@ -255,13 +273,14 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
 
 
 def _gene_condition(m: re.Match[str]) -> Condition | None:
-    status = (m.group("status") or "").lower()
-    variants_text = m.group("variants") or ""
-    if not (status or variants_text or m.group("plus") or m.group("germline")):
+    groups = m.groupdict()  # a list (_GENE_LIST_RE) has no variants or "+"
+    status = (groups["status"] or "").lower()
+    variants_text = groups.get("variants") or ""
+    if not (status or variants_text or groups.get("plus") or groups["germline"]):
         return None  # a gene named without a status ("testing for EGFR and ALK") is not a condition
     if _TESTING_RE.match(m.string, m.end()):
         return None  # "BRAF mutation testing", "germline BRCA1/2 and broader testing": a test to order
-    names = [n.upper() for n in re.split(r"\s*/\s*(?=[A-Z])", m.group("genes"))]
+    names = [n.upper() for n in re.split(_GENE_SEP + r"(?=[A-Z])", m.group("genes"))]
     if any(n in ("HER2", "ERBB2") for n in names) and not (variants_text or status in _HER2_DRIVER_STATUS):
         return None  # HER2 positive/amplified is a receptor status (handled above), not a driver mutation
     genes = tuple(dict.fromkeys(g for n in names for g in _GENE_ALIASES.get(n, (n,))))
@@ -484,28 +503,30 @@ def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
             return "contradicts", case.names.get(hit[0], hit[0])
         return ("fits", "") if all(g in case.wild_type for g in c.genes) else ("unknown", "")
     verdicts: list[Fit] = []
-    why = ""
+    whys: list[str] = []  # one per contradicted gene: a list ("BRCA1, BRCA2 or PALB2") is contradicted by all
     for g in c.genes:  # altered: any of the named genes
         if g in case.altered:
             have = case.altered[g]
             if c.variants and have and not c.variants & have:
                 verdicts.append("contradicts")
-                why = case.names.get(g, g)
+                whys.append(case.names.get(g, g))
             else:
                 verdicts.append("fits" if not c.variants or have else "unknown")
         elif g in case.wild_type:
             verdicts.append("contradicts")
-            why = case.names.get(g) or f"{g} wild-type/negative"
+            whys.append(case.names.get(g) or f"{g} wild-type/negative")
         else:
             other = [d for d in case.altered if d in DRIVERS and d != g]
             if g in DRIVERS and c.exclusive and other:
                 verdicts.append("contradicts")
-                why = f"its driver {case.names.get(other[0], other[0])}"
+                whys.append(f"its driver {case.names.get(other[0], other[0])}")
             else:
                 verdicts.append("unknown")
     if "fits" in verdicts:
         return "fits", ""
-    return ("contradicts", why) if all(v == "contradicts" for v in verdicts) else ("unknown", "")
+    if all(v == "contradicts" for v in verdicts):
+        return "contradicts", ", ".join(dict.fromkeys(whys))
+    return "unknown", ""
 
 
 def _fit_pdl1(want: str, have: int | None) -> tuple[Fit, str]:

@@ -381,10 +381,15 @@ def test_her2_zero_and_brca_negative_cases():
     got = by_start(governed([BREAST_EARLY], tnbc_neg, "For stage II–III TNBC"))
     assert got["For stage II–III TNBC"] == ("qualified", "the option for germline BRCA carriers does not apply (the "
                                                          "case is BRCA2 negative)")
+    # "Germline BRCA1/2 or PALB2": PALB2 is an alternative, so BRCA2 negative alone leaves it open
     panc = CaseFacts(cancer_type="pancreatic adenocarcinoma", stage="IV", stage_text="metastatic",
                      markers=("KRAS G12D", "BRCA2 negative"), genes=("KRAS",))
-    assert by_start(governed([PANCREAS_MARKERS], panc, "Germline BRCA1/2 or"))["Germline BRCA1/2 or PALB"][0] == (
-        "blocked")
+    assert by_start(governed([PANCREAS_MARKERS], panc, "Germline BRCA1/2 or"))["Germline BRCA1/2 or PALB"] == (
+        "qualified", "applies if germline BRCA1/2 or PALB2 (not stated for this case)")
+    panc = replace(panc, markers=("KRAS G12D", "BRCA2 negative", "PALB2 negative"))
+    assert by_start(governed([PANCREAS_MARKERS], panc, "Germline BRCA1/2 or"))["Germline BRCA1/2 or PALB"] == (
+        "blocked", "does not apply to this case: states germline BRCA1/2 or PALB2; the case is BRCA2 negative, "
+                   "PALB2 negative")
 
 
 def test_passages_about_another_cancer_are_not_offered():
@@ -412,3 +417,37 @@ def test_locked_consult_with_only_another_cancers_passages_is_refused_without_ca
     final = [e for e in collect(lambda: engine.stream("PT-0001", case)) if e.kind == "Final"][0]
     assert final.status == "refused" and model.calls == 0
     assert "is about another cancer than the case's" in final.report
+
+
+# -- gene lists, HER2 scores and other precise readings ---------------------------------------------------------
+def case_of(text: str):
+    from engine.config import DEFAULT_GENES, DEFAULT_RARE_CANCERS, DEFAULT_TREATMENT_KEYWORDS
+    from engine.facts import extract_facts
+    return case_from_facts(extract_facts(text, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS,
+                                         rare_cancers=DEFAULT_RARE_CANCERS))
+
+
+def test_a_list_of_genes_is_a_list_of_alternatives():
+    olaparib = "Olaparib is recommended for patients with germline BRCA1, BRCA2 or PALB2 mutations."
+    [c] = conditions(olaparib)
+    assert (c.text, c.genes, c.altered) == ("germline BRCA1, BRCA2 or PALB2 mutations", ("BRCA1", "BRCA2", "PALB2"),
+                                            True)
+    panc = "Metastatic pancreatic adenocarcinoma, "
+    assert assess(olaparib, case_of(panc + "germline PALB2 mutation.")).verdict == "fits"
+    assert assess(olaparib, case_of(panc + "germline BRCA2 mutation.")).verdict == "fits"
+    assert assess(olaparib, case_of(panc + "germline BRCA2 negative.")).verdict == "unknown"  # PALB2 not stated
+    none = assess(olaparib, case_of(panc + "no germline BRCA1, BRCA2 or PALB2 mutation."))
+    assert none.reason == ("does not apply to this case: states germline BRCA1, BRCA2 or PALB2 mutations; the case "
+                           "is BRCA1 negative, BRCA2 negative, PALB2 negative")
+    # drivers: one listed driver fitting is enough; each listed driver excluded by the case's contradicts
+    either = "For EGFR or ALK alterations, a targeted agent is used first."
+    assert [c.genes for c in conditions(either)] == [("EGFR", "ALK")]
+    assert assess(either, case_of("Metastatic NSCLC, ALK rearrangement.")).verdict == "fits"
+    assert assess(either, case_of("Metastatic NSCLC, KRAS G12C.")).verdict == "contradicts"
+    wild = "KRAS, NRAS and BRAF wild-type tumours may receive an anti-EGFR antibody."
+    assert [(c.genes, c.altered) for c in conditions(wild)] == [(("KRAS", "NRAS", "BRAF"), False)]
+    assert assess(wild, case_of("Metastatic colon cancer, KRAS, NRAS and BRAF wild-type.")).verdict == "fits"
+    assert assess(wild, case_of("Metastatic colon cancer, KRAS and NRAS wild-type.")).verdict == "unknown"
+    # a variant belongs to its own gene, not to the list; a list named for testing is no condition
+    assert [c.text for c in conditions("EGFR or KRAS G12C: see below.")] == ["KRAS G12C"]
+    assert conditions("Germline BRCA1, BRCA2 and PALB2 testing is advised.") == []
