@@ -78,9 +78,10 @@ class RetrievalParams:
     hybrid: bool = False  # fuse BM25 (FTS5) with dense recall (off by default: kb/EVAL.md)
     lexical_weight: float = 0.25  # weight of the BM25 ranking in the fusion (the dense ranking has 1)
     rerank: bool = True  # Stage 3 cross-encoder; False keeps the recall order (for evaluation)
-    # "rerank": the cross-encoder orders every gate survivor; "recall": the recall order is kept and only the
-    # rerank_k passages kept are scored (their logits still grade them and set rag_confidence)
-    rerank_order: str = "rerank"
+    # "recall": the recall order is kept and only the rerank_k passages kept are scored (their logits still grade
+    # them and set rag_confidence); "rerank": the cross-encoder orders every gate survivor. The default is
+    # config.toml's rerank.order, so a caller without settings retrieves as a consult does.
+    rerank_order: str = "recall"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ examples:
 exit codes: 0 done (an answer, a safe refusal, or an item waiting for a reviewer); 1 a check failed (audit
   verify, models list/setup, kb ingest with failed files, ...); 2 a usage or settings error, or a sign-off the rules
   refuse; 3 ask/resume/hitl: no language model could be loaded (the clinician got the safe refusal; see
-  `oncotui models list`); 130 interrupted.
+  `oncotui models list`); 4 ask/resume: the knowledge base is empty (`oncotui kb ingest`); 130 interrupted.
 
 The embedded default models are tiny demo models and clinically useless; answers are decision support only.
 Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
@@ -323,6 +323,7 @@ def _print_json(obj: Any) -> None:
 
 
 EXIT_NO_MODEL = 3  # ask/resume/hitl: no language model could be loaded (documented in EPILOG)
+EXIT_EMPTY_KB = 4  # ask/resume: no guideline is indexed, so every consult is refused (a setup step is missing)
 
 
 def model_failure_detail(message: str, settings: Any = None) -> str:
@@ -349,14 +350,15 @@ class _NodeFailedFilter:
 
 
 async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
-    """Print a consult's events; returns its status ("no_model" when no language model could be loaded)."""
+    """Print a consult's events; returns its status ("no_model" when no language model could be loaded,
+    "empty_kb" when the refusal is for an empty knowledge base)."""
     import logging
 
     from engine.nodes.fallback import no_model
 
     logging.getLogger("oncotui.engine").addFilter(_NodeFailedFilter)
     printer = None if as_json else ConsultPrinter(settings)
-    status, model_failed = "", False
+    status, model_failed, empty_kb = "", False, False
     async for event in stream:
         if as_json:
             _print_json(event.to_json())
@@ -368,11 +370,13 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
             status = "pending_review"
         elif event.kind == "ErrorEvent" and no_model(event.message):
             model_failed = True
-    return "no_model" if model_failed else status
+        elif event.kind == "EvidenceReady" and not event.gate_passed and event.closest_title is None:
+            empty_kb = True
+    return "no_model" if model_failed else "empty_kb" if empty_kb and status != "pending_review" else status
 
 
 def _exit_code(status: str) -> int:
-    return EXIT_NO_MODEL if status == "no_model" else 0
+    return {"no_model": EXIT_NO_MODEL, "empty_kb": EXIT_EMPTY_KB}.get(status, 0)
 
 
 # -- commands ---------------------------------------------------------------------------------------------------

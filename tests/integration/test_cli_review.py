@@ -174,3 +174,20 @@ def test_missing_edit_file_is_a_clear_error(data_dir, capsys):
     item = queue(data_dir)
     rc, _, err = run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee", "--edit-file", "/nonexistent.md")
     assert rc == 2 and "cannot read the edited answer" in err and "Traceback" not in err
+
+
+def test_ask_on_an_empty_knowledge_base_refuses_and_exits_4(data_dir, capsys, monkeypatch):
+    import oncotui.cli as cli
+    from engine.graph import Engine
+    from kb.store import RetrievalResult
+    from tests.fakes import FakeKB
+
+    class EmptyKB(FakeKB):
+        def retrieve(self, query, params, anchor=None):
+            return RetrievalResult(query, (), False, None, 0, 0, {})
+
+    monkeypatch.setattr(cli, "_engine", lambda settings: Engine(settings, kb=EmptyKB()))
+    rc, out, err = run(capsys, "ask", "--patient", "PT-0001", "Pancreatic adenocarcinoma. Options?")
+    assert rc == cli.EXIT_EMPTY_KB == 4
+    assert "knowledge base is empty" in out and "oncotui kb ingest" in out
+    assert "4 ask/resume: the knowledge base is empty" in " ".join(cli.EPILOG.split())

@@ -179,7 +179,8 @@ def test_ingest_retrieve_idempotency_update_remove(tmp_path, make_kb, docs):
     assert sources["pancreas.txt"]["title"] == "Pancreatic Cancer Test Guide"
     assert sum(s["chunks"] for s in sources.values()) == kb.count()
 
-    res = kb.retrieve("adjuvant osimertinib after resection of EGFR-mutant lung cancer", RetrievalParams())
+    res = kb.retrieve("adjuvant osimertinib after resection of EGFR-mutant lung cancer",
+                      RetrievalParams(rerank_order="rerank"))  # the cross-encoder orders every survivor
     assert res.gate_passed and res.hits
     top = res.hits[0]
     assert Path(top.source).name == "lung.md" and top.section == "## EGFR-Mutant Disease"
@@ -255,7 +256,7 @@ def test_recall_order_keeps_stage1_order_and_scores_only_the_kept_passages(make_
     kb, _ = make_kb(reranker=CountingReranker())
     kb.ingest([docs])
     q = "first-line treatment of metastatic cancer"
-    by_score = kb.retrieve(q, RetrievalParams(rerank_k=2, char_budget=100_000))
+    by_score = kb.retrieve(q, RetrievalParams(rerank_k=2, char_budget=100_000, rerank_order="rerank"))
     by_recall = kb.retrieve(q, RetrievalParams(rerank_k=2, char_budget=100_000, rerank_order="recall"))
     assert scored == [by_score.passed_gate, 2]  # every survivor for the cross-encoder order; the two kept here
     assert [h.chunk_id for h in by_recall.hits] == [h.chunk_id for h in by_recall.candidates[:2]]

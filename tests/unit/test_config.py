@@ -53,3 +53,10 @@ def test_environment_overrides_and_data_dir(tmp_path: Path):
 def test_missing_config_file_is_a_clear_error():
     with pytest.raises(ConfigError, match="not found"):
         load_settings("/nonexistent/oncotui.toml", environ={})
+
+
+def test_retrieval_defaults_match_the_settings_so_callers_without_settings_retrieve_as_a_consult_does():
+    from engine.kbfactory import retrieval_params
+    from kb.store import RetrievalParams
+
+    assert retrieval_params(Settings()) == RetrievalParams()
