@@ -18,7 +18,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic; "Early / Resectable
                 Disease"; "Locally Advanced Unresectable Disease"), as one family of alternatives
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
-                HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative)
+                HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
+                its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
+                amplification" (positive), "HER2 IHC 1+ or 2+/ISH-negative" (low), "HER2-zero"/"HER2 IHC 0" (zero),
+                "HER2 2+" without ISH (no condition)
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive",
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
@@ -34,8 +37,9 @@ The case's side comes from CaseFacts: stage (+ sub-stage letter and "metastatic"
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
 wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive breast cancer", "hormone
 receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
-HER2-negative: "HER2-negative (IHC 0)"/"HER2 0" is HER2-zero (a HER2-low line contradicts), "IHC 1+" or "IHC 2+,
-ISH-negative" is HER2-low. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
+HER2-negative: "HER2-negative (IHC 0)"/"HER2 0" is HER2-zero (a HER2-low line contradicts, a HER2-negative line
+fits), "IHC 1+" or "IHC 2+, ISH-negative" is HER2-low (a HER2-negative or HER2-low line fits), "IHC 3+" or "2+,
+ISH-positive" is HER2-positive; a plain "HER2-negative" marker does not undo a score another marker gives. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
 altered) is read as BRCA1/2 negative.
 
 How one sentence is judged (``assess``)
@@ -83,6 +87,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from engine.facts import HER2_SCORE_RE, her2_score
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
@@ -213,9 +218,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     def free(m: re.Match[str]) -> bool:
         return not any(m.start() < e and s < m.end() for s, e in taken)
 
-    def add(m: re.Match[str], c: Condition) -> None:
-        taken.append((m.start(), m.end()))
-        found.append((m.start(), m.end(), c))
+    def add(m: re.Match[str] | tuple[int, int], c: Condition) -> None:
+        start, end = m if isinstance(m, tuple) else m.span()
+        taken.append((start, end))
+        found.append((start, end, c))
 
     for m in _STAGE_RE.finditer(text):
         lo, hi = _fine(m.group(1), m.group(2))
@@ -241,6 +247,17 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _COMBO_RE.finditer(text):
         both = ((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))), ("HER2", _status(m.group(5), m.group(6))))
         add(m, Condition("receptor", "receptor", m.group(0), receptors=both))
+    for m in HER2_SCORE_RE.finditer(text):  # "HER2 3+", "HER2 IHC 1+ or 2+/ISH-negative", "HER2-zero"
+        status, detail = her2_score(m)
+        if not free(m) or status is None and not detail:
+            continue  # a plain "HER2-positive" is read below
+        if status in (None, "equivocal"):  # "HER2 2+" without ISH, or a word the score disagrees with: no status
+            taken.append((m.start(), m.end()))
+        else:  # "HER2-low (IHC 1+ or 2+/ISH-negative)": its closing parenthesis with it
+            end = m.end() + 1 if m.group(0).count("(") > m.group(0).count(")") and text[m.end():][:1] == ")" \
+                else m.end()
+            add((m.start(), end), Condition("receptor", "receptor", " ".join(text[m.start():end].split()),
+                                            receptors=(("HER2", status),)))
     for m in _HER2_AMP_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HER2", "positive"),)))
@@ -313,10 +330,6 @@ class Case:
     pdl1: int | None = None  # percentage; -1: "negative" without a number; 101: "positive" without a number
 
 
-_HER2_ZERO_RE = re.compile(r"\b(?:HER2|ERBB2)(?:[- ]?(?:0|zero)\b(?!\s*[-–+])|\b.*?\bIHC\s*0\b(?!\s*[-–+]))",
-                           re.IGNORECASE)  # "HER2 0", "HER2-zero", "HER2-negative (IHC 0)"; not "IHC 0-1+"
-_HER2_LOW_RE = re.compile(r"\b(?:HER2|ERBB2)\b.*?\bIHC\s*(?:1\+|2\+.*?\b(?:ISH|FISH)[- ]?(?:negative|-))",
-                          re.IGNORECASE)
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
 _CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
 
@@ -349,7 +362,10 @@ def case_from_facts(facts: CaseFacts) -> Case:
     for text in source:
         for c in conditions(text):
             if c.kind == "receptor":
-                receptors.update(dict(c.receptors))
+                for key, value in c.receptors:
+                    # the IHC score refines "HER2-negative": a plain one does not undo "HER2-negative (IHC 0)"
+                    if not (key == "HER2" and value == "negative" and receptors.get(key) in ("low", "zero")):
+                        receptors[key] = value
             elif c.kind == "gene" and c.altered:
                 for g in c.genes:
                     altered[g] = altered.get(g, frozenset()) | c.variants
@@ -372,11 +388,6 @@ def case_from_facts(facts: CaseFacts) -> Case:
             if g not in altered and g not in wild:
                 altered[g] = frozenset()
                 names.setdefault(g, gene)
-    if receptors.get("HER2") != "positive":  # the IHC score, where a marker gives it, refines "HER2-negative"
-        if any(_HER2_ZERO_RE.search(t) for t in facts.markers):
-            receptors["HER2"] = "zero"
-        elif any(_HER2_LOW_RE.search(t) for t in facts.markers):
-            receptors["HER2"] = "low"
     # Germline BRCA1 and BRCA2 are tested together: a negative result for one, with neither stated altered, is read
     # as BRCA1/2 negative ("germline BRCA2 mutation negative" contradicts a "germline BRCA carriers" line)
     brca = {"BRCA1", "BRCA2"}
@@ -487,9 +498,10 @@ def _fit_receptor(key: str, want: str, r: Mapping[str, str]) -> Fit:
     if have is None:
         return "unknown"
     if key == "HER2":  # HER2-low is HER2-negative in the classic sense; "HER2-negative" may or may not be low
-        # "zero": IHC 0 (the case says so), which is neither positive nor low
+        # "zero": IHC 0, which is neither positive nor low; a plain "HER2-negative" may be zero or low
         table = {("positive", "positive"): "fits", ("negative", "negative"): "fits", ("low", "low"): "fits",
-                 ("negative", "low"): "fits", ("low", "negative"): "unknown", ("negative", "zero"): "fits"}
+                 ("negative", "low"): "fits", ("low", "negative"): "unknown", ("negative", "zero"): "fits",
+                 ("zero", "zero"): "fits", ("zero", "negative"): "unknown"}
         return table.get((want, have), "contradicts")  # type: ignore[return-value]
     if want == "low":
         return "unknown"

@@ -23,6 +23,11 @@ Rules, each tested:
   "breast cancer, triple-negative" is triple-negative breast cancer. A gene that is not altered gets its status in
   its marker, right after the name ("EGFR negative", "ALK negative" for "no ALK rearrangement"), so the retrieval
   query, the export and case fitting never read a bare or "rearrangement" gene that was in fact negative.
+  HER2 with an IHC score is read by the score and keeps it (ASCO/CAP; ``her2_score``): "HER2 3+" / "HER2 IHC 2+ with
+  ISH amplification" -> "HER2-positive (IHC ...)", which counts like "HER2-positive"; "HER2 1+" / "2+, ISH-negative"
+  -> "HER2-low (IHC ...)"; "HER2 IHC 0" / "HER2-negative (IHC 0)" -> "HER2-negative (IHC 0)" (case fit: HER2-zero);
+  "2+" without an ISH result -> "HER2 equivocal (IHC 2+)"; a word the score disagrees with -> "HER2 discordant
+  (...)". "HER2-low", "HER2-ultralow", "HER2-zero" are kept as written. None of these but positive counts.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report).
 """
@@ -117,6 +122,64 @@ _RECEPTOR_LIST_RE = re.compile(
 _NEGATION_RE = re.compile(r"\b(?:no|not|without|never|denies|naive|na[iï]ve)\b[^.;]{0,30}$", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|treatment)", re.IGNORECASE)
+
+
+# HER2 by its IHC score (ASCO/CAP): 3+, or 2+ with ISH amplification, is HER2-positive; 1+, or 2+ without ISH
+# amplification, is HER2-low; 0 is HER2-zero (neither positive nor low: HER2-low therapy does not apply); 2+ without
+# an ISH result is equivocal (no status). The words "HER2-low", "HER2-ultralow" and "HER2-zero" say the same.
+# Shared with case fit (engine/casefit.py), which reads passages and claims the same way.
+_HER2_SCORE = r"(?:[0-3][ \t]*\+(?![\w+])|0(?![\w%+]|[.,]\d)|zero)"
+_ISH = r"(?:(?:F|S|C|DD?)?ISH|in[ -]situ hybridi[sz]ation)"
+_ISH_RESULT = (r"(?P<ish>positive|negative|not[ ]amplified|non-?amplified|unamplified|no[ ]amplification|amplified|"
+               r"amplification|pending|equivocal|\+|-(?![\w]))")
+HER2_SCORE_RE = re.compile(
+    r"(?<![\w-])(?:HER2|ERBB2)(?:/neu)?"
+    r"(?:[ -]?(?P<word>positive|negative|low|ultralow|ultra-low|zero|equivocal)\b|(?P<sign>[+-])(?![\w+]))?"
+    r"(?:(?:(?:[ \t]*[:=(,][ \t]*|[ \t]+|-)(?:IHC|immunohistochemistry|score[ds]?|scoring|of|by|status|expression|"
+    r"is|was|protein|staining)\b)*[ \t]*[:=(]?[ \t]*"
+    rf"(?P<scores>{_HER2_SCORE}(?:[ \t]*(?:[-–/,]|to|or|and)[ \t]*(?:IHC[ \t]*)?{_HER2_SCORE})*)"
+    rf"(?:[ \t]*(?:[,;/(]|with|and|but|by|on)?[ \t]*(?:(?:with|and|but|by|on)[ \t]+)?{_ISH}[ \t]*[:-]?[ \t]*"
+    rf"{_ISH_RESULT}|[ \t]*[,;(][ \t]*(?P<ish2>not[ ]amplified|non-?amplified|amplified)[ \t]+(?:by|on)[ \t]+{_ISH})?"
+    r")?", re.IGNORECASE)
+_HER2_WORD_STATUS = {"positive": "positive", "+": "positive", "negative": "negative", "-": "negative", "low": "low",
+                     "ultralow": "low", "ultra-low": "low", "zero": "zero", "equivocal": "equivocal"}
+
+
+def her2_score(m: re.Match[str]) -> tuple[str | None, str]:
+    """A ``HER2_SCORE_RE`` match as (status, the IHC/ISH result in words). Status: "positive" / "low" / "zero" /
+    "negative" (0-1+: zero or low) / "equivocal" (2+ without ISH) / None (no score, or a word the score disagrees
+    with: "HER2-negative (IHC 3+)" is read as nothing rather than guessed)."""
+    word = (m.group("word") or m.group("sign") or "").lower()
+    said = _HER2_WORD_STATUS.get(word)
+    raw = m.group("scores")
+    if not raw:
+        return (said if said in ("low", "zero") else None), ""
+    written = [("0" if sc.lower() in ("0", "zero") else re.sub(r"\s", "", sc))
+               for sc in re.findall(_HER2_SCORE, raw, re.IGNORECASE)]
+    scores = set(written)
+    ish_word = (m.group("ish") or m.group("ish2") or "").lower()
+    ish = None
+    if ish_word:
+        amplified = ish_word in ("positive", "amplified", "amplification", "+")
+        ish = "positive" if amplified else "negative" if ish_word not in ("pending", "equivocal") else None
+    if scores == {"0"}:
+        status: str | None = "zero"
+    elif scores == {"0", "1+"}:
+        status = "negative"  # "IHC 0-1+": zero or low
+    elif scores <= {"3+", "2+"} and (scores == {"3+"} or ish == "positive"):
+        status = "positive"  # "3+", "2+ with ISH amplification", "IHC 3+ or 2+/ISH-positive"
+    elif scores <= {"1+", "2+"} and ("2+" not in scores or ish == "negative"):
+        status = "low"  # "1+", "2+/ISH-negative", "IHC 1+ or 2+/ISH-negative"
+    elif scores == {"2+"} and ish is None:
+        status = "equivocal"
+    else:
+        status = None
+    fits_word = {None: True, "positive": status == "positive", "negative": status in ("zero", "low", "negative"),
+                 "low": status == "low", "zero": status == "zero", "equivocal": status == "equivocal"}
+    if not fits_word.get(said, False):
+        status = None  # the word and the score disagree: no status rather than a guess
+    shown = ("-" if scores == {"0", "1+"} else " or ").join(dict.fromkeys(written))
+    return status, f"IHC {shown}" + (f", ISH-{ish}" if ish else ", ISH pending" if ish_word else "")
 
 
 def _best_cancer_type(text: str) -> str | None:
@@ -215,15 +278,42 @@ def _status(own: str) -> str | None:
     return None if m is None else m.lastgroup
 
 
+def _her2_scores(text: str) -> list[tuple[int, int, str, str | None]]:
+    """HER2 mentions with an IHC score or a low/zero word, as (start, end, marker, status), the marker keeping the
+    score ("HER2 3+" -> "HER2-positive (IHC 3+)", "HER2-negative (IHC 0)" stays so: case fit reads it as HER2-zero).
+    A plain "HER2-positive"/"HER2-negative" is left to the gene rules."""
+    out = []
+    for m in HER2_SCORE_RE.finditer(text):
+        status, detail = her2_score(m)
+        if not detail:
+            if status is None:
+                continue
+            marker = " ".join(m.group(0).split())  # "HER2-low", "HER2-ultralow", "HER2-zero"
+        elif status is None:  # "HER2-negative (IHC 3+)": the word and the score disagree
+            marker = f"HER2 discordant (stated {(m.group('word') or m.group('sign')).lower()}, {detail})"
+        else:
+            label = {"zero": "-negative", "equivocal": " equivocal"}.get(status, f"-{status}")
+            marker = f"HER2{label} ({detail})"
+        out.append((m.start(), m.end(), marker, status))
+    return out
+
+
 def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    markers: list[str] = []
+    altered: list[str] = []
+    her2 = _her2_scores(text)
+    for _, _, marker, status in her2:
+        markers.append(marker)
+        if status == "positive" and "HER2" not in altered:
+            altered.append("HER2")  # as "HER2-positive" counts; HER2-low/zero/equivocal are no alteration
     lists: list[list[tuple[int, int, str, str]]] = []  # coordinated genes: "EGFR, ALK and ROS1", "EGFR/ALK"
     for item in _gene_items(text, genes):
+        if any(a <= item[0] < b for a, b, _, _ in her2):
+            continue  # read with its score above
         if lists and _LIST_SEP_RE.fullmatch(text, lists[-1][-1][1], item[0]):
             lists[-1].append(item)
         else:
             lists.append([item])
-    markers: list[str] = []
-    altered: list[str] = []
     receptor_status: dict[int, str] = {}  # start of a HER2 inside "ER/PR/HER2 negative" -> "neg"
     receptor_markers: list[str] = []
     for m in _RECEPTOR_LIST_RE.finditer(text):

@@ -451,3 +451,32 @@ def test_a_list_of_genes_is_a_list_of_alternatives():
     # a variant belongs to its own gene, not to the list; a list named for testing is no condition
     assert [c.text for c in conditions("EGFR or KRAS G12C: see below.")] == ["KRAS G12C"]
     assert conditions("Germline BRCA1, BRCA2 and PALB2 testing is advised.") == []
+
+
+def test_her2_ihc_scores_in_the_case_and_in_the_sentence():
+    tdxd = "Trastuzumab deruxtecan is also used in HER2-low disease."
+    endocrine = "HER2-negative disease: endocrine therapy."
+    trastuzumab = "For HER2-positive tumours, trastuzumab and pertuzumab are used."
+    mbc = "Metastatic breast cancer, ER-positive, "
+    three, amplified = case_of(mbc + "HER2 3+."), case_of(mbc + "HER2 IHC 2+ with ISH amplification.")
+    one, two_neg, zero = case_of(mbc + "HER2 1+."), case_of(mbc + "HER2 2+, ISH-negative."), case_of(
+        mbc + "HER2-negative (IHC 0).")
+    for case in (three, amplified):
+        assert assess(trastuzumab, case).verdict == "fits"
+        assert assess(tdxd, case).verdict == assess(endocrine, case).verdict == "contradicts"
+    for case in (one, two_neg):  # HER2-low: HER2-negative for HER2-targeted therapy, eligible for HER2-low therapy
+        assert assess(tdxd, case).verdict == assess(endocrine, case).verdict == "fits"
+        assert assess(trastuzumab, case).verdict == "contradicts"
+    assert assess(tdxd, zero).reason == "does not apply to this case: states HER2-low; the case is HER2-zero"
+    assert assess(endocrine, zero).verdict == "fits"
+    assert assess(tdxd, case_of(mbc + "HER2 2+, FISH pending.")).verdict == "unknown"  # equivocal
+    # the scores written in the sentence itself
+    assert assess("HER2 IHC 1+ or 2+/ISH-negative disease: trastuzumab deruxtecan.", one).verdict == "fits"
+    assert assess("HER2 IHC 1+ or 2+/ISH-negative disease: trastuzumab deruxtecan.", zero).verdict == "contradicts"
+    assert assess("HER2 3+ or 2+ with ISH amplification: trastuzumab.", amplified).verdict == "fits"
+    assert assess("HER2 3+ or 2+ with ISH amplification: trastuzumab.", one).verdict == "contradicts"
+    assert assess("HER2-zero (IHC 0) disease: chemotherapy.", zero).verdict == "fits"
+    assert assess("HER2-zero (IHC 0) disease: chemotherapy.", one).verdict == "contradicts"
+    assert assess("HER2-zero (IHC 0) disease: chemotherapy.", case_from_facts(BREAST_FACTS)).verdict == "unknown"
+    # a plain "HER2-negative" marker does not undo the score another marker gives
+    assert case_from_facts(CaseFacts(markers=("HER2-negative (IHC 0)", "HER2-negative"))).receptors["HER2"] == "zero"

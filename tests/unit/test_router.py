@@ -209,3 +209,23 @@ def test_breast_cancer_then_triple_negative_is_tnbc_for_case_fitting():
                                                                      "HER2": "negative"}
     case = case_from_facts(route("stage IV NSCLC, EGFR/ALK negative, KRAS G12C")[0])
     assert {"EGFR", "ALK"} <= case.wild_type and set(case.altered) == {"KRAS"}
+
+
+@pytest.mark.parametrize("text,markers,genes", [
+    # HER2 by its IHC score (ASCO/CAP): 3+ or 2+ with ISH amplification is positive (and counts, as "HER2-positive"
+    # does); 1+ or 2+ without amplification is HER2-low, 0 HER2-zero (neither counts); the score stays in the marker
+    ("HER2 3+ breast cancer", ("HER2-positive (IHC 3+)",), ("HER2",)),
+    ("HER2 IHC 2+ with ISH amplification", ("HER2-positive (IHC 2+, ISH-positive)",), ("HER2",)),
+    ("HER2 2+ ISH-positive", ("HER2-positive (IHC 2+, ISH-positive)",), ("HER2",)),
+    ("HER2 1+", ("HER2-low (IHC 1+)",), ()),
+    ("HER2: 2+, not amplified by FISH", ("HER2-low (IHC 2+, ISH-negative)",), ()),
+    ("HER2-low breast cancer", ("HER2-low",), ()),
+    ("HER2-negative (IHC 0)", ("HER2-negative (IHC 0)",), ()),
+    ("HER2 IHC 0", ("HER2-negative (IHC 0)",), ()),
+    ("HER2 2+, FISH pending", ("HER2 equivocal (IHC 2+, ISH pending)",), ()),
+    ("HER2-negative (IHC 3+)", ("HER2 discordant (stated negative, IHC 3+)",), ()),  # no guess either way
+    ("ER/PR negative, HER2 1+", ("HER2-low (IHC 1+)", "ER negative", "PR negative"), ()),
+])
+def test_her2_ihc_scores(text, markers, genes):
+    facts = route(text)[0]
+    assert facts.markers == markers and facts.genes == genes
