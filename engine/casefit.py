@@ -30,8 +30,11 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 ("EGFR or KRAS G12C" reads KRAS G12C only),
                 "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
                 without a status ("testing for EGFR and ALK", "anti-EGFR antibody") is not a condition.
-    mmr         MSI-H/dMMR (deficient) vs MSS/pMMR/MSI-L (proficient)
-    pdl1        "PD-L1-positive", "PD-L1-negative", "PD-L1-high"/"high PD-L1" (>= 50%)
+    mmr         MSI-H/dMMR/"mismatch repair deficient"/"MMR-deficient" (deficient) vs MSS/pMMR/MSI-L/"MMR intact"
+                (proficient), read as in case facts (engine.facts.MMR_RE)
+    pdl1        "PD-L1-positive" (>= 1%), "PD-L1-negative" (< 1%), "PD-L1-high"/"high PD-L1" (>= 50%), "PD-L1-low"
+                (1-49%), a value or range ("PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 < 1%", "PD-L1 CPS >= 10"),
+                read as in case facts (engine.facts.pdl1_range); a TPS range is not judged against a CPS value
 
 The case's side comes from CaseFacts: stage (+ sub-stage letter and "metastatic" from stage_text), the marker
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
@@ -87,7 +90,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import HER2_SCORE_RE, her2_score
+from engine.facts import HER2_SCORE_RE, MMR_RE, PDL1_RE, her2_score, pdl1_range
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
@@ -177,17 +180,18 @@ _GENE_LIST_RE = re.compile(
     r"(?:(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
+# A negation right before a gene condition: "without EGFR or ALK alterations", "no sensitizing EGFR mutation",
+# "negative for KRAS mutations" state the genes wild-type (read as altered, an EGFR case would fit them).
+_GENE_NEGATION_RE = re.compile(
+    r"\b(?:without|no|lacking|lacks?|absence[ ]of|negative[ ]for|wild[- ]type[ ]for)"
+    r"(?:\s+(?:an?|any|known|actionable|targetable|sensitizing|sensitising|activating|oncogenic|detectable|"
+    r"pathogenic|germline|somatic|driver))*\s+\Z", re.IGNORECASE)
 _NO_DRIVER_RE = re.compile(r"\b(?:without|no|absence of)\s+(?:an?\s+|any\s+)?(?:actionable|targetable|oncogenic)\s+"
                            r"(?:driver|alteration|mutation)s?\b|\bdriver[- ]negative\b", re.IGNORECASE)
 _TESTING_RE = re.compile(r"\s+(?:and\s+(?:\w+\s+){0,2})?(?:testing|tests?)\b", re.IGNORECASE)
 _HER2_DRIVER_STATUS = ("mutation", "mutations", "mutant", "mutated")
 
-_MMR_RE = re.compile(
-    r"\b(?P<d>MSI[- ]?H(?:igh)?|dMMR|mismatch[- ]repair[- ]deficien(?:t|cy)|deficient mismatch[- ]repair|"
-    r"microsatellite[- ]instability[- ]high)\b|\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|mismatch[- ]repair[- ]proficient|"
-    r"proficient mismatch[- ]repair|microsatellite[- ]stable)\b", re.IGNORECASE)
-_PDL1_RE = re.compile(r"\bPD-?L1[- ](positive|negative|high)\b|\b(high) PD-?L1\b", re.IGNORECASE)
-_PDL1_VALUE_RE = re.compile(r"\bPD-?L1\s*(?:TPS|CPS)?\s*([<>≥≤]=?)?\s*(\d{1,3})\s*%?", re.IGNORECASE)
+_HIGH_PDL1_RE = re.compile(r"\bhigh PD-?L1\b", re.IGNORECASE)  # the rest of PD-L1: engine.facts.PDL1_RE
 
 
 def _fine(group: str, letter: str | None) -> tuple[int, int]:
@@ -268,24 +272,39 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _TNBC_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HR", "negative"), ("HER2", "negative"))))
+    def add_gene(m: re.Match[str], c: Condition) -> None:
+        """A gene condition, turned wild-type by a negation just before it ("without EGFR or ALK alterations")."""
+        neg = _GENE_NEGATION_RE.search(text, 0, m.start())
+        if neg is None or not c.altered:
+            add(m, c)
+        elif c.variants:  # "without an EGFR exon 19 deletion" is not EGFR wild-type: no condition read
+            taken.append((neg.start(), m.end()))
+        else:
+            add((neg.start(), m.end()), replace(c, text=" ".join(text[neg.start():m.end()].split()), altered=False))
+
     for m in _GENE_LIST_RE.finditer(text):
         if free(m):
             if (c := _gene_condition(m)) is not None:
-                add(m, c)
+                add_gene(m, c)
             else:  # "EGFR, ALK and ROS1 testing": no condition, and none read from its parts either
                 taken.append((m.start(), m.end()))
     for m in _GENE_RE.finditer(text):
         if free(m) and (c := _gene_condition(m)) is not None:
-            add(m, c)
+            add_gene(m, c)
     for m in _NO_DRIVER_RE.finditer(text):  # "without an actionable driver": every driver must be absent
         if free(m):
             add(m, Condition("driver", "gene", m.group(0), genes=tuple(sorted(DRIVERS)), altered=False))
-    for m in _MMR_RE.finditer(text):
+    for m in MMR_RE.finditer(text):
         if free(m):
             add(m, Condition("mmr", "mmr", m.group(0), value="deficient" if m.group("d") else "proficient"))
-    for m in _PDL1_RE.finditer(text):
+    for m in PDL1_RE.finditer(text):  # "PD-L1-positive", "PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 CPS >= 10"
+        if free(m) and (r := pdl1_range(m)) is not None:
+            end = m.end() + (m.group(0).count("(") > m.group(0).count(")") and text[m.end():][:1] == ")")
+            add((m.start(), end), Condition("pdl1", "pdl1", " ".join(text[m.start():end].split()), lo=r[0], hi=r[1],
+                                            value=r[2]))
+    for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
-            add(m, Condition("pdl1", "pdl1", m.group(0), value=(m.group(1) or m.group(2)).lower()))
+            add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     return sorted(found, key=lambda x: x[0])
 
 
@@ -327,7 +346,9 @@ class Case:
     wild_type: frozenset[str] = frozenset()
     names: Mapping[str, str] = field(default_factory=dict)  # gene -> marker as written, for the reasons
     mmr: str | None = None
-    pdl1: int | None = None  # percentage; -1: "negative" without a number; 101: "positive" without a number
+    pdl1: tuple[int, int] | None = None  # percentage range: (0, 0) negative, (1, 100) positive, (1, 49) "1-49%"
+    pdl1_score: str = ""  # "TPS" / "CPS" / "" (not said)
+    pdl1_text: str = ""  # as the marker says, for the reasons
 
 
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
@@ -357,7 +378,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
     names: dict[str, str] = {}
     wild_names: dict[str, str] = {}
     mmr: str | None = None
-    pdl1: int | None = None
+    pdl1: Condition | None = None
     source = [*facts.markers, facts.cancer_type or ""]
     for text in source:
         for c in conditions(text):
@@ -377,10 +398,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
             elif c.kind == "mmr":
                 mmr = c.value
             elif c.kind == "pdl1":
-                pdl1 = {"positive": 101, "negative": -1, "high": 50}[c.value]
-        if m := _PDL1_VALUE_RE.search(text):
-            value = int(m.group(2))
-            pdl1 = 0 if (m.group(1) or "").startswith(("<", "≤")) and value <= 1 else value
+                pdl1 = c
     for gene in facts.genes:  # facts' altered genes (e.g. a bare "BRCA2"); HER2 there is a receptor, not a driver
         if gene.upper() in ("HER2", "ERBB2"):
             continue
@@ -399,7 +417,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
     for g, text in wild_names.items():
         names.setdefault(g, text)
     _derive_hormone_receptor(receptors)
-    return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr, pdl1)
+    return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
+                (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "")
 
 
 def _derive_hormone_receptor(r: dict[str, str]) -> None:
@@ -463,7 +482,7 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if case.mmr == c.value else ("contradicts", f"mismatch repair {case.mmr} "
                                                          f"({'MSI-H/dMMR' if case.mmr == 'deficient' else 'MSS/pMMR'})")
     if c.kind == "pdl1":
-        return _fit_pdl1(c.value, case.pdl1)
+        return _fit_pdl1(c, case)
     return "unknown", ""
 
 
@@ -541,20 +560,15 @@ def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
     return "unknown", ""
 
 
-def _fit_pdl1(want: str, have: int | None) -> tuple[Fit, str]:
-    if have is None:
+def _fit_pdl1(c: Condition, case: Case) -> tuple[Fit, str]:
+    """Ranges: the case's range inside the sentence's fits, outside it contradicts, overlapping is unknown ("PD-L1
+    positive" for a ">= 50%" line). TPS and CPS are different scores: one against the other is unknown."""
+    if case.pdl1 is None or c.value and case.pdl1_score and c.value != case.pdl1_score:
         return "unknown", ""
-    described = {-1: "PD-L1-negative", 101: "PD-L1-positive"}.get(have, f"PD-L1 {have}%")
-    positive = have >= 1
-    if want == "positive":
-        ok: bool | None = positive
-    elif want == "negative":
-        ok = not positive
-    else:  # high: >= 50%
-        ok = None if have == 101 else have >= 50
-    if ok is None:
-        return "unknown", ""
-    return ("fits", "") if ok else ("contradicts", described)
+    lo, hi = case.pdl1
+    if c.lo <= lo and hi <= c.hi:
+        return "fits", ""
+    return ("contradicts", case.pdl1_text) if hi < c.lo or lo > c.hi else ("unknown", "")
 
 
 def _plain(text: str) -> str:

@@ -7,8 +7,10 @@ Rules, each tested:
   approximation since true stage groups differ by cancer). "metastatic" without "non-" implies IV. Several stages
   mentioned -> the highest (disease progresses; routing must not under-call it).
 - Markers: genes from the configured list with an optional variant or status ("BRAF V600E", "EGFR exon 19 deletion",
-  "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1 %, ER/PR and hormone-receptor status; biomarkers
-  are markers, never counted mutations). A gene counts as altered unless its status says otherwise: negative /
+  "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1, ER/PR and hormone-receptor status; biomarkers
+  are markers, never counted mutations). Mismatch repair in its usual wordings (``MMR_RE``: "microsatellite
+  instability-high", "mismatch repair deficient", "MMR proteins intact"); PD-L1 with its status or whole value
+  (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least 50%"), never cut to "PD-L1 TPS 1". A gene counts as altered unless its status says otherwise: negative /
   wild-type / not detected, or not yet known (pending, unknown, sent, ordered, not tested). The status may sit on the
   gene ("ALK negative"), after a list of genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before
   it ("negative for EGFR, ALK and ROS1", "no EGFR or ALK mutation detected"). A leading negation covers the bare
@@ -106,9 +108,14 @@ _VARIANT = (r"(?:[\s-]*(?:exon\s*\d+\s*(?:deletion|insertion|skipping|mutation|d
             r"positive|negative|wild[- ]type|mutation|mutated|mutant|alteration|deletion|loss|"
             r"not detected|\+(?![\w])|-(?=\s|$|[,.;)])))*")
 _NEGATIVE_STATUS = re.compile(r"negative|wild[- ]type|not detected|(?<![\w])-$", re.IGNORECASE)
+# Mismatch repair / microsatellite status in its usual wordings: deficient (d) or proficient (p). Shared with case fit.
+MMR_RE = re.compile(
+    r"\b(?P<d>MSI[- ]?H(?:igh)?|dMMR|MMR[- ]?deficien(?:t|cy)|mismatch[- ]repair[- ]deficien(?:t|cy)|"
+    r"deficient[ ]mismatch[- ]repair|microsatellite[- ]instability[- ]high|high[- ]microsatellite[- ]instability)\b|"
+    r"\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|MMR[- ]?(?:proficient|intact)|MMR[ ]proteins?[ ](?:intact|retained)|mismatch[- ]repair[- ](?:proficient|intact)|"
+    r"(?:proficient|intact)[ ]mismatch[- ]repair|microsatellite[- ]stable)\b", re.IGNORECASE)
 _BIOMARKER_RE = re.compile(
-    r"\b(?:MSI[- ]?H(?:igh)?|MSI[- ]?L(?:ow)?|MSS|dMMR|pMMR|TMB[- ]?(?:high|low|H)|"
-    r"PD-?L1(?:\s*(?:TPS|CPS)?\s*(?:[<>≥≤]=?\s*)?\d{1,3}\s*%?)?|"
+    r"\b(?:TMB[- ]?(?:high|low|H)|"
     r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
     r"(?:HR|hormone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
     r"triple[- ]negative)",
@@ -180,6 +187,46 @@ def her2_score(m: re.Match[str]) -> tuple[str | None, str]:
         status = None  # the word and the score disagree: no status rather than a guess
     shown = ("-" if scores == {"0", "1+"} else " or ").join(dict.fromkeys(written))
     return status, f"IHC {shown}" + (f", ISH-{ish}" if ish else ", ISH pending" if ish_word else "")
+
+
+# PD-L1 with its status or value: "PD-L1 negative", "PD-L1-high", "PD-L1 TPS 1-49%", "PD-L1 expression >= 50%",
+# "PD-L1 CPS 12", "PD-L1 TPS: 80%", "PD-L1 50% or more". Shared with case fit, which compares the ranges.
+_PDL1_OP = (r"(?P<op>[<>≥≤]=?|=>|=<|at[ ]least|above|below|less[ ]than|greater[ ]than|more[ ]than|over|under|"
+            r"of[ ]at[ ]least)")
+PDL1_RE = re.compile(
+    r"(?<![\w-])PD-?L1(?![\w])(?:[ -](?P<word>positive|negative|high|low)\b)?"
+    r"(?:(?:(?:[ \t]*[:(,][ \t]*|[ \t]+)(?:expression|expressed|TPS|CPS|tumou?r[ ]proportion[ ]score|"
+    r"combined[ ]positive[ ]score|score|of|is|was|at|in)\b)*[ \t]*[:(=]?[ \t]*"
+    rf"(?:{_PDL1_OP}[ \t]*)?(?P<lo>\d{{1,3}})(?![\d.,]\d)[ \t]*%?"
+    r"(?:[ \t]*(?:[-–]|to)[ \t]*(?P<hi>\d{1,3})[ \t]*%?|[ \t]+(?P<more>or[ ](?:more|higher|greater|above)))?)?",
+    re.IGNORECASE)
+_PDL1_WORDS = {"positive": (1, 100), "negative": (0, 0), "high": (50, 100), "low": (1, 49)}
+
+
+def pdl1_range(m: re.Match[str]) -> tuple[int, int, str] | None:
+    """A ``PDL1_RE`` match as (lowest, highest percentage, score: "TPS"/"CPS"/""); None when it states no value or
+    its word and value disagree ("PD-L1 negative (TPS 30%)"). "<50%" is 0-49, ">=50%" 50-100, "1-49%" 1-49."""
+    word = (m.group("word") or "").lower()
+    score = next((t.upper() for t in re.findall(r"\b(TPS|CPS)\b", m.group(0), re.IGNORECASE)), "")
+    if m.group("lo") is None:
+        return (*_PDL1_WORDS[word], score) if word else None
+    value = min(int(m.group("lo")), 100)
+    op = (m.group("op") or "").lower()
+    if m.group("hi"):
+        lo, hi = value, min(int(m.group("hi")), 100)
+    elif m.group("more") or op.startswith(("≥", ">=", "=>", "at", "of")):
+        lo, hi = value, 100
+    elif op.startswith((">", "above", "greater", "more", "over")):
+        lo, hi = min(value + 1, 100), 100
+    elif op.startswith(("≤", "<=", "=<")):
+        lo, hi = 0, value
+    elif op.startswith(("<", "below", "less", "under")):
+        lo, hi = 0, max(value - 1, 0)
+    else:
+        lo, hi = value, value
+    if word and not (_PDL1_WORDS[word][0] <= lo and hi <= _PDL1_WORDS[word][1]):
+        return None  # the word and the value disagree: no reading rather than a guess
+    return lo, hi, score
 
 
 def _best_cancer_type(text: str) -> str | None:
@@ -359,8 +406,11 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
     pairs = {g: {g[:-2], g[:-3] + g[-1]} for g in altered if "/" in g}
     altered = [g for g in altered if g not in pairs or not pairs[g] & set(altered)]
     markers.extend(receptor_markers)
-    for m in _BIOMARKER_RE.finditer(text):
-        marker = m.group(0).strip()
+    found = [(m.start(), m.group(0)) for rx in (_BIOMARKER_RE, MMR_RE) for m in rx.finditer(text)]
+    found += [(m.start(), m.group(0) + ")" * (m.group(0).count("(") - m.group(0).count(")")))
+              for m in PDL1_RE.finditer(text)]  # "PD-L1 positive (TPS 30%)" keeps its parenthesis
+    for _, marker in sorted(found):
+        marker = " ".join(marker.split())
         markers.append("triple-negative" if marker.lower().startswith("triple") else marker)
     unique = tuple(dict.fromkeys(m for m in markers if m))
     return unique, tuple(altered)

@@ -480,3 +480,44 @@ def test_her2_ihc_scores_in_the_case_and_in_the_sentence():
     assert assess("HER2-zero (IHC 0) disease: chemotherapy.", case_from_facts(BREAST_FACTS)).verdict == "unknown"
     # a plain "HER2-negative" marker does not undo the score another marker gives
     assert case_from_facts(CaseFacts(markers=("HER2-negative (IHC 0)", "HER2-negative"))).receptors["HER2"] == "zero"
+
+
+def test_a_negated_gene_condition_is_wild_type():
+    sentence = "In patients without EGFR or ALK alterations, pembrolizumab with chemotherapy is used."
+    [c] = conditions(sentence)
+    assert (c.text, c.genes, c.altered) == ("without EGFR or ALK alterations", ("EGFR", "ALK"), False)
+    assert assess(sentence, case_from_facts(EGFR_FACTS)).reason == (
+        "does not apply to this case: states without EGFR or ALK alterations; the case is EGFR exon 19 deletion")
+    assert assess(sentence, case_from_facts(KRAS_FACTS)).verdict == "fits"  # EGFR and ALK negative
+    assert [c.altered for c in conditions("For tumours with no sensitizing EGFR mutation, chemotherapy.")] == [False]
+    # a negated variant is not the gene wild-type: no condition rather than a wrong one
+    assert conditions("Tumours without an EGFR exon 19 deletion respond less.") == []
+
+
+def test_pdl1_values_and_ranges():
+    pembro = "For PD-L1 TPS ≥50%, pembrolizumab monotherapy is an option."
+    combo = "For PD-L1 1-49%, chemotherapy with pembrolizumab is preferred."
+    nsclc = "Metastatic NSCLC, no driver, "
+    high, mid, below50 = case_of(nsclc + "PD-L1 TPS 80%."), case_of(nsclc + "PD-L1 TPS 1-49%."), case_of(
+        nsclc + "PD-L1 TPS <50%.")
+    negative = case_of(nsclc + "PD-L1 negative.")
+    assert assess(pembro, high).verdict == "fits"
+    assert assess(pembro, mid).reason == "does not apply to this case: states PD-L1 TPS ≥50%; the case is PD-L1 TPS 1-49%"
+    assert assess(pembro, below50).verdict == "contradicts"  # "<50%" was read as 50
+    assert assess(pembro, negative).verdict == "contradicts"  # "PD-L1 negative" was read as no PD-L1 statement
+    assert assess(combo, mid).verdict == "fits" and assess(combo, high).verdict == "contradicts"
+    assert assess(combo, below50).verdict == "unknown"  # 0-49 may be below 1
+    assert assess("PD-L1-high tumours: pembrolizumab.", case_of(nsclc + "PD-L1 positive.")).verdict == "unknown"
+    # TPS and CPS are different scores
+    assert assess("For PD-L1 CPS ≥10, pembrolizumab is added.", high).verdict == "unknown"
+    assert assess("For PD-L1 CPS ≥10, pembrolizumab is added.", case_of("PD-L1 CPS 5")).verdict == "contradicts"
+    assert case_of("PD-L1 TPS 1-49%").pdl1 == (1, 49)
+
+
+def test_mismatch_repair_wordings():
+    msi = "MSI-H/dMMR: first-line pembrolizumab."
+    for text in ("microsatellite instability-high", "mismatch repair deficient", "MMR-deficient", "dMMR"):
+        assert assess(msi, case_of("Metastatic colon cancer, " + text + ".")).verdict == "fits", text
+    for text in ("microsatellite stable", "MMR proteins intact", "pMMR"):
+        assert assess(msi, case_of("Metastatic colon cancer, " + text + ".")).verdict == "contradicts", text
+    assert [c.value for c in conditions("MMR-deficient tumours respond to pembrolizumab.")] == ["deficient"]

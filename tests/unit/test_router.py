@@ -229,3 +229,17 @@ def test_breast_cancer_then_triple_negative_is_tnbc_for_case_fitting():
 def test_her2_ihc_scores(text, markers, genes):
     facts = route(text)[0]
     assert facts.markers == markers and facts.genes == genes
+
+
+@pytest.mark.parametrize("text,markers", [
+    # PD-L1 keeps its status or whole value; mismatch repair in its usual wordings (biomarkers, never mutations)
+    ("PD-L1 TPS 1-49%", ("PD-L1 TPS 1-49%",)),
+    ("PD-L1 negative, MSS", ("PD-L1 negative", "MSS")),
+    ("PD-L1 expression of at least 50%", ("PD-L1 expression of at least 50%",)),
+    ("PD-L1 positive (TPS 30%)", ("PD-L1 positive (TPS 30%)",)),
+    ("colon cancer, microsatellite instability-high", ("microsatellite instability-high",)),
+    ("mismatch repair deficient, MMR proteins intact", ("mismatch repair deficient", "MMR proteins intact")),
+])
+def test_pdl1_and_mismatch_repair_markers(text, markers):
+    facts = route(text)[0]
+    assert facts.markers == markers and facts.genes == ()
