@@ -42,7 +42,9 @@ wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive bre
 receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
 HER2-negative: "HER2-negative (IHC 0)"/"HER2 0" is HER2-zero (a HER2-low line contradicts, a HER2-negative line
 fits), "IHC 1+" or "IHC 2+, ISH-negative" is HER2-low (a HER2-negative or HER2-low line fits), "IHC 3+" or "2+,
-ISH-positive" is HER2-positive; a plain "HER2-negative" marker does not undo a score another marker gives. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
+ISH-positive" is HER2-positive; a plain "HER2-negative" marker does not undo a score another marker gives. ER/PR
+markers with a score come from case facts already read ("ER-low (5%)", "PR-negative (Allred 2)"); an ER-low case
+fits an ER-low line and is unknown for ER-positive and ER-negative lines. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
 altered) is read as BRCA1/2 negative.
 
 How one sentence is judged (``assess``)
@@ -523,6 +525,8 @@ def _fit_receptor(key: str, want: str, r: Mapping[str, str]) -> Fit:
                  ("zero", "zero"): "fits", ("zero", "negative"): "unknown"}
         return table.get((want, have), "contradicts")  # type: ignore[return-value]
     if want == "low":
+        return "fits" if have == "low" else "unknown"
+    if have == "low":  # ER-low (1-10%) is "low positive": neither clearly positive nor negative for a sentence
         return "unknown"
     return "fits" if want == have else "contradicts"
 

@@ -10,7 +10,10 @@ Rules, each tested:
   "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1, ER/PR and hormone-receptor status; biomarkers
   are markers, never counted mutations). Mismatch repair in its usual wordings (``MMR_RE``: "microsatellite
   instability-high", "mismatch repair deficient", "MMR proteins intact"); PD-L1 with its status or whole value
-  (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least 50%"), never cut to "PD-L1 TPS 1". A gene counts as altered unless its status says otherwise: negative /
+  (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least 50%"), never cut to "PD-L1 TPS 1".
+  ER/PR with a percentage or Allred score are read by it (``hormone_score``): "ER 95%" -> "ER-positive (95%)", "ER
+  5%" / "ER-low" -> "ER-low (5%)", "PR Allred 2" -> "PR-negative (Allred 2)", "ER-positive (Allred 2)" -> "ER
+  discordant (stated positive, Allred 2)" (no status). A gene counts as altered unless its status says otherwise: negative /
   wild-type / not detected, or not yet known (pending, unknown, sent, ordered, not tested). The status may sit on the
   gene ("ALK negative"), after a list of genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before
   it ("negative for EGFR, ALK and ROS1", "no EGFR or ALK mutation detected"). A leading negation covers the bare
@@ -187,6 +190,36 @@ def her2_score(m: re.Match[str]) -> tuple[str | None, str]:
         status = None  # the word and the score disagree: no status rather than a guess
     shown = ("-" if scores == {"0", "1+"} else " or ").join(dict.fromkeys(written))
     return status, f"IHC {shown}" + (f", ISH-{ish}" if ish else ", ISH pending" if ish_word else "")
+
+
+# ER/PR with a score (ASCO/CAP 2020; Allred): < 1% or Allred 0-2 is negative, 1-10% "ER-low" (low positive), above
+# 10% or Allred 3-8 positive. A word the score disagrees with ("ER-positive (Allred 2)") gives no status.
+HORMONE_SCORE_RE = re.compile(
+    r"(?<![\w-])(?P<rec>(?-i:ER|PR|PgR))(?![\w])"
+    r"(?:[ -]?(?:(?:strongly|weakly|moderately|focally)[ ])?(?P<word>low[- ]positive|positive|negative|low|\+|-)"
+    r"(?![\w+]))?"
+    r"(?:[ \t]*[:(,]?[ \t]*(?:(?:strongly|weakly|moderately|expression|status|staining|by|IHC|in|of|is|was)[ \t]+)*"
+    r"(?:(?P<lt><[ \t]*)?(?P<pct>\d{1,3})[ \t]*%|"
+    r"Allred(?:[ \t]+score)?(?:[ \t]*(?:of|:|=))?[ \t]*(?P<allred>[0-8])(?:[ \t]*/[ \t]*8)?\b))?",
+    re.IGNORECASE)
+
+
+def hormone_score(m: re.Match[str]) -> tuple[str | None, str]:
+    """A ``HORMONE_SCORE_RE`` match as (status: "positive"/"low"/"negative"/None, the score as written)."""
+    word = (m.group("word") or "").lower()
+    said = {"+": "positive", "-": "negative", "low-positive": "low", "low positive": "low"}.get(word, word) or None
+    if m.group("pct") is not None:
+        pct = int(m.group("pct"))
+        detail = f"{'<' if m.group('lt') else ''}{pct}%"
+        status = "negative" if pct < 1 or m.group("lt") and pct <= 1 else "low" if pct <= 10 else "positive"
+    elif m.group("allred") is not None:
+        detail = f"Allred {m.group('allred')}"
+        status = "negative" if int(m.group("allred")) <= 2 else "positive"
+    else:
+        return ("low" if said == "low" else None), ""
+    if said is not None and said != status and not (said == "positive" and status == "low"):
+        return None, detail  # "ER-positive (Allred 2)": no guess either way (ER-low is low positive: agrees)
+    return status, detail
 
 
 # PD-L1 with its status or value: "PD-L1 negative", "PD-L1-high", "PD-L1 TPS 1-49%", "PD-L1 expression >= 50%",
@@ -406,7 +439,17 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
     pairs = {g: {g[:-2], g[:-3] + g[-1]} for g in altered if "/" in g}
     altered = [g for g in altered if g not in pairs or not pairs[g] & set(altered)]
     markers.extend(receptor_markers)
-    found = [(m.start(), m.group(0)) for rx in (_BIOMARKER_RE, MMR_RE) for m in rx.finditer(text)]
+    hormone: list[tuple[int, int, str]] = []  # ER/PR with a score ("ER 90%", "PR Allred 2"), or "ER-low"
+    for m in HORMONE_SCORE_RE.finditer(text):
+        status, detail = hormone_score(m)
+        rec = "PR" if m.group("rec") == "PgR" else m.group("rec")
+        if detail and status is None:
+            hormone.append((m.start(), m.end(), f"{rec} discordant (stated {m.group('word').lower()}, {detail})"))
+        elif status is not None:
+            hormone.append((m.start(), m.end(), f"{rec}-{status}" + (f" ({detail})" if detail else "")))
+    found = [(m.start(), m.group(0)) for rx in (_BIOMARKER_RE, MMR_RE) for m in rx.finditer(text)
+             if not any(a <= m.start() < b for a, b, _ in hormone)]
+    found += [(a, marker) for a, _, marker in hormone]
     found += [(m.start(), m.group(0) + ")" * (m.group(0).count("(") - m.group(0).count(")")))
               for m in PDL1_RE.finditer(text)]  # "PD-L1 positive (TPS 30%)" keeps its parenthesis
     for _, marker in sorted(found):

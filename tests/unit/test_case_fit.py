@@ -521,3 +521,14 @@ def test_mismatch_repair_wordings():
     for text in ("microsatellite stable", "MMR proteins intact", "pMMR"):
         assert assess(msi, case_of("Metastatic colon cancer, " + text + ".")).verdict == "contradicts", text
     assert [c.value for c in conditions("MMR-deficient tumours respond to pembrolizumab.")] == ["deficient"]
+
+
+def test_hormone_receptor_scores():
+    endocrine = "ER-positive disease: endocrine therapy."
+    mbc = "Metastatic breast cancer, HER2 0, "
+    assert assess(endocrine, case_of(mbc + "ER 90%, PR 0%.")).verdict == "fits"
+    assert assess(endocrine, case_of(mbc + "ER 0%, PR 0%.")).verdict == "contradicts"
+    # ER-low (1-10%) and a score the word disagrees with are neither: qualified, not supported nor blocked
+    assert assess(endocrine, case_of(mbc + "ER 5%, PR 0%.")).verdict == "unknown"
+    assert assess(endocrine, case_of(mbc + "ER-positive (Allred 2), PR negative.")).verdict == "unknown"
+    assert assess("ER-low tumours behave like TNBC.", case_of(mbc + "ER 5%.")).verdict == "fits"

@@ -243,3 +243,17 @@ def test_her2_ihc_scores(text, markers, genes):
 def test_pdl1_and_mismatch_repair_markers(text, markers):
     facts = route(text)[0]
     assert facts.markers == markers and facts.genes == ()
+
+
+@pytest.mark.parametrize("text,markers", [
+    # ER/PR by percentage or Allred score (ASCO/CAP: 1-10% is ER-low; Allred 0-2 negative); a disagreeing word
+    # gives no status rather than a guess
+    ("ER 95%, PR 0%", ("ER-positive (95%)", "PR-negative (0%)")),
+    ("ER weakly positive (5%), PgR <1%", ("ER-low (5%)", "PR-negative (<1%)")),
+    ("ER positive (Allred 7/8), PR negative", ("ER-positive (Allred 7)", "PR negative")),
+    ("ER-positive (Allred 2)", ("ER discordant (stated positive, Allred 2)",)),
+    ("ER-low breast cancer", ("ER-low",)),
+])
+def test_hormone_receptor_scores(text, markers):
+    facts = route(text)[0]
+    assert facts.markers == markers and facts.genes == ()
