@@ -165,7 +165,8 @@ _GENE_ALIASES = {"RAS": ("KRAS", "NRAS"), "BRCA": ("BRCA1", "BRCA2"), "BRCA1/2":
                  "AKT": ("AKT1",), "HER2": ("ERBB2",), "NTRK1": ("NTRK",), "NTRK2": ("NTRK",), "NTRK3": ("NTRK",)}
 _GENE = (r"(?:BRCA1/2|BRCA1|BRCA2|BRCA|EGFR|ALK|ROS1|KRAS|NRAS|RAS|BRAF|MET|RET|NTRK[123]?|HER2|ERBB2|PIK3CA|"
          r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM)")
-_VARIANT = r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|[A-Z]\d{1,4}[A-Z])"
+_VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|"
+            r"(?:p\.)?[A-Z]\d{1,4}[A-Z])")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19
 _GENE_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
     r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
@@ -330,8 +331,8 @@ def _gene_condition(m: re.Match[str]) -> Condition | None:
 
 
 def _variant(v: str) -> str:
-    m = re.match(r"exon\s*(\d+)", v, re.IGNORECASE)
-    return f"exon {m.group(1)}" if m else v.upper()
+    m = re.match(r"ex(?:on)?\s*(\d+)", v, re.IGNORECASE)
+    return f"exon {m.group(1)}" if m else v.upper().removeprefix("P.")
 
 
 # --------------------------------------------------------------------------- the case

@@ -106,8 +106,8 @@ _UNKNOWN_PRIMARY_RE = re.compile(
 _ECOG_RE = re.compile(r"\bECOG(?:\s*PS)?\s*(?:of|score|:|=)?\s*([0-4])\b", re.IGNORECASE)
 _KPS_RE = re.compile(r"\b(?:KPS|Karnofsky(?: performance status)?)\s*(?:of|:|=)?\s*(\d{2,3})\s*%?", re.IGNORECASE)
 
-_VARIANT = (r"(?:[\s-]*(?:exon\s*\d+\s*(?:deletion|insertion|skipping|mutation|del|ins)?|"
-            r"[A-Z]\d{1,4}(?:[A-Z]|del|fs|\*)?|fusion|rearrangement|rearranged|amplification|amplified|"
+_VARIANT = (r"(?:[\s-]*(?:exon\s*\d+\s*(?:deletion|insertion|skipping|mutation|del|ins)?|ex\s*\d+\s*(?:del|ins)|"
+            r"(?:p\.)?[A-Z]\d{1,4}(?:[A-Z]|del|fs|\*)?|fusion|rearrangement|rearranged|amplification|amplified|"
             r"positive|negative|wild[- ]type|mutation|mutated|mutant|alteration|deletion|loss|"
             r"not detected|\+(?![\w])|-(?=\s|$|[,.;)])))*")
 _NEGATIVE_STATUS = re.compile(r"negative|wild[- ]type|not detected|(?<![\w])-$", re.IGNORECASE)

@@ -532,3 +532,12 @@ def test_hormone_receptor_scores():
     assert assess(endocrine, case_of(mbc + "ER 5%, PR 0%.")).verdict == "unknown"
     assert assess(endocrine, case_of(mbc + "ER-positive (Allred 2), PR negative.")).verdict == "unknown"
     assert assess("ER-low tumours behave like TNBC.", case_of(mbc + "ER 5%.")).verdict == "fits"
+
+
+def test_hgvs_and_short_variant_names():
+    g12c, g12d = case_of("Metastatic NSCLC, KRAS p.G12C."), case_of("Metastatic NSCLC, KRAS p.G12D.")
+    assert assess("KRAS G12C: sotorasib or adagrasib after prior therapy.", g12c).verdict == "fits"
+    assert assess("KRAS G12C: sotorasib or adagrasib after prior therapy.", g12d).verdict == "contradicts"
+    assert assess("EGFR exon 19 deletion or L858R: osimertinib.", case_of("Metastatic NSCLC, EGFR ex19del.")
+                  ).verdict == "fits"
+    assert assess("EGFR p.L858R: osimertinib.", case_from_facts(EGFR_FACTS)).verdict == "contradicts"

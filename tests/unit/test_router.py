@@ -180,6 +180,9 @@ def test_tier_uses_the_uncapped_sum_when_the_threshold_is_above_one():
     ("no BRCA mutation", ("BRCA negative",), ()),
     ("germline BRCA mutation", ("BRCA mutation",), ("BRCA1/2",)),
     ("germline BRCA mutation, BRCA2 confirmed", ("BRCA mutation", "BRCA2"), ("BRCA2",)),
+    # HGVS protein notation and "ex19del" are variants too
+    ("KRAS p.G12C, EGFR negative", ("KRAS p.G12C", "EGFR negative"), ("KRAS",)),
+    ("EGFR ex19del", ("EGFR ex19del",), ("EGFR",)),
 ])
 def test_list_statuses_reach_the_right_genes(text, markers, genes):
     facts = route(text)[0]
