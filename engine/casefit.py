@@ -44,8 +44,8 @@ HER2-negative: "HER2-negative (IHC 0)"/"HER2 0" is HER2-zero (a HER2-low line co
 fits), "IHC 1+" or "IHC 2+, ISH-negative" is HER2-low (a HER2-negative or HER2-low line fits), "IHC 3+" or "2+,
 ISH-positive" is HER2-positive; a plain "HER2-negative" marker does not undo a score another marker gives. ER/PR
 markers with a score come from case facts already read ("ER-low (5%)", "PR-negative (Allred 2)"); an ER-low case
-fits an ER-low line and is unknown for ER-positive and ER-negative lines. Germline BRCA1 and BRCA2 are tested together: a negative result for one (neither stated
-altered) is read as BRCA1/2 negative.
+fits an ER-low line and is unknown for ER-positive and ER-negative lines. Germline BRCA1 and BRCA2 are tested
+together: a negative result for one (neither stated altered) is read as BRCA1/2 negative.
 
 How one sentence is judged (``assess``)
     Each condition is ``fits``, ``unknown`` (the case does not state it) or ``contradicts``. Conditions of one

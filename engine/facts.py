@@ -13,10 +13,11 @@ Rules, each tested:
   (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least 50%"), never cut to "PD-L1 TPS 1".
   ER/PR with a percentage or Allred score are read by it (``hormone_score``): "ER 95%" -> "ER-positive (95%)", "ER
   5%" / "ER-low" -> "ER-low (5%)", "PR Allred 2" -> "PR-negative (Allred 2)", "ER-positive (Allred 2)" -> "ER
-  discordant (stated positive, Allred 2)" (no status). A gene counts as altered unless its status says otherwise: negative /
-  wild-type / not detected, or not yet known (pending, unknown, sent, ordered, not tested). The status may sit on the
-  gene ("ALK negative"), after a list of genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before
-  it ("negative for EGFR, ALK and ROS1", "no EGFR or ALK mutation detected"). A leading negation covers the bare
+  discordant (stated positive, Allred 2)" (no status); not "PR (45% reduction)" (a partial response).
+  A gene counts as altered unless its status says otherwise: negative / wild-type / not detected, or not yet known
+  (pending, unknown, sent, ordered, not tested). The status may sit on the gene ("ALK negative"), after a list of
+  genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before it ("negative for EGFR, ALK and ROS1",
+  "no EGFR or ALK mutation detected"). A leading negation covers the bare
   genes at the start of the list and the first gene with a generic word ("mutation"), not a later gene with its own
   finding ("no EGFR mutation, KRAS G12C": KRAS counts). A trailing status covers only genes without a status or
   variant of their own ("EGFR exon 19 deletion, ALK negative": EGFR counts); a bare gene takes the next status in its
@@ -115,8 +116,9 @@ _NEGATIVE_STATUS = re.compile(r"negative|wild[- ]type|not detected|(?<![\w])-$",
 MMR_RE = re.compile(
     r"\b(?P<d>MSI[- ]?H(?:igh)?|dMMR|MMR[- ]?deficien(?:t|cy)|mismatch[- ]repair[- ]deficien(?:t|cy)|"
     r"deficient[ ]mismatch[- ]repair|microsatellite[- ]instability[- ]high|high[- ]microsatellite[- ]instability)\b|"
-    r"\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|MMR[- ]?(?:proficient|intact)|MMR[ ]proteins?[ ](?:intact|retained)|mismatch[- ]repair[- ](?:proficient|intact)|"
-    r"(?:proficient|intact)[ ]mismatch[- ]repair|microsatellite[- ]stable)\b", re.IGNORECASE)
+    r"\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|MMR[- ]?(?:proficient|intact)|MMR[ ]proteins?[ ](?:intact|retained)|"
+    r"mismatch[- ]repair[- ](?:proficient|intact)|(?:proficient|intact)[ ]mismatch[- ]repair|"
+    r"microsatellite[- ]stable)\b", re.IGNORECASE)
 _BIOMARKER_RE = re.compile(
     r"\b(?:TMB[- ]?(?:high|low|H)|"
     r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
@@ -199,7 +201,7 @@ HORMONE_SCORE_RE = re.compile(
     r"(?:[ -]?(?:(?:strongly|weakly|moderately|focally)[ ])?(?P<word>low[- ]positive|positive|negative|low|\+|-)"
     r"(?![\w+]))?"
     r"(?:[ \t]*[:(,]?[ \t]*(?:(?:strongly|weakly|moderately|expression|status|staining|by|IHC|in|of|is|was)[ \t]+)*"
-    r"(?:(?P<lt><[ \t]*)?(?P<pct>\d{1,3})[ \t]*%|"
+    r"(?:(?P<lt><[ \t]*)?(?P<pct>\d{1,3})[ \t]*%(?![ \t]*(?:reduction|decrease|shrinkage|regression|response))|"
     r"Allred(?:[ \t]+score)?(?:[ \t]*(?:of|:|=))?[ \t]*(?P<allred>[0-8])(?:[ \t]*/[ \t]*8)?\b))?",
     re.IGNORECASE)
 

@@ -502,7 +502,8 @@ def test_pdl1_values_and_ranges():
         nsclc + "PD-L1 TPS <50%.")
     negative = case_of(nsclc + "PD-L1 negative.")
     assert assess(pembro, high).verdict == "fits"
-    assert assess(pembro, mid).reason == "does not apply to this case: states PD-L1 TPS ≥50%; the case is PD-L1 TPS 1-49%"
+    assert assess(pembro, mid).reason == ("does not apply to this case: states PD-L1 TPS ≥50%; the case is PD-L1 TPS "
+                                          "1-49%")
     assert assess(pembro, below50).verdict == "contradicts"  # "<50%" was read as 50
     assert assess(pembro, negative).verdict == "contradicts"  # "PD-L1 negative" was read as no PD-L1 statement
     assert assess(combo, mid).verdict == "fits" and assess(combo, high).verdict == "contradicts"

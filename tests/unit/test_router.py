@@ -256,6 +256,7 @@ def test_pdl1_and_mismatch_repair_markers(text, markers):
     ("ER positive (Allred 7/8), PR negative", ("ER-positive (Allred 7)", "PR negative")),
     ("ER-positive (Allred 2)", ("ER discordant (stated positive, Allred 2)",)),
     ("ER-low breast cancer", ("ER-low",)),
+    ("NSCLC, achieved PR (45% reduction)", ()),  # a partial response, not the progesterone receptor
 ])
 def test_hormone_receptor_scores(text, markers):
     facts = route(text)[0]
