@@ -74,7 +74,8 @@ class OncoApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
         Binding("f1", "help", "Help", id="help"),
-        Binding("n", "new_patient", "New patient", id="new_patient"),
+        # n is quicker, but a text field (the prompt, search) types it: ctrl+n works there too
+        Binding("n,ctrl+n", "new_patient", "New patient", id="new_patient"),
         Binding("escape", "cancel_consult", "Cancel consult", id="cancel"),
         Binding("ctrl+t", "cycle_tier", "Tier", id="tier"),
         Binding("ctrl+s", "export", "Export", id="export"),
@@ -116,7 +117,7 @@ class OncoApp(App[None]):
             with Vertical(id="center"):
                 yield ChatPane(id="chat", classes="pane")
                 yield EvidencePane(id="evidence", classes="pane")
-        yield Footer()
+        yield Footer(compact=True)  # at 80 columns every key of the focused pane fits
 
     # -- start-up -------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -240,6 +241,10 @@ class OncoApp(App[None]):
     async def open_patient(self, thread_id: str) -> None:
         assert self.engine is not None
         store = self.engine.store
+        if self.current_patient not in (None, thread_id) and self.tier_override is not None:
+            # an override is a choice for one patient's case: another patient starts on auto again
+            self.tier_override = None
+            self.notify(f"Tier override reset to auto for {thread_id}.", timeout=3, markup=False)
         self.current_patient = thread_id
         self.refresh_patients()
         history = []
@@ -336,9 +341,10 @@ class OncoApp(App[None]):
 
         cp = self.engine.store.latest(item.thread_id, item.consult_id)
         passages = cp.state.retrieval.passages if cp and cp.state.retrieval else ()
-        self.push_screen(ReviewScreen(item, self.reviewer, message.action, role=role, refusal=why,
-                                      may_reject=may_reject, check=lambda text: review_edits(text, passages),
-                                      rules=rules), self._reviewed)
+        case_text = cp.state.case_text if cp else ""  # what the clinician asked, as stored (redacted)
+        self.push_screen(ReviewScreen(item, self.reviewer, message.action, case_text=case_text, role=role,
+                                      refusal=why, may_reject=may_reject,
+                                      check=lambda text: review_edits(text, passages), rules=rules), self._reviewed)
 
     def _reviewed(self, result: ReviewResult | None) -> None:
         if result is None or self.engine is None:
@@ -450,6 +456,8 @@ class OncoApp(App[None]):
         elif kind == "NodeFinished":
             if view:
                 view.step_finished(event.node, event.label, event.seconds)
+                if event.node == "ingestion":  # the typed note may hold identifiers: show the redacted one
+                    self._show_stored_question(view, event.thread_id, event.consult_id)
             if event.node == "specialist":
                 self._model_ready(event.consult_id)
         elif kind == "Token":
@@ -509,6 +517,12 @@ class OncoApp(App[None]):
                 self._show_latest(event.thread_id, event.consult_id)
             else:
                 self.notify(f"{event.thread_id}: answer {event.status}.", markup=False)
+
+    def _show_stored_question(self, view: ConsultView, thread_id: str, consult_id: str) -> None:
+        assert self.engine is not None
+        cp = self.engine.store.latest(thread_id, consult_id)
+        if cp is not None and cp.state.case_text:  # empty when redaction failed: then nothing was stored
+            view.set_question(cp.state.case_text)
 
     def _model_ready(self, consult_id: str) -> None:
         tier = self._tier_in_use.get(consult_id)
@@ -653,11 +667,24 @@ class OncoApp(App[None]):
             for binding in cls.__dict__.get("BINDINGS", []):
                 if isinstance(binding, Binding) and binding.id:
                     keys = keymap.get(binding.id, binding.key)
-                    shown = " / ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
-                    rows.append((shown, binding.description, where, binding.id))
+                    shown = {k.strip(): self.get_key_display(Binding(k.strip(), "")) for k in keys.split(",")}
+                    rows.append((" / ".join(shown.values()), binding.description, _where(where, shown),
+                                 binding.id))
         rows.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")), "Command palette",
                      "everywhere", "command_palette"))
         return rows
+
+
+def _where(where: str, keys: dict[str, str]) -> str:
+    """Where a binding works: a key that types a character (``keys``: key -> as displayed) is taken by a focused
+    text field (prompt, search), so say which of its keys works there."""
+    from textual.keys import key_to_character
+
+    typed = [k for k in keys if (char := key_to_character(k)) is not None and char.isprintable()]
+    if where != "everywhere" or not typed:
+        return where
+    others = [shown for k, shown in keys.items() if k not in typed]
+    return f"everywhere ({' / '.join(others)} while typing)" if others else "outside text fields"
 
 
 def _os_user() -> str:

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Footer, Label, Static
 
 from oncotui.widgets.literal import literal
 from oncotui.widgets.table_fill import fill_table
@@ -34,6 +34,7 @@ class HelpScreen(ModalScreen[None]):
                          "[/b]. ctrl+p opens the command palette (new patient, export, approve, tier, theme)."
                          + (f"\n[dim]Settings: {literal(self.config_source)}[/dim]" if self.config_source else ""),
                          id="help-footer")
+        yield Footer(compact=True)  # this screen's keys, not those of the pane behind it
 
     def on_mount(self) -> None:
         table = self.query_one("#help-table", DataTable)

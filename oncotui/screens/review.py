@@ -1,6 +1,7 @@
 """Review screen: a reviewer reads the redacted draft and signs approve / approve with edits / reject with a note.
 
-It says who is signing, in which role, and who asked. The reviewer id is a field, prefilled from ``ui.reviewer``
+It shows what is being signed for: the case and question as stored (identifiers redacted), the reasons and the
+draft. It says who is signing, in which role, and who asked. The reviewer id is a field, prefilled from ``ui.reviewer``
 (else the OS user): on a shared workstation the clinician who asked cannot approve their own item by default, so a
 colleague at the same terminal types their own id. As the id changes, the sign-off rules (engine/signoff.py
 ``refusal``: hitl.reviewers and roles, no self-approval) are applied to it: the screen says why an action is refused
@@ -20,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
+from textual.widgets import Button, Footer, Input, Label, Markdown, Static, TextArea
 
 from oncotui.widgets.literal import literal
 
@@ -41,16 +42,22 @@ Rules = Callable[[str], tuple[str, str, bool]]
 
 
 class ReviewScreen(ModalScreen[ReviewResult | None]):
+    # The case is context for the draft: a few lines, scrolled when longer (the draft keeps the most room).
+    DEFAULT_CSS = """
+    #review-case { height: auto; max-height: 4; background: $boost; padding: 0 1; scrollbar-size-vertical: 1; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close without deciding", id="review_close"),
     ]
 
-    def __init__(self, item: Any, reviewer: str, action: str | None = None, *, role: str = "",
+    def __init__(self, item: Any, reviewer: str, action: str | None = None, *, case_text: str = "", role: str = "",
                  refusal: str = "", may_reject: bool = True,
                  check: Callable[[str], tuple[str, ...]] | None = None, rules: Rules | None = None) -> None:
-        """``role`` / ``refusal`` / ``may_reject``: the rules' verdict on ``reviewer``; ``rules`` gives the verdict
-        on another id typed into the reviewer field (without it the id is fixed)."""
+        """``case_text``: the case and question as stored (redacted). ``role`` / ``refusal`` / ``may_reject``: the
+        rules' verdict on ``reviewer``; ``rules`` gives the verdict on another id typed into the reviewer field
+        (without it the id is fixed)."""
         super().__init__()
+        self.case_text = case_text
         self.check = check  # the critic's rules on an edited text (engine.safety.review_edits over the evidence)
         self.rules = rules
         self._check_timer: Timer | None = None
@@ -69,6 +76,9 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
                         f"{literal(item.created_at[:16].replace('T', ' '))}", id="review-title")
             yield Static("\n".join(f"[yellow]•[/yellow] {literal(r)}" for r in item.reasons) or "review requested",
                          id="review-reasons")
+            with VerticalScroll(id="review-case"):
+                yield Static("[dim]Case and question (identifiers redacted):[/dim] "
+                             + (literal(self.case_text.strip()) or "[dim](not stored)[/dim]"), id="review-case-text")
             with VerticalScroll(id="review-preview"):
                 yield Markdown(item.preview)
             yield TextArea(item.preview, id="review-edit", language="markdown", soft_wrap=True)
@@ -85,6 +95,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
                 yield Button("Reject", id="reject", variant="error", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
             yield Static(self._signing_text(), id="review-signing")  # wraps: the refusal can be long
+        yield Footer(compact=True)  # this screen's keys (Esc), not those of the pane behind it
 
     def _signing_text(self) -> str:
         asked = f" · asked by {literal(self.item.clinician)}" if getattr(self.item, "clinician", "") else ""

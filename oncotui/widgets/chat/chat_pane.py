@@ -111,6 +111,8 @@ class ChatPane(Vertical):
         view = message.view
 
         def scroll() -> None:
+            if not view.is_attached:  # the clinician opened another patient meanwhile: the view is gone
+                return
             log = self.query_one("#chat-log", VerticalScroll)
             title = view.query_one(".answer-title")
             offset = title.region.y - log.region.y + log.scroll_y  # the title's y inside the log's content

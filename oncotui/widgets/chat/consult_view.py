@@ -46,12 +46,20 @@ class ConsultView(Vertical):
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it and pygments: ~0.1 s, kept out of the cold start
 
-        yield Static(f"[b]{literal(self.thread_id)}[/b] [dim]case[/dim]\n{literal(self.question)}", classes="question")
+        yield Static(self._question_markup(), classes="question")
         yield Static("", classes="steps")
         yield Label("", classes="drafting-title")
         yield DraftTail(classes="drafting")
         yield Label("", classes="answer-title")
         yield Markdown("", classes="answer")
+
+    def _question_markup(self) -> str:
+        return f"[b]{literal(self.thread_id)}[/b] [dim]case[/dim]\n{literal(self.question)}"
+
+    def set_question(self, text: str) -> None:
+        """Show ``text`` instead of what was typed: the case as stored, once the engine has redacted it."""
+        self.question = text
+        self.query_one(".question", Static).update(self._question_markup())
 
     # -- folding: earlier answers fold to their title line --------------------------------------------------
     # Every mounted Markdown block takes part in every layout pass; a chat with a few unfolded reports made

@@ -15,6 +15,14 @@ from textual.widgets.option_list import Option
 from oncotui.widgets.literal import literal
 
 TIER_CHOICES: list[tuple[str, str]] = [("auto", "auto"), ("Tier 1", "1"), ("Tier 2", "2")]
+# A consult's stored status (engine.graph._status) in words for the timeline. "running" is also what a consult
+# that crashed or was cancelled mid-way keeps (ctrl+r continues it); "refused" includes a reviewer's rejection.
+STATUS_WORDS = {"pending_review": "waiting for review", "released": "answered", "reviewed": "approved",
+                "refused": "safe refusal", "running": "not finished"}
+
+
+def status_words(status: str) -> str:
+    return STATUS_WORDS.get(status, status.replace("_", " "))
 
 
 def tier_value(tier: int | None) -> str:
@@ -90,7 +98,7 @@ class PatientPane(Vertical):
             for c in consults[-6:]:  # the latest few; the export has them all
                 when = (c.get("started_at") or "")[:16].replace("T", " ")
                 tier = f" T{c['tier']}" if c.get("tier") else ""
-                lines.append(f" {when}{tier} {literal(c.get('status') or '')}")
+                lines.append(f" {when}{tier} {literal(status_words(c.get('status') or ''))}")
         summary.update("\n".join(lines))
         self.show_routing(state.routing if state is not None else None)
 
