@@ -260,11 +260,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             continue  # a plain "HER2-positive" is read below
         if status in (None, "equivocal"):  # "HER2 2+" without ISH, or a word the score disagrees with: no status
             taken.append((m.start(), m.end()))
-        else:  # "HER2-low (IHC 1+ or 2+/ISH-negative)": its closing parenthesis with it
-            end = m.end() + 1 if m.group(0).count("(") > m.group(0).count(")") and text[m.end():][:1] == ")" \
-                else m.end()
-            add((m.start(), end), Condition("receptor", "receptor", " ".join(text[m.start():end].split()),
-                                            receptors=(("HER2", status),)))
+        else:
+            end, shown = _balanced(text, m)
+            add((m.start(), end), Condition("receptor", "receptor", shown, receptors=(("HER2", status),)))
     for m in _HER2_AMP_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HER2", "positive"),)))
@@ -302,13 +300,23 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             add(m, Condition("mmr", "mmr", m.group(0), value="deficient" if m.group("d") else "proficient"))
     for m in PDL1_RE.finditer(text):  # "PD-L1-positive", "PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 CPS >= 10"
         if free(m) and (r := pdl1_range(m)) is not None:
-            end = m.end() + (m.group(0).count("(") > m.group(0).count(")") and text[m.end():][:1] == ")")
-            add((m.start(), end), Condition("pdl1", "pdl1", " ".join(text[m.start():end].split()), lo=r[0], hi=r[1],
-                                            value=r[2]))
+            end, shown = _balanced(text, m)
+            add((m.start(), end), Condition("pdl1", "pdl1", shown, lo=r[0], hi=r[1], value=r[2]))
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     return sorted(found, key=lambda x: x[0])
+
+
+def _balanced(text: str, m: re.Match[str]) -> tuple[int, str]:
+    """The end of a match that opened a parenthesis, and its words for the reasons: "HER2-low (IHC 1+)" takes its
+    closing parenthesis; "HER2-positive (IHC 3+ or ISH-amplified)" is shown as "HER2-positive (IHC 3+)"."""
+    end, shown = m.end(), " ".join(m.group(0).split())
+    if shown.count("(") > shown.count(")"):
+        if text[end:end + 1] == ")":
+            end += 1
+        shown += ")"
+    return end, shown
 
 
 def _gene_condition(m: re.Match[str]) -> Condition | None:

@@ -478,6 +478,8 @@ def test_her2_ihc_scores_in_the_case_and_in_the_sentence():
     assert assess("HER2-zero (IHC 0) disease: chemotherapy.", zero).verdict == "fits"
     assert assess("HER2-zero (IHC 0) disease: chemotherapy.", one).verdict == "contradicts"
     assert assess("HER2-zero (IHC 0) disease: chemotherapy.", case_from_facts(BREAST_FACTS)).verdict == "unknown"
+    assert [c.text for c in conditions("HER2-low (IHC 1+ or 2+/ISH-negative) disease: T-DXd.")] == [
+        "HER2-low (IHC 1+ or 2+/ISH-negative)"]  # the reason quotes it with its closing parenthesis
     # a plain "HER2-negative" marker does not undo the score another marker gives
     assert case_from_facts(CaseFacts(markers=("HER2-negative (IHC 0)", "HER2-negative"))).receptors["HER2"] == "zero"
 
