@@ -981,6 +981,24 @@ _PERSON_VERB_RE = re.compile(
     r"wishes|prefers|returns|returned[ ]to|smokes|drinks|walks|ambulates|is[ ]very|was[ ]born|is[ ]from|"
     r"is[ ]a[ ]\d{1,3}|was[ ]seen|will[ ]be[ ]talking|listed[ ]his|listed[ ]her|feels|felt|thinks|"
     r"thought|wants|wanted|called|calls|visited|visits|arrived|came|went|lost|won)\b)|[ ]?,[ ]can[ ]I\b")
+# Verbs and function words that follow a name in a note and so end it ("dr. smith saw her", "Dr. Smith
+# Recommended ...", "DR KOWALSKI NOTES ..."): a name after a title stops at one of these.  Capitalised, a census
+# name among them ("Dr. Ahmed Said", "Dr. Anna Held") is still read as a name.
+_NOTE_VERBS = _wordset("""
+    saw see sees seen seeing said say says saying told tell tells asked ask asks spoke speaks speak talked talks
+    called calls phoned emailed wrote writes replied answered is was are were has had have will would can could
+    may might must shall should did does do recommended recommends recommend noted notes note reported reports
+    stated states agreed agrees advised advises feels felt thinks thought believes wants wanted plans planned
+    ordered orders prescribed prescribes started starts stopped stops discussed discusses reviewed reviews
+    examined examines evaluated evaluates assessed assesses explained explains suggested suggests confirmed
+    confirms documented documents referred refers requested requests performed performs came comes went goes
+    gave gives sent sends signed signs follow follows followed admitted admits discharged discharges consented
+    declined declines presented presents returned returns arrived arrives visited visits met meets checked
+    checks changed changes increased decreased reduced held holds continued continues resumed resumes added
+    adds removed removes placed obtained informed informs reassured counseled counselled counsels updated
+    contacted agreeing recommending noting reporting stating also then today tonight now again already still
+    just personally herself himself who which that as about re regarding flew retired died
+""")
 _KIN_RE = re.compile(
     r"['’]s[ ](?:kid|kids|son|sons|daughter|daughters|wife|husband|partner|mother|father|mom|dad|brother|"
     r"sister|child|children|family|friend|boyfriend|girlfriend|fianc[ée]e?|widow|widower|caregiver|"
@@ -1923,6 +1941,16 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return True
         return False
 
+    def note_verb(k: int, first: bool) -> bool:
+        """Token k is a verb or function word of the note, not part of a name ("dr. smith saw", "my father
+        retired", "Dr. Smith Recommended").  Capitalised, only a listed word right after a name counts, and
+        census names stay names ("Dr. Ahmed Said", "Saw D, Lau WH" in a citation)."""
+        lw = lowers[k]
+        if words[k].islower():  # listed, or the past tense of a common word ("tolerated"; not "melamed")
+            return lw in _NOTE_VERBS or (len(lw) > 4 and lw.endswith("ed") and folds[k] not in _FIRST_NAMES and
+                                         folds[k] not in _CENSUS_NAMES and (lw[:-2] in _VOCAB or lw[:-1] in _VOCAB))
+        return not first and lw in _NOTE_VERBS and folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES
+
     def namey(i: int, allow_vocab: bool = False) -> bool:
         if not free[i]:
             return False
@@ -1938,6 +1966,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if toks[i][0] > 0 and text[toks[i][0] - 1].isalnum():  # glued to digits: "p.Cys525Alafs", "HbA1c"
             return False
         if "-" in w and _clinical_compound(w):
+            return False
+        if note_verb(i, first=not joinable(i)):
             return False
         if f in _COUNTRIES_STATES and not allow_vocab:  # "Dr. Virginia Hale" is a person
             return False
@@ -1962,6 +1992,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         k = i
         while k < n and count < max_names:
             if k > i and not joinable(k):
+                break
+            if note_verb(k, first=k == i):
                 break
             if initial(k) and free[k]:
                 k += 1

@@ -816,3 +816,33 @@ def test_our_demo_titles_are_not_names():
     # "Demo" is also a surname; a reviewer's edited answer quotes "Treatment Overview (Demo)" titles
     assert redact("Breast Cancer: Treatment Overview (Demo)").text == "Breast Cancer: Treatment Overview (Demo)"
     assert "[PERSON_1]" in redact("Seen by Dr. Demo today.").text
+
+
+# --- a verb after a name is not part of it ------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("dr. smith saw her on 3/4", "dr. [PERSON_1] saw her on 3/4"),
+    ("dr. smith said she is fine.", "dr. [PERSON_1] said she is fine."),
+    ("dr. john smith saw her today.", "dr. [PERSON_1] saw her today."),
+    ("dr. o'brien recommended surgery.", "dr. [PERSON_1] recommended surgery."),
+    ("nurse j. smith called the patient.", "nurse [PERSON_1] called the patient."),
+    ("dr. van der berg notes improvement.", "dr. [PERSON_1] notes improvement."),
+    ("mr. elliott flew to clinic on friday.", "mr. [PERSON_1] flew to clinic on friday."),
+    ("dr. melamed tolerated the call.", "dr. [PERSON_1] tolerated the call."),  # -ed surname, then a verb
+    ("my father retired at the age of 45.", "my father retired at the age of 45."),
+])
+def test_lower_case_note_keeps_the_verb_after_a_name(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Dr. Smith Recommended adjuvant chemo.", "Dr. [PERSON_1] Recommended adjuvant chemo."),
+    ("Dr. Smith Saw Her On 3/4.", "Dr. [PERSON_1] Saw Her On 3/4."),
+    ("Dr Smith Notes Improvement.", "Dr [PERSON_1] Notes Improvement."),
+    ("Dr. Smith Agrees With Plan.", "Dr. [PERSON_1] Agrees With Plan."),
+    # a census surname that is also a verb is still a name when capitalised
+    ("Dr. Ahmed Said reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
+    ("Dr. Saw reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
+])
+def test_title_case_verb_after_a_name_is_kept(text, expected):
+    assert redact(text).text == expected
