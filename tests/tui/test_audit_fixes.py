@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from textual.widgets._footer import FooterKey
 
 from tests.tui.conftest import TIER2_CASE, build, submit, wait_for
@@ -105,3 +107,53 @@ async def test_timeline_says_what_a_status_means(tmp_path: Path) -> None:
         summary = shown(app.patients_pane.query_one("#case-summary"))
         assert "answered" in summary and "waiting for review" in summary, summary
         assert "pending_review" not in summary and "released" not in summary
+
+
+def test_short_reasons_and_since() -> None:
+    from oncotui.widgets.approval.approvals_pane import short_reasons, since
+
+    reasons = ("Tier 2 chosen by the clinician (tier override; complexity score 0.40 would route to Tier 1)",
+               "Low retrieval confidence (0.21 < 0.40)", "Claim C2 deferred: no cited passage",
+               "Claim C3 deferred: qualifier", "The case text contains instruction-like text (a possible ...)")
+    assert short_reasons(reasons) == "Tier 2 (override), low confidence, instructions in note, C2, C3 deferred"
+    assert short_reasons(("Tier 2 case (complexity score 0.95)",)) == "Tier 2"
+    assert since("2025-03-14T09:30:00+00:00", wide=False, today="2025-03-14") == "09:30"
+    assert since("2025-03-14T09:30:00+00:00", wide=False, today="2025-03-15") == "03-14"
+    assert since("2025-03-14T09:30:00+00:00", wide=True) == "03-14 09:30"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48)])
+async def test_approvals_columns_and_hint_fit(tmp_path: Path, size: tuple[int, int]) -> None:
+    from textual.widgets import DataTable, Static
+
+    from tests.tui.test_evidence_layout import column_spans
+
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        table: DataTable = app.approvals.table
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.pause()
+
+        def fits() -> None:
+            visible = table.scrollable_content_region.width
+            row = [str(cell) for cell in table.get_row_at(0)]
+            for (label, (_, end)), column, cell in zip(column_spans(table).items(), table.ordered_columns, row,
+                                                       strict=True):
+                assert end <= visible, (label, end, visible)  # no column off to the right
+                assert column.content_width >= len(cell), (label, cell)  # no cell cut ("Tie…")
+                assert len(label) <= column.content_width  # nor a header
+            hint = app.approvals.query_one("#approval-hint", Static)
+            assert "r reject" in str(hint.content)
+            needed = hint.get_content_height(hint.container_size, app.size, hint.content_size.width)
+            assert needed <= hint.content_size.height, (needed, hint.content_size)  # wrapped, not cut
+
+        fits()
+        labels = [str(c.label) for c in table.ordered_columns]
+        assert labels[:2] in (["patient", "since"], ["item", "patient"]) and labels[-1] == "why"
+        await pilot.press("f5", "ctrl+o")  # zoomed: the item id and the full reason too
+        await wait_for(pilot, lambda: [str(c.label) for c in table.ordered_columns][0] == "item")
+        await pilot.pause()
+        fits()
+        assert "Tier 2 case (complexity score 0.95)" in [str(c) for c in table.get_row_at(0)]

@@ -1,7 +1,14 @@
-"""Approvals pane: the HITL queue across patients, read from SQLite (items survive restarts)."""
+"""Approvals pane: the HITL queue across patients, read from SQLite (items survive restarts).
+
+The pane is 28 columns wide at 80x24: there the table shows the patient, the day (or the time, for today) and a
+short "why" ("Tier 2", "low confidence", "C2 deferred"); the full reasons are in the review screen. With room for
+them (the pane zoomed with ctrl+o, or a wide terminal) it adds the item id and shows the reasons in full.
+"""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from textual import on
@@ -13,7 +20,40 @@ from textual.widgets import DataTable, Static
 
 from oncotui.widgets.table_fill import fill_table
 
-COLUMNS = ("item", "patient", "reason", "since")
+NARROW_COLUMNS = ("patient", "since", "why")
+WIDE_COLUMNS = ("item", "patient", "since", "why")
+WIDE_FROM = 60  # table columns from which the item id and the full reasons fit
+HINT = "enter review · a approve · e edit · r reject"
+EMPTY = "[dim]Nothing waiting for a reviewer.[/dim]"
+_DEFERRED = re.compile(r"claim (\S+) deferred", re.IGNORECASE)
+
+
+def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
+    """The hitl_gate's reasons (engine/nodes/hitl_gate.py, governor.review_reasons) in a few words each."""
+    tags: list[str] = []
+    deferred: list[str] = []
+    for reason in reasons:
+        lowered = reason.lower()
+        if match := _DEFERRED.match(reason):
+            deferred.append(match.group(1))
+            continue
+        tag = ("Tier 2 (override)" if lowered.startswith("tier 2 chosen") else
+               "Tier 2" if lowered.startswith("tier 2") else
+               "instructions in note" if "instruction-like" in lowered else
+               "low confidence" if lowered.startswith("low retrieval confidence") else reason)
+        if tag not in tags:
+            tags.append(tag)
+    if deferred:
+        tags.append(", ".join(deferred) + " deferred")
+    return ", ".join(tags) or "review"
+
+
+def since(created_at: str, wide: bool, today: str | None = None) -> str:
+    """'03-14 09:30' when there is room; else the time for an item queued today (UTC, as stored), the day if not."""
+    if wide:
+        return created_at[5:16].replace("T", " ")
+    today = today or datetime.now(UTC).date().isoformat()
+    return created_at[11:16] if created_at[:10] == today else created_at[5:10]
 
 
 class ApprovalsPane(Vertical):
@@ -35,35 +75,49 @@ class ApprovalsPane(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "Approvals"
-        self._shown: tuple[list[str], set[str]] | None = None
+        self._items: list[Any] = []
+        self._busy: set[str] = set()
+        self._shown: tuple[list[str], set[str], bool, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="approval-table", cursor_type="row")
-        yield Static("[dim]Nothing waiting for a reviewer.[/dim]", id="approval-hint")
+        yield Static(EMPTY, id="approval-hint")
 
     def on_mount(self) -> None:
-        self.query_one("#approval-table", DataTable).add_columns(*COLUMNS)
+        self.query_one("#approval-table", DataTable).add_columns(*NARROW_COLUMNS)
+        # the hint wraps in the narrow pane rather than lose its last keys (the app's CSS gives it one line)
+        self.query_one("#approval-hint").styles.height = "auto"
 
     @property
     def table(self) -> DataTable[Any]:
         return self.query_one("#approval-table", DataTable)
 
     def set_items(self, items: list[Any], busy: set[str] | frozenset[str] = frozenset()) -> None:
-        ids = [i.id for i in items]
-        if (ids, set(busy)) == self._shown:  # polled every few seconds: touch nothing (no repaint, no cursor move)
+        self._items, self._busy = list(items), set(busy)
+        self._fill()
+
+    def _fill(self) -> None:
+        items, busy, table = self._items, self._busy, self.table
+        wide = table.size.width >= WIDE_FROM
+        shown = ([i.id for i in items], set(busy), wide, table.size.width)
+        if shown == self._shown:  # polled every few seconds: touch nothing (no repaint, no cursor move)
             return
-        self._shown = (ids, set(busy))
+        self._shown = shown
         self.border_title = f"Approvals ({len(items)} pending)" if items else "Approvals"
-        self.query_one("#approval-hint", Static).update(
-            "enter review · a approve · e edit · r reject" if items else "[dim]Nothing waiting for a reviewer.[/dim]")
-        table = self.table
+        self.query_one("#approval-hint", Static).update(HINT if items else EMPTY)
         row = table.cursor_row
-        rows = [(item.id, (item.id + (" …" if item.id in busy else ""), item.thread_id,
-                           "; ".join(item.reasons) or "review", item.created_at[5:16].replace("T", " ")))
-                for item in items]
-        fill_table(table, COLUMNS, rows)
+        rows = []
+        for item in items:
+            why = ("; ".join(item.reasons) or "review") if wide else short_reasons(item.reasons)
+            cells = (item.thread_id + (" …" if item.id in busy else ""), since(item.created_at, wide), why)
+            rows.append((item.id, (item.id, *cells) if wide else cells))
+        fill_table(table, WIDE_COLUMNS if wide else NARROW_COLUMNS, rows, flex=("why",))
         if items:
             table.move_cursor(row=min(row, len(items) - 1))
+
+    def on_resize(self) -> None:
+        # the table has its new width only after this layout: refill once it is laid out (zoom, terminal resize)
+        self.call_after_refresh(self._fill)
 
     def selected_id(self) -> str | None:
         table = self.table
