@@ -57,6 +57,8 @@ class Passage:
     distance: float
     rerank_score: float | None
     relevant: bool | None = None  # grader verdict; None = not graded
+    # about another cancer than the case's (engine.casefit.other_cancer): not used for the case, however relevant
+    other_cancer: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 - Fewer than rag.min_relevant relevant passages -> one query rewrite (rule-based or LLM) and a second retrieval.
 - rag_confidence = mean sigmoid(rerank logit) of the relevant passages (0 when none): what the HITL floor compares.
 - Optional HyDE: the tier model writes a short hypothetical guideline passage used as a recall anchor.
+- Each kept passage records whether it is about another cancer than the case's (``Passage.other_cancer``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from engine.casefit import other_cancer
 from engine.context import NodeContext, stream_model
 from engine.events import EvidenceReady
 from engine.kbfactory import retrieval_params
@@ -118,6 +120,8 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
             regraded = await grade(ctx, state, rewritten, to_passages(second))
             if sum(bool(p.relevant) for p in regraded) > sum(bool(p.relevant) for p in passages):
                 result, passages = second, regraded
+    # recorded for the clinician: the case-fit rule that keeps these passages from the model and the released answer
+    passages = tuple(replace(p, other_cancer=other_cancer(p, state.facts)) for p in passages)
     closest = result.closest
     retrieval = Retrieval(
         query=query, passages=passages, gate_passed=result.gate_passed,

@@ -157,3 +157,40 @@ async def test_approvals_columns_and_hint_fit(tmp_path: Path, size: tuple[int, i
         await pilot.pause()
         fits()
         assert "Tier 2 case (complexity score 0.95)" in [str(c) for c in table.get_row_at(0)]
+
+
+async def test_a_passage_about_another_cancer_is_shown_as_not_used(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from tests.fakes import FakeModel
+    from tests.tui.test_claims_pane import DRAFT
+
+    events = []
+
+    def hook(message) -> None:
+        event = getattr(message, "event", None)
+        if event is not None and event.kind == "EvidenceReady":
+            events.append(event)
+
+    app, engine, _ = build(tmp_path, model=FakeModel(outputs=[DRAFT]))
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await pilot.press("n")
+        await submit(pilot, "Pancreatic adenocarcinoma, ECOG 1. Also breast cancer guidance? Options?")
+        state = engine.store.latest(app.current_patient).state
+        assert state.facts.cancer_type == "pancreatic adenocarcinoma"
+        flags = {p.title: (p.relevant, p.other_cancer) for p in state.retrieval.passages}
+        assert flags == {"Pancreatic Cancer (Demo)": (True, False), "Breast Cancer (Demo)": (True, True)}
+        assert {p.title: p.other_cancer for p in events[-1].passages} == {  # the live event carries it too
+            "Pancreatic Cancer (Demo)": False, "Breast Cancer (Demo)": True}
+        table = app.evidence.query_one("#passages", DataTable)
+        grades = {str(table.get_row_at(i)[-2]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+        assert grades == {"Pancreatic Cancer (Demo)": "yes", "Breast Cancer (Demo)": "other cancer"}
+        summary = shown(app.evidence.query_one("#evidence-summary"))
+        assert "1/2 relevant" in summary and "1 about another cancer" in summary, summary
+        table.focus()
+        await pilot.pause()
+        breast = next(i for i in range(table.row_count) if "Breast" in str(table.get_row_at(i)[-2]))
+        table.move_cursor(row=breast)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "another cancer" in shown(app.evidence.query_one("#passage-text")))
+        assert "not used for this case" in shown(app.evidence.query_one("#passage-text"))
