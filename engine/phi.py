@@ -24,8 +24,9 @@ How it works (all rule based):
   1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
      street addresses incl. international forms and multi-line address blocks, ages > 89: "94-year-old",
      "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
-  2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case name after a title in mixed-case text:
-     "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg"), labels ("Name:",
+  2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case or ALL-CAPS name after a title in
+     mixed-case text: "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg", "DR SMITH"; a name
+     ends at a verb or function word of the note: "dr. smith saw her", "Dr. Smith Recommended"), labels ("Name:",
      "Signed:", "seen by", "my name is"), initials after a person cue ("seen by MT", "pt MT", "Dr. MT"; not a
      listed service or test such as PT, IR, CT, NPO, nor an abbreviation the text defines in brackets),
      credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
@@ -38,7 +39,8 @@ How it works (all rule based):
      called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
      for", "X is a ... company", the letterhead line above an address and a venue named right before one,
-     and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH");
+     and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH", "MD
+     Anderson"; its scales and models, "MD Anderson Symptom Inventory", stay whole);
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
 
@@ -1009,7 +1011,9 @@ _CRED_PRE_RE = re.compile(r"(?<=[^\W\d_])\.?,?[ \t]{1,3}$")
 _PROTECTED_PHRASES_RE = _ci(
     r"(?:Sister[ ]Mary[ ]Joseph|Ann[ ]Arbor|Li-Fraumeni|Kaplan-Meier|Reed-Sternberg|Charcot-Marie-Tooth|"
     r"Von[ ]Hippel-Lindau|von[ ]Willebrand|Mary[ ]Joseph|Lou[ ]Gehrig|Johns[ ]Hopkins[ ]criteria|"
-    r"St\.?[ ]John's[ ]wort|Hodgkin|Non-Hodgkin|Wilms|Ewing|Merkel|Burkitt|Kaposi)\b")
+    r"St\.?[ ]John's[ ]wort|Hodgkin|Non-Hodgkin|Wilms|Ewing|Merkel|Burkitt|Kaposi|"
+    r"M\.?[ ]?D\.?[ ]Anderson(?:[ ]Cancer[ ]Center)?(?=[ ](?:Symptom|Dysphagia|Prognostic|Scor|Model|Risk|Index|"
+    r"Inventory|Classification|Criteria|Scale|Staging|Nomogram)))\b")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1712,10 +1716,12 @@ def _uncommon(words: list[str]) -> bool:
 
 # Well-known hospitals whose usual name has no head noun ("Brigham and Women's", "Mass General Brigham") and their
 # abbreviations.  Only abbreviations that mean nothing else in oncology text: not MSK (musculoskeletal), CHOP (the
-# regimen), DFCI (trial names), MSKCC / UCLA / MD Anderson (prognostic models, symptom scales).  Case-sensitive.
+# regimen), DFCI (trial names), MSKCC / UCLA (prognostic models, symptom scales).  Case-sensitive, except "MD
+# Anderson" (its scales and models, "MD Anderson Symptom Inventory", are protected phrases and stay whole).
 _KNOWN_ORG_RE = re.compile(
     r"(?<![\w-])(?:Brigham[ ](?:and|&)[ ]Women['’]s|Mass(?:achusetts)?[ ]General[ ]Brigham|Dana[- ]Farber|"
-    r"Beth[ ]Israel(?:[ ]Deaconess)?|MGH|BWH|BIDMC|UCSF|UPMC|OHSU|MDACC|NYULH|VUMC|UTSW)(?![\w-])")
+    r"Beth[ ]Israel(?:[ ]Deaconess)?|MGH|BWH|BIDMC|UCSF|UPMC|OHSU|MDACC|NYULH|VUMC|UTSW|"
+    r"(?i:m\.?[ ]?d\.?[ ]anderson))(?![\w-])")  # "MD Anderson": MD is part of the name, not a title
 
 
 def _known_orgs(text: str, mask: _Mask) -> list[tuple[int, int]]:
@@ -1866,7 +1872,8 @@ FNA IHC PCR NGS MSI TMB HR PR CR SD PD NED AWD DOD OS PFS DFS EFS ORR AE SAE NPO
 UTI DVT PE MI CVA TIA AF OK NA NOS WNL ROS HPI PMH PSH FH SH CV GCS AOX CBC BMP CMP LFT INR PTT WBC ANC HGB PLT
 CEA PSA AFP LDH IV PO SC SQ SL PRN BID TID QD QID HS AM PM UK USA EU MG ML GY CM MM KG FU DX TX RX HX SX BX
 ADT TKI AI ICI CRT HCT SCT BCG KPS EOL GOC HCP POA ACD IDT NEG POS AND THE NOT TNM HIV HBV HCV
-""".split())
+DR DRS MR MRS MS MX
+""".split())  # the last line: titles ("Seen by DR SMITH"), the name after them is rule 1b's
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
     r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|signed(?:[ ]by)?|"
@@ -1875,7 +1882,8 @@ _LABEL_CUE_RE = _ci(
     r"emergency[ ]contact|contact|contact[ ]person|next[ ]of[ ]kin|guardian|mother|father|spouse|"
     r"husband|wife|son|daughter|caregiver|interpreter|witness|nurse|np|pa|resident|fellow|"
     r"dictated[ ]by|reviewed[ ]by|user|author|by|from|to|attn|re))[ \t]*:[ \t]{0,12}(?:\n[ \t]{0,12})?")
-_NAME_LABELS = {  # labels after which ALL-CAPS and common words are still taken as the name"name", "patient name", "pt name", "full name", "first name", "last name", "maiden name",
+# labels after which ALL-CAPS and common words are still taken as the name
+_NAME_LABELS = {"name", "patient name", "pt name", "full name", "first name", "last name", "maiden name",
                 "middle name", "given name", "family name", "legal name", "preferred name",
                 "patient's name", "signed", "signed by", "electronically signed", "electronically signed by",
                 "contact name", "client name", "member name", "insured name", "subscriber name",
@@ -1946,7 +1954,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         retired", "Dr. Smith Recommended").  Capitalised, only a listed word right after a name counts, and
         census names stay names ("Dr. Ahmed Said", "Saw D, Lau WH" in a citation)."""
         lw = lowers[k]
-        if words[k].islower():  # listed, or the past tense of a common word ("tolerated"; not "melamed")
+        if words[k].islower() or (words[k].isupper() and len(lw) > 1):
+            # listed, or the past tense of a common word ("tolerated"; not "melamed")
             return lw in _NOTE_VERBS or (len(lw) > 4 and lw.endswith("ed") and folds[k] not in _FIRST_NAMES and
                                          folds[k] not in _CENSUS_NAMES and (lw[:-2] in _VOCAB or lw[:-1] in _VOCAB))
         return not first and lw in _NOTE_VERBS and folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES
@@ -2030,35 +2039,42 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if j is not None:
                 found.append((i + 1, j))
 
-    # 1b. a lower-case title in mixed-case text: "discussed with dr. kowalski" (lower-case text has rule 1).  The
+    # 1b. a lower-case title in mixed-case text: "discussed with dr. kowalski" (lower-case text has rule 1), or an
+    #     ALL-CAPS one ("DR SMITH TO FOLLOW UP", "Seen by DR. KOWALSKI"), whose case says nothing either.  The
     #     name is a word that is neither prose nor English ("kowalski"), a listed surname ("smith") or an
-    #     unambiguous first name; "dr. said" stays
-    def lower_name(k: int) -> bool:
+    #     unambiguous first name; "dr. said" and "DR. REVIEWED" stay
+    def lower_name(k: int, upper: bool) -> bool:
         f = folds[k]
-        return free[k] and words[k].islower() and len(f) > 1 and f not in _HARD_STOP and f not in _TITLES and \
-            f not in _EPONYMS and f not in _UNITS and not _is_drugish(f) and (
+        return free[k] and (words[k].isupper() if upper else words[k].islower()) and len(f) > 1 and \
+            f not in _HARD_STOP and f not in _TITLES and f not in _EPONYMS and f not in _UNITS and \
+            not _is_drugish(f) and not (upper and words[k] in _NOT_INITIALS) and (
                 (lowers[k] not in _VOCAB and not _english(lowers[k])) or f in _SURNAMES or
                 (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES))
-    #     The title may be capitalised ("Dr. kowalski"); "nurse" counts too, as the title of a lower-case name
-    #     ("nurse j. smith", "nurse kowalski"; "nurse navigator" is English).  An initial ("j.") and name
+    #     The title may be capitalised ("Dr. kowalski", "Dr. SMITH"); "nurse" counts too, as the title of such a
+    #     name ("nurse j. smith", "NURSE KOWALSKI"; "nurse navigator" is English).  An initial ("j.") and name
     #     particles ("dr. van der berg") may stand between title and surname.
     if not lower_mode:
         for i in range(n - 1):
-            if not ((words[i].islower() or cap(i)) and (lowers[i] in _STRONG_TITLES or lowers[i] == "nurse") and
+            if not ((words[i].islower() or words[i].isupper() or cap(i)) and
+                    (lowers[i] in _STRONG_TITLES or lowers[i] == "nurse") and
                     free[i] and _LOWER_TITLE_RE.match(text, toks[i][0], toks[i + 1][0])):
                 continue
             k = i + 1
-            if len(words[k]) == 1 and words[k].islower() and k + 1 < n and \
+            upper = words[k].isupper() and not (len(words[k]) == 1 and k + 1 < n and words[k + 1].islower())
+
+            def flat(x: int) -> bool:
+                return words[x].isupper() if upper else words[x].islower()
+            if len(words[k]) == 1 and flat(k) and k + 1 < n and \
                     text[toks[k][1]:toks[k + 1][0]] in (". ", " ") and free[k]:
                 k += 1  # "nurse j. smith"
-            while k + 1 < n and lowers[k] in _PARTICLES and words[k].islower() and free[k] and \
+            while k + 1 < n and lowers[k] in _PARTICLES and flat(k) and free[k] and \
                     text[toks[k][1]:toks[k + 1][0]] == " ":
                 k += 1  # "dr. van der berg", "dr. de la cruz"
-            if not (words[k].islower() and lower_name(k)):
+            if not lower_name(k, upper):
                 continue
             j = k
-            if k == i + 1 and j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1) and \
-                    folds[j] in _FIRST_NAMES:
+            if k == i + 1 and j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1, upper) and \
+                    folds[j] in _FIRST_NAMES and not note_verb(j + 1, first=False):
                 j += 1  # "dr. anna kowalski"
             found.append((i + 1, j))
 

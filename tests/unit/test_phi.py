@@ -846,3 +846,41 @@ def test_lower_case_note_keeps_the_verb_after_a_name(text, expected):
 ])
 def test_title_case_verb_after_a_name_is_kept(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the cancer center is one organisation, never "MD [PERSON_1]" (MD is no title or credential here)
+    ("Second opinion at MD Anderson in May.", "Second opinion at [ORGANIZATION_1] in May."),
+    ("Referred to M.D. Anderson; Dr. Anderson agreed.", "Referred to [ORGANIZATION_1]; Dr. [PERSON_1] agreed."),
+    ("second opinion at md anderson.", "second opinion at [ORGANIZATION_1]."),
+    ("Treated at MD Anderson Cancer Center.", "Treated at [ORGANIZATION_1]."),
+    # its scales and prognostic models are clinical content and stay whole
+    ("MD Anderson Symptom Inventory score 4; M. D. Anderson Dysphagia Inventory 60.",
+     "MD Anderson Symptom Inventory score 4; M. D. Anderson Dysphagia Inventory 60."),
+    ("Risk by the MD Anderson prognostic score.", "Risk by the MD Anderson prognostic score."),
+])
+def test_md_anderson_is_redacted_whole_or_kept_whole(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # ALL-CAPS titles and names: the name goes (it used to survive, or "DR" went as initials), the words after stay
+    ("DR SMITH TO FOLLOW UP IN 2 WEEKS.", "DR [PERSON_1] TO FOLLOW UP IN 2 WEEKS."),
+    ("Seen by DR SMITH today.", "Seen by DR [PERSON_1] today."),
+    ("Discussed with DR. SMITH, who agrees.", "Discussed with DR. [PERSON_1], who agrees."),
+    ("PT SEEN BY DR JOHN KOWALSKI, RECOMMENDED CHEMO.", "PT SEEN BY DR [PERSON_1], RECOMMENDED CHEMO."),
+    ("DR KOWALSKI RECOMMENDED ADJUVANT CHEMO", "DR [PERSON_1] RECOMMENDED ADJUVANT CHEMO"),
+    ("NURSE J. SMITH CALLED. MRS. JONES REPORTS PAIN.", "NURSE [PERSON_1] CALLED. MRS. [PERSON_2] REPORTS PAIN."),
+    ("DR. VAN DER BERG SAW PATIENT.", "DR. [PERSON_1] SAW PATIENT."),
+    ("Dr. SMITH reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
+    # a label that names a person takes an ALL-CAPS name (the label list had been lost in a comment)
+    ("NAME: JOHN SMITH", "NAME: [PERSON_1]"),
+    ("Patient name: JOHN SMITH. SEEN TODAY.", "Patient name: [PERSON_1]. SEEN TODAY."),
+])
+def test_all_capitals_titles_and_labels(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", ["DR. CT SCAN TODAY.", "MS FLARE. MR GRADE 2.", "DR. REVIEWED THE SCAN."])
+def test_all_capitals_title_before_clinical_words_is_kept(text):
+    assert redact(text).text == text
