@@ -67,7 +67,7 @@ async def test_tier_override_is_reset_for_another_patient(tmp_path: Path) -> Non
         await pilot.press("n")
         await pilot.press("ctrl+t", "ctrl+t")  # auto -> 1 -> 2
         assert app.tier_override == 2
-        await pilot.press("ctrl+n")  # another patient: its consults start on auto
+        await app.action_new_patient()  # another patient: its consults start on auto
         await pilot.pause()
         assert app.current_patient == "PT-0002" and app.tier_override is None
         assert str(app.patients_pane.query_one("#tier-select").value) == "auto"
