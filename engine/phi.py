@@ -22,7 +22,8 @@ Deliberately kept (not identifiers under Safe Harbor, or clinical content):
 
 How it works (all rule based):
   1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
-     street addresses incl. international forms and multi-line address blocks, ages > 89: "94-year-old",
+     street addresses incl. international forms and multi-line address blocks (redacted line by line, each line
+     with the block's placeholder, so line breaks and quoting stay), ages > 89: "94-year-old",
      "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
   2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case or ALL-CAPS name after a title in
      mixed-case text: "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg", "DR SMITH"; a name
@@ -2542,6 +2543,9 @@ def _norm_key(typ: str, surface: str) -> str:
 
 def _detect(text: str) -> list[tuple[int, int, str, object]]:
     """All accepted spans as (start, end, TYPE, key), non-overlapping, sorted."""
+    # Windows and old Mac line ends read as "\n" (same length, so offsets hold): the rules spell a line end "\n",
+    # and with "\r\n" an address block used to fall apart into pieces that partly survived
+    text = text.replace("\r\n", " \n").replace("\r", "\n")
     n = len(text)
     upper = sum(map(str.isupper, text))
     letters = sum(map(str.isalpha, text))
@@ -2663,7 +2667,24 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             final.append([s, e, "LOCATION", None])
 
     final.sort(key=lambda a: a[0])
-    return [tuple(a) for a in final]
+    # an address block over several lines is redacted line by line: the line breaks and the indentation, quoting
+    # or list markers in front of its lines stay, so the note keeps its layout; every line of the block gets the
+    # block's placeholder (one address)
+    out: list[tuple[int, int, str, object]] = []
+    for s, e, typ, key in final:
+        if typ != "ADDRESS" or "\n" not in text[s:e]:
+            out.append((s, e, typ, key))
+            continue
+        block = ("A", _norm_key(typ, text[s:e]))
+        for m in re.finditer(r"[^\n]+", text[s:e]):
+            a, b = s + m.start(), s + m.end()
+            while a < b and text[a] in _LINE_LEAD + ",":
+                a += 1
+            while b > a and text[b - 1] in " \t\r,":
+                b -= 1
+            if a < b:
+                out.append((a, b, typ, block))
+    return out
 
 
 def redact(text: str) -> Redaction:
@@ -2730,6 +2751,8 @@ def redact(text: str) -> Redaction:
             ident: object = ("P", person_cluster[key])
         elif s in parsed:
             ident = ("D",) + parsed[s]
+        elif key is not None:  # the lines of one address block share its placeholder
+            ident = key
         else:
             ident = _norm_key(typ, text[s:e])
         table = numbering.setdefault(typ, {})

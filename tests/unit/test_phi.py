@@ -547,7 +547,7 @@ def test_interval_placeholders_do_not_confuse_fact_extraction():
     # house number + name + unit, the street type left out (the number pair is not a phone number)
     ("Ship to 88120 4471 Wrenfield Suite 12, Dover.", "Ship to [ADDRESS_1]."),
     # a line that opens with a unit: the line above is the street line
-    ("Orvath 22 Melk Dam\nSuite 301\nStavanger\nNorway 4011", "[ADDRESS_1]"),
+    ("Orvath 22 Melk Dam\nSuite 301\nStavanger\nNorway 4011", "[ADDRESS_1]\n[ADDRESS_1]\n[ADDRESS_1]\n[ADDRESS_1]"),
     # an initial inside a street name (lower-case text)
     ("send to 77 rua carlos b teixeira 4 apt 2", "send to [ADDRESS_1]"),
 ])
@@ -577,11 +577,11 @@ def test_clinical_numbers_are_not_addresses(text):
 @pytest.mark.parametrize("text, expected", [
     # letterhead: the nearest line above the street that is not already redacted is the company
     ("Maren Ostby\nField engineer\nQuillfeather\n14 Larch Road\nBergen",
-     "[PERSON_1]\nField engineer\n[ORGANIZATION_1]\n[ADDRESS_1]"),
+     "[PERSON_1]\nField engineer\n[ORGANIZATION_1]\n[ADDRESS_1]\n[ADDRESS_1]"),
     ("Maren Ostby\nQuillfeather\nMaren Ostby\n14 Larch Road\nBergen",
-     "[PERSON_1]\n[ORGANIZATION_1]\n[PERSON_1]\n[ADDRESS_1]"),
+     "[PERSON_1]\n[ORGANIZATION_1]\n[PERSON_1]\n[ADDRESS_1]\n[ADDRESS_1]"),
     # a job title made of ordinary words is not a company
-    ("Maren Ostby\nHead nurse\n14 Larch Road\nBergen", "[PERSON_1]\nHead nurse\n[ADDRESS_1]"),
+    ("Maren Ostby\nHead nurse\n14 Larch Road\nBergen", "[PERSON_1]\nHead nurse\n[ADDRESS_1]\n[ADDRESS_1]"),
     # a venue named right before an address
     ("Meet at Brimblecombe, 22 Ash Road, Leeds", "Meet at [ORGANIZATION_1], [ADDRESS_1]"),
     # an employer after "work for / employed by"; "works at home" is not one
@@ -884,3 +884,26 @@ def test_all_capitals_titles_and_labels(text, expected):
 @pytest.mark.parametrize("text", ["DR. CT SCAN TODAY.", "MS FLARE. MR GRADE 2.", "DR. REVIEWED THE SCAN."])
 def test_all_capitals_title_before_clinical_words_is_kept(text):
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a multi-line address block keeps its line breaks and the quoting or list markers of its lines: one address,
+    # one placeholder on each of its lines
+    ("> Alma Jensen\n> 91215 Harjukuja 54\n> Suite 318\n> SEINÄJOKI\n> Finland 38524\n\nThanks for all.",
+     "> [PERSON_1]\n> [ADDRESS_1]\n> [ADDRESS_1]\n> [ADDRESS_1]\n> [ADDRESS_1]\n\nThanks for all."),
+    ("Ship to:\n    12 Oak Street,\n    Springfield, IL 62704\nCall first.",
+     "Ship to:\n    [ADDRESS_1],\n    [ADDRESS_1]\nCall first."),
+])
+def test_multi_line_address_keeps_the_layout(text, expected):
+    r = redact(text)
+    assert r.text == expected and r.counts["ADDRESS"] == 1
+
+
+def test_windows_line_ends_redact_like_unix_ones():
+    # with "\r\n" the address block used to fall apart: "Springfield" became a person and parts could survive
+    note = ("Patient: Harriet Quellwood\nDOB: 04/17/1951\nAddress:\n  44 Larkspur Lane, Apt 3\n  Duluth, MN 55802\n"
+            "> Alma Jensen\n> 91215 Harjukuja 54\n> Suite 318\n> SEINÄJOKI\n> Finland 38524\n\nSeen 2024-05-02.")
+    unix = redact(note)
+    windows = redact(note.replace("\n", "\r\n"))
+    assert windows.text == unix.text.replace("\n", "\r\n")
+    assert windows.counts == unix.counts == {"PERSON": 2, "DATE": 2, "ADDRESS": 2}
