@@ -1000,8 +1000,17 @@ _NOTE_VERBS = _wordset("""
     checks changed changes increased decreased reduced held holds continued continues resumed resumes added
     adds removed removes placed obtained informed informs reassured counseled counselled counsels updated
     contacted agreeing recommending noting reporting stating also then today tonight now again already still
-    just personally herself himself who which that as about re regarding flew retired died
+    just personally herself himself who which that as about re regarding flew retired died denies denied
+    endorses endorsed complains complained tolerates tolerated notified paged aware
 """)
+
+
+def _past_tense(lw: str) -> bool:
+    """``lw`` (lower case) is the past tense of a common word: "tolerated", "stopped", "notified"; not "melamed"."""
+    if len(lw) <= 4 or not lw.endswith("ed"):
+        return False
+    return lw[:-2] in _VOCAB or lw[:-1] in _VOCAB or (lw.endswith("ied") and lw[:-3] + "y" in _VOCAB) or \
+        (lw[-3] == lw[-4] and lw[:-3] in _VOCAB)
 _KIN_RE = re.compile(
     r"['’]s[ ](?:kid|kids|son|sons|daughter|daughters|wife|husband|partner|mother|father|mom|dad|brother|"
     r"sister|child|children|family|friend|boyfriend|girlfriend|fianc[ée]e?|widow|widower|caregiver|"
@@ -1952,14 +1961,13 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
 
     def note_verb(k: int, first: bool) -> bool:
         """Token k is a verb or function word of the note, not part of a name ("dr. smith saw", "my father
-        retired", "Dr. Smith Recommended").  Capitalised, only a listed word right after a name counts, and
-        census names stay names ("Dr. Ahmed Said", "Saw D, Lau WH" in a citation)."""
+        retired", "Dr. Smith Recommended").  Capitalised, only right after a name, and census names stay names
+        ("Dr. Ahmed Said"; "Saw D, Lau WH" in a citation)."""
         lw = lowers[k]
+        verb = lw in _NOTE_VERBS or _past_tense(lw)
         if words[k].islower() or (words[k].isupper() and len(lw) > 1):
-            # listed, or the past tense of a common word ("tolerated"; not "melamed")
-            return lw in _NOTE_VERBS or (len(lw) > 4 and lw.endswith("ed") and folds[k] not in _FIRST_NAMES and
-                                         folds[k] not in _CENSUS_NAMES and (lw[:-2] in _VOCAB or lw[:-1] in _VOCAB))
-        return not first and lw in _NOTE_VERBS and folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES
+            return verb and (lw in _NOTE_VERBS or (folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES))
+        return verb and not first and folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES
 
     def namey(i: int, allow_vocab: bool = False) -> bool:
         if not free[i]:
@@ -1996,7 +2004,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         return lowers[j + 1] in _CLINICAL_HEADS
 
     def extend(i: int, vocab_first: bool, vocab_after: bool, allcaps: bool = False,
-               max_names: int = 4) -> int | None:
+               max_names: int = 4, eponym: bool = True) -> int | None:
+        """Last token of the name that starts at token i, or None; with ``eponym``, None also when a clinical head
+        noun follows ("Kowalski tumor" reads as an eponym; after "Dr." it does not)."""
         last = None
         count = 0
         k = i
@@ -2005,6 +2015,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 break
             if note_verb(k, first=k == i):
                 break
+            if k > i and lowers[k] in _VOCAB and text[toks[k][1]:toks[k][1] + 1] == ":":
+                break  # a section label after the name: "Dr. Kowalski Plan: ..."
             if initial(k) and free[k]:
                 k += 1
                 continue
@@ -2022,7 +2034,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             last = k
             count += 1
             k += 1
-        if last is not None and head_follows(last):
+        if last is not None and eponym and head_follows(last):
             return None
         return last
 
@@ -2036,7 +2048,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if g not in (" ", ". ", ".  ", "  "):
                 continue
             strong = li in _STRONG_TITLES
-            j = extend(i + 1, strong, strong)
+            j = extend(i + 1, strong, strong, eponym=not strong)  # "Dr. Kowalski Tumor Board": a person
             if j is not None:
                 found.append((i + 1, j))
 

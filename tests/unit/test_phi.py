@@ -13,10 +13,11 @@ from engine.phi import PLACEHOLDER_RE, Redaction, evaluate, redact
 
 DEV_SET = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "phi_dev.jsonl"
 
-# Overall recall measured on the dev set when this test was written was 0.915 (precision 0.96; see
-# engine/phi.py `evaluate` for the exact rules); the floors leave a small margin for harmless rule changes.
-DEV_RECALL_FLOOR = 0.95
-DEV_PRECISION_FLOOR = 0.94
+# Measured on the dev set (see engine/phi.py `evaluate` for the exact rules): recall 0.915 when this test was written,
+# 0.991 now; precision 0.962, 0.978 since address blocks keep their line breaks.  The floors leave a small margin
+# for harmless rule changes.
+DEV_RECALL_FLOOR = 0.98
+DEV_PRECISION_FLOOR = 0.97
 
 
 def _types(r: Redaction) -> list[str]:
@@ -840,6 +841,14 @@ def test_lower_case_note_keeps_the_verb_after_a_name(text, expected):
     ("Dr. Smith Saw Her On 3/4.", "Dr. [PERSON_1] Saw Her On 3/4."),
     ("Dr Smith Notes Improvement.", "Dr [PERSON_1] Notes Improvement."),
     ("Dr. Smith Agrees With Plan.", "Dr. [PERSON_1] Agrees With Plan."),
+    ("Mr. Jones Tolerated Cycle 3 Well. Mrs. Jones Denies Pain.", "Mr. [PERSON_1] Tolerated Cycle 3 Well. "
+     "Mrs. [PERSON_1] Denies Pain."),
+    ("Dr. Patel Consulted For Neutropenic Fever; Dr. Lee Notified, Dr. Kim Aware.",
+     "Dr. [PERSON_1] Consulted For Neutropenic Fever; Dr. [PERSON_2] Notified, Dr. [PERSON_3] Aware."),
+    ("Nurse Kim Administered Cycle 2.", "Nurse [PERSON_1] Administered Cycle 2."),
+    ("Dr. Kowalski Plan: Continue FOLFOX.", "Dr. [PERSON_1] Plan: Continue FOLFOX."),
+    # after "Dr." a clinical noun does not make the name an eponym: the name used to survive whole
+    ("Per Dr. Kowalski Tumor Board Recommends Surgery.", "Per Dr. [PERSON_1] Tumor Board Recommends Surgery."),
     # a census surname that is also a verb is still a name when capitalised
     ("Dr. Ahmed Said reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
     ("Dr. Saw reviewed the scan.", "Dr. [PERSON_1] reviewed the scan."),
