@@ -42,9 +42,12 @@ Rules = Callable[[str], tuple[str, str, bool]]
 
 
 class ReviewScreen(ModalScreen[ReviewResult | None]):
-    # The case is context for the draft: a few lines, scrolled when longer (the draft keeps the most room).
+    # The case is context for the draft: a few lines, scrolled when longer (the draft keeps the most room; at 24
+    # lines the case gets two).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Textual declares it so)
     DEFAULT_CSS = """
     #review-case { height: auto; max-height: 4; background: $boost; padding: 0 1; scrollbar-size-vertical: 1; }
+    ReviewScreen.-short #review-case { max-height: 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close without deciding", id="review_close"),

@@ -194,3 +194,14 @@ async def test_a_passage_about_another_cancer_is_shown_as_not_used(tmp_path: Pat
         await pilot.press("enter")
         await wait_for(pilot, lambda: "another cancer" in shown(app.evidence.query_one("#passage-text")))
         assert "not used for this case" in shown(app.evidence.query_one("#passage-text"))
+
+
+async def test_review_screen_at_80x24_keeps_room_for_the_draft(tmp_path: Path) -> None:
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await submit(pilot, PHI_TIER2 + " A long history follows here, long enough to need several lines." * 3)
+        screen = await open_review(pilot, "a")
+        await pilot.pause()
+        assert screen.query_one("#review-case").region.height == 2  # scrolls; the draft keeps the room
+        assert screen.query_one("#review-preview").region.height >= 5

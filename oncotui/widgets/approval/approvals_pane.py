@@ -117,7 +117,11 @@ class ApprovalsPane(Vertical):
 
     def on_resize(self) -> None:
         # the table has its new width only after this layout: refill once it is laid out (zoom, terminal resize)
-        self.call_after_refresh(self._fill)
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if self.is_attached and self.query_one_optional("#approval-table", DataTable) is not None:  # not shut down
+            self._fill()
 
     def selected_id(self) -> str | None:
         table = self.table
