@@ -522,6 +522,7 @@ class OncoApp(App[None]):
         assert self.engine is not None
         cp = self.engine.store.latest(thread_id, consult_id)
         if cp is not None and cp.state.case_text:  # empty when redaction failed: then nothing was stored
+            self.chat.prompt.replace_in_history(view.question, cp.state.case_text)  # up-arrow recalls it too
             view.set_question(cp.state.case_text)
 
     def _model_ready(self, consult_id: str) -> None:

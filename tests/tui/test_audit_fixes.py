@@ -92,8 +92,12 @@ async def test_live_chat_shows_the_redacted_case_not_what_was_typed(tmp_path: Pa
         [view] = app.query(ConsultView)
         question = shown(view.query_one(".question"))
         assert stored in question  # without reopening the patient
+        app.chat.prompt.focus()
+        await pilot.press("up")  # the prompt's history recalls the case as stored, too
+        assert app.chat.prompt.value == stored
         for identifier in ("Thornbury", "88412907", "Whitcombe", "03/14/1961"):
             assert identifier not in question and identifier not in view.question
+            assert not any(identifier in entry for entry in app.chat.prompt.history)
 
 
 async def test_timeline_says_what_a_status_means(tmp_path: Path) -> None:

@@ -26,6 +26,10 @@ class PromptInput(Input):
         self._index = len(self.history)
         self._draft = ""
 
+    def replace_in_history(self, typed: str, stored: str) -> None:
+        """Recall ``stored`` (the redacted case) where ``typed`` was remembered."""
+        self.history = [stored if entry == typed else entry for entry in self.history]
+
     def action_history(self, step: int) -> None:
         if not self.history:
             return
