@@ -1959,6 +1959,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return True
         return False
 
+    def first_name(k: int) -> bool:
+        """A listed first name, or a double one made of listed first names ("Mary-Ann", "jean-pierre")."""
+        return folds[k] in _FIRST_NAMES or ("-" in folds[k] and all(p in _FIRST_NAMES for p in folds[k].split("-")))
+
     def note_verb(k: int, first: bool) -> bool:
         """Token k is a verb or function word of the note, not part of a name ("dr. smith saw", "my father
         retired", "Dr. Smith Recommended").  Capitalised, only right after a name, and census names stay names
@@ -1983,7 +1987,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return False
         if toks[i][0] > 0 and text[toks[i][0] - 1].isalnum():  # glued to digits: "p.Cys525Alafs", "HbA1c"
             return False
-        if "-" in w and _clinical_compound(w):
+        if "-" in w and _clinical_compound(w) and not first_name(i):  # "T-cell", not "Mary-Ann"
             return False
         if note_verb(i, first=not joinable(i)):
             return False
@@ -2086,9 +2090,14 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if not lower_name(k, upper):
                 continue
             j = k
-            if k == i + 1 and j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == " " and lower_name(j + 1, upper) and \
-                    folds[j] in _FIRST_NAMES and not note_verb(j + 1, first=False):
-                j += 1  # "dr. anna kowalski"
+            if k == i + 1 and first_name(k):  # "dr. anna kowalski", "DR. JOHN A. SMITH", "dr. mary-ann o'neil"
+                m = k + 1
+                if m + 1 < n and len(words[m]) == 1 and flat(m) and text[toks[k][1]:toks[m][0]] == " " and \
+                        text[toks[m][1]:toks[m + 1][0]] in (". ", " "):
+                    m += 1  # a middle initial
+                if m < n and text[toks[m - 1][1]:toks[m][0]] in (" ", ". ") and lower_name(m, upper) and \
+                        not note_verb(m, first=False):
+                    j = m
             found.append((i + 1, j))
 
     # 1c. initials after a cue: "seen by MT", "pt MT reports", "Dr. MT"; not an abbreviation the text defines

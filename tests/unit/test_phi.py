@@ -916,3 +916,16 @@ def test_windows_line_ends_redact_like_unix_ones():
     windows = redact(note.replace("\n", "\r\n"))
     assert windows.text == unix.text.replace("\n", "\r\n")
     assert windows.counts == unix.counts == {"PERSON": 2, "DATE": 2, "ADDRESS": 2}
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a double first name is no clinical compound ("T-cell"): the whole name used to survive
+    ("Seen by Dr. Mary-Ann O'Neil today.", "Seen by Dr. [PERSON_1] today."),
+    ("seen by dr. mary-ann o'neil today.", "seen by dr. [PERSON_1] today."),
+    # a middle initial after a lower-case or ALL-CAPS first name: the surname used to survive
+    ("Seen by dr. john a. smith today.", "Seen by dr. [PERSON_1] today."),
+    ("SEEN BY DR. JOHN A. SMITH TODAY", "SEEN BY DR. [PERSON_1] TODAY"),
+    ("T-cell lymphoma, Non-Hodgkin, Ph-positive ALL.", "T-cell lymphoma, Non-Hodgkin, Ph-positive ALL."),
+])
+def test_double_first_names_and_middle_initials_after_a_title(text, expected):
+    assert redact(text).text == expected
