@@ -33,6 +33,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+import kb.airgap  # noqa: F401  (first: offline switches before onnxruntime, PyMuPDF or Hugging Face load)
 from kb.errors import KBError
 
 _EXPORTS = {
