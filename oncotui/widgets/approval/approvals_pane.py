@@ -37,7 +37,8 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
         if match := _DEFERRED.match(reason):
             deferred.append(match.group(1))
             continue
-        tag = ("Tier 2 (override)" if lowered.startswith("tier 2 chosen") else
+        overridden = "override" in lowered or "forced" in lowered  # the clinician chose the tier, either way
+        tag = ("Tier 2 (override)" if lowered.startswith("tier 2") and overridden else
                "Tier 2" if lowered.startswith("tier 2") else
                "instructions in note" if "instruction-like" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
