@@ -2060,13 +2060,16 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     #     ALL-CAPS one ("DR SMITH TO FOLLOW UP", "Seen by DR. KOWALSKI"), whose case says nothing either.  The
     #     name is a word that is neither prose nor English ("kowalski"), a listed surname ("smith") or an
     #     unambiguous first name; "dr. said" and "DR. REVIEWED" stay
-    def lower_name(k: int, upper: bool) -> bool:
+    def lower_name(k: int, upper: bool, after_first: bool = False) -> bool:
+        """Token k, lower case (or ALL-CAPS with ``upper``), reads as a name; right after a first name a census
+        surname that is also a rare word counts too ("jane doe")."""
         f = folds[k]
         return free[k] and (words[k].isupper() if upper else words[k].islower()) and len(f) > 1 and \
             f not in _HARD_STOP and f not in _TITLES and f not in _EPONYMS and f not in _UNITS and \
             not _is_drugish(f) and not (upper and words[k] in _NOT_INITIALS) and (
                 (lowers[k] not in _VOCAB and not _english(lowers[k])) or f in _SURNAMES or
-                (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES))
+                (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES) or
+                (after_first and f in _CENSUS_SURNAMES and lowers[k] not in _VOCAB and not note_verb(k, False)))
     #     The title may be capitalised ("Dr. kowalski", "Dr. SMITH"); "nurse" counts too, as the title of such a
     #     name ("nurse j. smith", "NURSE KOWALSKI"; "nurse navigator" is English).  An initial ("j.") and name
     #     particles ("dr. van der berg") may stand between title and surname.
@@ -2095,7 +2098,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 if m + 1 < n and len(words[m]) == 1 and flat(m) and text[toks[k][1]:toks[m][0]] == " " and \
                         text[toks[m][1]:toks[m + 1][0]] in (". ", " "):
                     m += 1  # a middle initial
-                if m < n and text[toks[m - 1][1]:toks[m][0]] in (" ", ". ") and lower_name(m, upper) and \
+                if m < n and text[toks[m - 1][1]:toks[m][0]] in (" ", ". ") and lower_name(m, upper, True) and \
                         not note_verb(m, first=False):
                     j = m
             found.append((i + 1, j))
@@ -2149,6 +2152,15 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         label = re.sub(r"\s+", " ", m.group(1).lower())
         strong = label in _NAME_LABELS
         j = extend(k, strong, True, allcaps=strong)
+        if j is None and not strong and not lower_mode and words[k].isupper():
+            # an ALL-CAPS name after another label ("PATIENT: HARRIET QUELLWOOD"; not "PATIENT: STABLE"): words
+            # that are names or no English, as after an ALL-CAPS title
+            j = k
+            while j + 1 < n and j + 1 - k < 4 and joinable(j + 1) and \
+                    lower_name(j + 1, True, after_first=first_name(j)):
+                j += 1
+            if not lower_name(k, True):
+                continue
         if j is None:
             continue
         if not strong:

@@ -929,3 +929,15 @@ def test_windows_line_ends_redact_like_unix_ones():
 ])
 def test_double_first_names_and_middle_initials_after_a_title(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # an ALL-CAPS name after a label that does not say "name" (it used to survive), and a census surname that
+    # is also a rare word after a first name ("DOE")
+    ("PATIENT: HARRIET QUELLWOOD DOB: 04/17/1951", "PATIENT: [PERSON_1] DOB: [DATE_1]"),
+    ("CONTACT: JANE DOE (DAUGHTER)", "CONTACT: [PERSON_1] (DAUGHTER)"),
+    ("seen by dr. jane doe today", "seen by dr. [PERSON_1] today"),
+    ("PATIENT: STABLE, AFEBRILE. PATIENT: CT SCAN TODAY.", "PATIENT: STABLE, AFEBRILE. PATIENT: CT SCAN TODAY."),
+])
+def test_all_capitals_name_after_a_label(text, expected):
+    assert redact(text).text == expected
