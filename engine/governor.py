@@ -37,9 +37,11 @@ What each state means downstream:
              (the claim text itself is not repeated in the report; the evidence pane shows it to the reviewer).
 Every claim blocked -> the safe refusal (graph transition after the governor).
 
-Free text around the claims is checked too: the assessment is withheld when the Critic's last verdict found
-absolute language in it, and a caveat or missing-information line is dropped when it names a dose or drug that no
-relevant passage contains or uses absolute language (``released_notes``).
+Free text around the claims is checked too, by the same rules against every relevant passage (it cites none):
+the assessment is withheld when the Critic's last verdict found instruction-like text, absolute language, a dose or
+drug that no relevant passage contains, or an invented term in it (``engine.safety.assessment_issues``), and a caveat
+or missing-information line is dropped for the same reasons (``released_notes``). The report lists what was
+withheld and its footer says so.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
 
 
 def released_notes(notes: tuple[str, ...], passages: list[Passage]) -> tuple[str, ...]:
-    """Caveats / missing information that pass the absolute, dose and drug rules against all relevant passages."""
+    """Caveats / missing information that pass the instruction, absolute, dose, drug and term rules against all
+    relevant passages."""
     by_id = {p.id: p for p in passages}
     return tuple(n for n in notes if not claim_rule_issues("note", n, tuple(by_id), by_id))
 

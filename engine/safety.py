@@ -20,7 +20,9 @@ Rules (each has a test):
                  poisoned guideline chunk cannot lend support to an answer that echoes it (``strip_instructions``).
 
 Rules 2-5, 7 and 8 are also evaluated per atomic claim (``claim_rule_issues``) by the claim-evidence ledger, so a
-failing sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py).
+failing sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py). The free-text
+assessment cites nothing, so rules 3-5, 7 and 8 check it against every relevant passage (``assessment_issues``): a
+failure rejects the draft, and once the retries are spent the governor withholds the assessment.
 
 Evidence-locked mode (``engine.evidence_locked``; on for the tiny embedded tiers) replaces the free-text schema with
 ``locked_schema``: the model's whole answer is ``{"sentences": ["E1.s2", "E3.s1", ...]}``, an ordered selection of
@@ -294,6 +296,19 @@ def _quote(sentence: str, limit: int = 70) -> str:
     return sentence if len(sentence) <= limit else sentence[:limit].rsplit(" ", 1)[0] + "\u2026"
 
 
+def assessment_issues(assessment: str, passages: Sequence[Passage]) -> list[str]:
+    """The free-text assessment under the rules a caveat gets (``claim_rule_issues``: instruction, absolute, dose,
+    drug, invented term) against every relevant passage, as it cites none. Each issue names "the assessment", which
+    is how the governor node knows to withhold it once the retries are spent."""
+    if not assessment:
+        return []
+    by_id = {p.id: p for p in passages}
+    if not by_id:  # nothing retrieved can back a dose or a drug: only the rules that need no evidence can pass
+        return ["citation: the assessment cannot be checked against any passage"]
+    return [i for i in claim_rule_issues("the assessment", assessment, tuple(by_id), by_id)
+            if not i.startswith("citation")]
+
+
 def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: bool = False) -> CriticResult:
     """Run every rule. Any exception inside a rule is a rejection, never a pass."""
     try:
@@ -301,9 +316,7 @@ def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: boo
         if draft is None:
             return CriticResult(False, (why,), None)
         by_id = {p.id: p for p in passages}
-        issues: list[str] = []
-        if m := _ABSOLUTE_RE.search(draft.assessment):
-            issues.append(f"absolute: the assessment uses absolute language ('{m.group(0)}')")
+        issues: list[str] = [] if locked else assessment_issues(draft.assessment, passages)
         for i, rec in enumerate(draft.recommendations, 1):
             issues.extend(check_recommendation(i, rec, by_id))
         return CriticResult(not issues, tuple(issues), draft)
