@@ -77,11 +77,30 @@ def render(state: ConsultState, model_label: str) -> str:
                   + (f"; the claim ledger ({claims.removeprefix('claims: ')}) refers to the model's draft, not to "
                      "this text" if claims else ""))
     elif claims:
-        claims = " · " + claims
-    out.append(f"_Tier {state.routing.tier} · model {model_label}{' (draft)' if edited else ''} · rag_confidence "
+        claims = " · " + claims + withheld_note(state)
+    out.append(f"_{tier_label(state)} · model {model_label}{' (draft)' if edited else ''} · rag_confidence "
                f"{state.retrieval.rag_confidence:.2f}{claims} · decision support only; the treating clinician "
                "decides._")
     return "\n".join(out)
+
+
+def tier_label(state: ConsultState) -> str:
+    """"Tier 1", naming a clinician's override and what the router scored, so a forced tier is never silent."""
+    r = state.routing
+    assert r is not None
+    if r.override is None:
+        return f"Tier {r.tier}"
+    return f"Tier {r.tier} (forced by the clinician; the router scored Tier {r.auto_tier}, complexity {r.score:.2f})"
+
+
+def withheld_note(state: ConsultState) -> str:
+    """The footer's word on free text the governor withheld (the claim counts cover only the recommendations)."""
+    withheld = state.ledger.withheld_text if state.ledger else ()
+    if not withheld:
+        return ""
+    parts = ["the assessment" if w.startswith("assessment") else "caveat/missing-information lines"
+             for w in withheld]
+    return f" · withheld: {', '.join(dict.fromkeys(parts))} (see Withheld)"
 
 
 def _cites(claim: Claim) -> str:

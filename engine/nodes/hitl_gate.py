@@ -1,5 +1,8 @@
 """HITL gate: decides whether a reviewer must sign off. Side-effect free, so re-running it is harmless;
-the engine persists the approval item and halts, and ``resume(thread_id, decision)`` continues."""
+the engine persists the approval item and halts, and ``resume(thread_id, decision)`` continues.
+
+A case the router scores Tier 2 always waits for a reviewer, whichever tier ran it: a clinician may force Tier 1
+(a smaller model), never the sign-off away."""
 
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
                            f"{r.score:.2f} would route to Tier {r.auto_tier})")
         else:
             reasons.append(f"Tier 2 case (complexity score {r.score:.2f})")
+    elif r and r.auto_tier == 2:  # forcing a lower tier runs a smaller model; it must not also skip the reviewer
+        reasons.append(f"Tier 2 case (complexity score {r.score:.2f}): router scored Tier 2; Tier {r.tier} forced "
+                       "by the clinician")
     if instruction_like(state.case_text):
         # the text was passed to the model as data, but someone tried to steer the system: a person should look
         reasons.append("The case text contains instruction-like text (a possible prompt injection; it was treated "
