@@ -256,6 +256,11 @@ class KnowledgeBase:
         self._client = self._connect()
         try:
             if rebuild:
+                # a model that cannot embed would leave an empty knowledge base behind: prove it works first
+                problem = self._embedder_problem()
+                if problem:
+                    raise KBError(f"{problem}; nothing was dropped: the knowledge base at {self.location} is "
+                                  "unchanged")
                 self._drop()
             self._collection = self._open_collection()
         except BaseException:
@@ -330,13 +335,28 @@ class KnowledgeBase:
             self._client.delete_collection(self.collection_name)
             return self._open_collection()
         if built != self.embedder_spec:
-            message = (f"the knowledge base collection {self.collection_name!r} at {self.location} was built with "
-                       f"{built or 'an unknown embedding model'}, configured {self.embedder_spec} "
-                       f"(`embedding.model`): {REBUILD_HINT}")
+            where = (f"the knowledge base collection {self.collection_name!r} at {self.location} was built with "
+                     f"{built or 'an unknown embedding model'}")
+            problem = self._embedder_problem()
+            if problem:  # a broken setting, not a model change: a rebuild would fail too (and used to wipe the kb)
+                message = (f"{problem}. Fix `embedding.model`" + (f" (set it back to {built})" if built else "")
+                           + f"; {where}, which is kept as it is")
+            else:
+                message = f"{where}, configured {self.embedder_spec} (`embedding.model`): {REBUILD_HINT}"
             if self.check_model:
                 raise KBError(message)
             self.model_mismatch = message
         return col
+
+    def _embedder_problem(self) -> str | None:
+        """Why the configured embedding model cannot embed (KBError text), or None when it embeds a probe."""
+        try:
+            self.embedder.embed(["probe"])
+        except KBError as e:
+            return str(e)
+        except Exception as e:  # any failure to embed means the same: this model cannot index or query
+            return f"`embedding.model` = {self.embedder_spec!r}: cannot embed ({type(e).__name__}: {e})"
+        return None
 
     def reset(self) -> None:
         """Delete every chunk (drop and recreate the collection)."""

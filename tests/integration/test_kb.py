@@ -396,7 +396,12 @@ def test_chroma_server(models, make_kb, docs, chroma_server):
         assert again.count() == kb.count() and len(again.sources()) == 3
     with pytest.raises(KBError, match="--rebuild"):
         KnowledgeBase(chroma_dir=None, chroma_url=chroma_server, collection="oncotui-server-test",
+                      embedder_spec=str(resolve_embedder(EMBEDDER)), reranker_spec=RERANKER)
+    # a model that does not exist is a broken setting, not a model change: no rebuild is suggested
+    with pytest.raises(KBError, match=r"no such model folder.*Fix `embedding\.model`") as err:
+        KnowledgeBase(chroma_dir=None, chroma_url=chroma_server, collection="oncotui-server-test",
                       embedder_spec="/some/other/model", reranker_spec=RERANKER)
+    assert "--rebuild" not in str(err.value)
 
 
 def test_unreachable_server_is_explained():

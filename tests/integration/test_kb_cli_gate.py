@@ -89,6 +89,24 @@ def test_stats_work_on_a_collection_built_with_another_model_and_queries_are_ref
     assert rc == 2 and f"built with {MINILM}" in err
 
 
+def test_a_broken_embedding_model_is_named_and_a_rebuild_with_it_drops_nothing(cli, tmp_path, monkeypatch):
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+    not_a_model = tmp_path / "not_a_model"  # a folder, but no model in it (no config.json)
+    not_a_model.mkdir()
+    (not_a_model / "README.md").write_text("weights go here\n")
+    monkeypatch.setenv("ONCOTUI_EMBEDDING__MODEL", str(not_a_model))
+    # the refusal names the broken setting; a rebuild would not help, so it is not suggested
+    rc, out, err = cli("kb", "query", "anal cancer prognosis")
+    assert rc == 2 and "`embedding.model`" in err and "could not load" in err and "--rebuild" not in err
+    assert f"set it back to {MINILM}" in err
+    rc, out, err = cli("kb", "ingest", "--rebuild", str(tmp_path / "anal.md"))
+    assert rc == 2 and "could not load" in err and "nothing was dropped" in err
+    monkeypatch.setenv("ONCOTUI_EMBEDDING__MODEL", MINILM)
+    stats = json.loads(cli("kb", "stats", "--json")[1])
+    assert stats["documents"] == 1 and stats["chunks"] == 2 and stats["model_mismatch"] is None
+
+
 def test_an_empty_collection_built_with_a_mistyped_model_is_taken_over(tmp_path):
     # a first ingest that failed on a wrong embedding.model leaves an empty collection tagged with that model
     with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines", embedder_spec="/no/such/model",
