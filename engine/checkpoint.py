@@ -8,9 +8,13 @@ decision, an export) append to the hash-chained audit log in the same transactio
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,7 +113,9 @@ class CheckpointStore:
         return f"PT-{(max(numbers) + 1 if numbers else 1):04d}"
 
     def patients(self) -> list[dict[str, Any]]:
-        sql = """select p.id, p.created_at, count(c.id) as consults, max(c.updated_at) as last_activity
+        # unfinished: consults that stopped mid-way (a crash, a kill, a cancel) or are running now
+        sql = """select p.id, p.created_at, count(c.id) as consults, max(c.updated_at) as last_activity,
+                        coalesce(sum(c.status = 'running'), 0) as unfinished
                  from patients p left join consults c on c.thread_id = p.id group by p.id order by p.id"""
         return [dict(r) for r in self.db.query(sql)]
 
@@ -148,10 +154,16 @@ class CheckpointStore:
                                                  "summary": state_summary(state)})
         return seq
 
-    def latest(self, thread_id: str, consult_id: str | None = None) -> Checkpoint | None:
+    def latest(self, thread_id: str, consult_id: str | None = None, *, unfinished: bool = False
+               ) -> Checkpoint | None:
+        """The last checkpoint of ``consult_id``, else of the thread's latest consult; ``unfinished``: of its
+        latest consult that stopped mid-way (a crash, a kill, a cancel) with a checkpoint to continue from, so a
+        question asked after a crash does not hide the interrupted consult."""
         if consult_id is None:
-            row = self.db.execute("select id from consults where thread_id = ? order by started_at desc, rowid desc "
-                                  "limit 1", [thread_id]).fetchone()
+            where = ("and status = 'running' and exists (select 1 from checkpoints k where k.consult_id = c.id)"
+                     if unfinished else "")
+            row = self.db.execute(f"select id from consults c where thread_id = ? {where} "
+                                  "order by started_at desc, rowid desc limit 1", [thread_id]).fetchone()
             if row is None:
                 return None
             consult_id = row[0]
@@ -162,6 +174,24 @@ class CheckpointStore:
             return None
         return Checkpoint(seq=row[0], node=row[1], next_node=row[2],
                           state=ConsultState.from_dict(json.loads(row[3])))
+
+    @contextmanager
+    def running(self, consult_id: str) -> Iterator[None]:
+        """Hold the consult while one process drives it: a second ``resume`` (another terminal, the app and the
+        CLI) of the same consult is refused instead of running every node twice and queueing a second draft. An
+        OS file lock, so a killed process releases it and the consult can be resumed at once."""
+        locks = self.path.parent / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        fd = os.open(locks / f"{consult_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreError(f"Consult {consult_id} is being run by another oncotui process right now; wait for "
+                                 "it to finish (its answer or review item will appear).") from None
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def clinician(self, consult_id: str) -> str:
         """Who asked for the consult ("" for consults stored before identities were recorded)."""

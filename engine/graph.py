@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from engine.checkpoint import CheckpointStore, now_iso
+from engine.checkpoint import Checkpoint, CheckpointStore, now_iso
 from engine.config import EngineConfig, Settings
 from engine.context import NodeContext
 from engine.events import NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted
@@ -147,15 +147,30 @@ class Engine:
         state = ConsultState(thread_id=thread_id, consult_id=consult_id, raw_input=text,
                              history=self.store.history(thread_id, self.settings.engine.history_turns),
                              tier_override=tier_override)
-        async for event in self._drive(state, START):
-            yield event
+        with self.store.running(consult_id):
+            async for event in self._drive(state, START):
+                yield event
 
     async def resume(self, thread_id: str, decision: HitlDecision | None = None,
                      consult_id: str | None = None) -> AsyncIterator[Event]:
-        cp = self.store.latest(thread_id, consult_id)
+        """Continue a consult from its last checkpoint: ``consult_id``'s, else (with a decision) the latest
+        consult's, else the latest interrupted one (a question asked after a crash does not hide it)."""
+        interrupted = decision is None and consult_id is None
+        cp = self.store.latest(thread_id, consult_id, unfinished=interrupted)
+        if cp is None and interrupted:
+            cp = self.store.latest(thread_id)  # nothing interrupted: say what the latest consult is waiting for
         if cp is None:
             raise EngineError(f"{thread_id} has no consult to resume (a consult that stopped before its first "
                               "step finished stored nothing: the raw note is never stored; submit it again).")
+        with self.store.running(cp.state.consult_id):
+            # read again under the lock: another process may have moved the consult on meanwhile
+            cp = self.store.latest(thread_id, cp.state.consult_id)
+            assert cp is not None
+            async for event in self._continue(cp, decision):
+                yield event
+
+    async def _continue(self, cp: Checkpoint, decision: HitlDecision | None) -> AsyncIterator[Event]:
+        thread_id = cp.state.thread_id
         if cp.next_node == END:
             raise EngineError(f"The latest consult of {thread_id} has already finished.")
         state, node = cp.state, cp.next_node

@@ -97,8 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     ash.add_argument("--json", action="store_true", help="one JSON object per entry")
 
     res = sub.add_parser("resume", help="continue the latest interrupted consult of a patient")
-    res.add_argument("--patient", required=True, metavar="PT-XXXX", help="the patient whose latest consult to "
-                     "continue (from the last checkpointed step)")
+    res.add_argument("--patient", required=True, metavar="PT-XXXX", help="the patient whose latest interrupted "
+                     "consult to continue (from the last checkpointed step), even if newer questions followed")
+    res.add_argument("--consult", metavar="ID", help="continue this consult instead (ids: `oncotui audit show "
+                     "--thread PT-XXXX`)")
     res.add_argument("--json", action="store_true", help="print one JSON event per line")
 
     kb = sub.add_parser("kb", help="knowledge base: ingest guidelines, stats, remove documents, calibrate the gate, "
@@ -430,7 +432,9 @@ def cmd_patients(args: argparse.Namespace) -> int:
         print("No patients yet. Create one with `oncotui patients new` or ask with --patient PT-0001.")
     else:
         for row in rows:
-            print(f"{row['id']}  consults {row['consults']:>3}  last {row['last_activity'] or '-'}")
+            unfinished = (f"  unfinished {row['unfinished']} (`oncotui resume --patient {row['id']}`)"
+                          if row["unfinished"] else "")
+            print(f"{row['id']}  consults {row['consults']:>3}  last {row['last_activity'] or '-'}{unfinished}")
     return 0
 
 
@@ -639,7 +643,8 @@ def _audit_line(entry: Any) -> str:
 def cmd_resume(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = _engine(settings)
-    return _exit_code(asyncio.run(_consume(engine.resume(args.patient), args.json, settings)))
+    return _exit_code(asyncio.run(_consume(engine.resume(args.patient, consult_id=args.consult), args.json,
+                                           settings)))
 
 
 def cmd_kb(args: argparse.Namespace) -> int:

@@ -49,6 +49,11 @@ def test_kill_mid_consult_then_resume(tmp_path):
     assert _checkpoints(tmp_path / "oncotui.db")[-1] == ("corrective_rag", "specialist")
 
     engine, model, kb = make_engine(tmp_path)
+    assert engine.store.patients()[0]["unfinished"] == 1  # `oncotui patients` points at `oncotui resume`
+    # a new question after the crash does not hide the interrupted consult (the killed process's lock is gone)
+    assert [e for e in collect(lambda: engine.stream("PT-0001", CASE + " Any trials?")) if e.kind == "Final"]
+    kb.queries.clear()
+    model.prompts.clear()
     events = collect(lambda: engine.resume("PT-0001"))
     started = [e.node for e in events if e.kind == "NodeStarted"]
     assert started[0] == "specialist"  # continues at the next node; ingestion/retrieval are not redone
