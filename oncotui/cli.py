@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = sub.add_parser("ask", help="run a consult headless and print progress and the answer")
-    ask.add_argument("text", help="case description and question ('-' reads stdin)")
+    ask.add_argument("text", help="case description and question; '-' reads stdin (use it for a real note: text "
+                     "on the command line shows in `ps` and the shell history)")
     ask.add_argument("--patient", required=True, metavar="PT-XXXX", help="patient thread id (created if new)")
     ask.add_argument("--tier", choices=["auto", "1", "2"], default="auto", help="override the router's tier")
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
