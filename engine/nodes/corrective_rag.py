@@ -4,9 +4,10 @@
 - Grading: "cross_encoder" (default) marks a passage relevant when its rerank logit >= rag.relevance_min_score;
   "llm" asks the tier model for {"relevant": true|false}; an answer that does not parse is NOT relevant.
 - Fewer than rag.min_relevant relevant passages -> one query rewrite (rule-based or LLM) and a second retrieval.
-- rag_confidence = mean sigmoid(rerank logit) of the relevant passages (0 when none): what the HITL floor compares.
+- rag_confidence = mean sigmoid(rerank logit) of the relevant passages about the case's cancer (0 when none): what
+  the HITL floor compares. A passage about another cancer (``Passage.other_cancer``) is never counted, and when
+  only such passages are relevant the query is rewritten once, as when none is.
 - Optional HyDE: the tier model writes a short hypothetical guideline passage used as a recall anchor.
-- Each kept passage records whether it is about another cancer than the case's (``Passage.other_cancer``).
 """
 
 from __future__ import annotations
@@ -54,8 +55,15 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
 
 
+def usable(p: Passage) -> bool:
+    """Relevant and about the case's cancer: what counts for the rewrite decision and for rag_confidence."""
+    return bool(p.relevant) and not p.other_cancer
+
+
 def confidence(passages: tuple[Passage, ...]) -> float:
-    scores = [sigmoid(p.rerank_score) for p in passages if p.relevant and p.rerank_score is not None]
+    """Mean sigmoid(rerank logit) of the usable passages: another cancer's passage, however relevant to the
+    words of the question, must not lift the confidence the HITL floor compares."""
+    scores = [sigmoid(p.rerank_score) for p in passages if usable(p) and p.rerank_score is not None]
     return round(sum(scores) / len(scores), 4) if scores else 0.0
 
 
@@ -106,10 +114,16 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         anchor = await _llm_json(ctx, state, "Write a short clinical guideline paragraph that would answer: "
                                  + query, None, 160) or None
     result = await asyncio.to_thread(kb.retrieve, query, params, anchor)
-    passages = await grade(ctx, state, query, to_passages(result)) if result.gate_passed else ()
+
+    async def graded(q: str, found: Any) -> tuple[Passage, ...]:
+        # other_cancer is recorded for the clinician: the case-fit rule that keeps these passages from the model
+        return tuple(replace(p, other_cancer=other_cancer(p, state.facts))
+                     for p in await grade(ctx, state, q, to_passages(found)))
+
+    passages = await graded(query, result) if result.gate_passed else ()
     rewritten = None
     attempts = 1
-    if result.gate_passed and sum(bool(p.relevant) for p in passages) < ctx.settings.rag.min_relevant:
+    if result.gate_passed and sum(map(usable, passages)) < ctx.settings.rag.min_relevant:
         if ctx.settings.rag.rewrite == "llm":
             rewritten = (await _llm_json(ctx, state, "Rewrite this as a short search query for oncology "
                                          "guidelines. Reply with the query only.\n\n" + query, None, 48)).strip()
@@ -117,11 +131,9 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         second = await asyncio.to_thread(kb.retrieve, rewritten, params, anchor)
         attempts = 2
         if second.gate_passed:
-            regraded = await grade(ctx, state, rewritten, to_passages(second))
-            if sum(bool(p.relevant) for p in regraded) > sum(bool(p.relevant) for p in passages):
+            regraded = await graded(rewritten, second)
+            if sum(map(usable, regraded)) > sum(map(usable, passages)):
                 result, passages = second, regraded
-    # recorded for the clinician: the case-fit rule that keeps these passages from the model and the released answer
-    passages = tuple(replace(p, other_cancer=other_cancer(p, state.facts)) for p in passages)
     closest = result.closest
     retrieval = Retrieval(
         query=query, passages=passages, gate_passed=result.gate_passed,
