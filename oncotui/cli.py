@@ -544,8 +544,9 @@ def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
         print("  (none)")
     others = [p for p in data["passages"] if not p["cited"]]
     if others:
-        print("Also retrieved, not cited: " + "; ".join(f"[{p['id']}] {p['title']} — {p['section']}"
-                                                       for p in others))
+        print("Also retrieved, not cited: " + "; ".join(
+            f"[{p['id']}] {p['title']} — {p['section']}" + (" (another cancer: not used)" if p["other_cancer"] else "")
+            for p in others))
     print("\nDraft as the reviewer signs it (this text is hashed into the decision record):" if item.status == "pending"
           else "\nDraft the reviewer read (its hash is in the decision record):")
     print("-" * 72)
@@ -591,7 +592,8 @@ def _hitl_item_data(item: Any, state: Any, settings: Any) -> dict[str, Any]:
              "sentence_ids": list(c.sentence_ids), "reasons": list(c.reasons)} for c in ledger.claims],
         "passages": [{"id": p.id, "cited": p.id in cited, "title": p.title, "section": _plain(p.section),
                       "page": p.page, "source": p.source, "distance": p.distance, "rerank_score": p.rerank_score,
-                      "relevant": p.relevant, "text": p.text} for p in (retrieval.passages if retrieval else ())],
+                      "relevant": p.relevant, "other_cancer": p.other_cancer, "text": p.text}
+                     for p in (retrieval.passages if retrieval else ())],
         "commands": {
             "approve": f"oncotui hitl approve {item.id} --reviewer ID [--note \"...\"]",
             "approve_with_edits": f"oncotui hitl show {item.id} --draft > edited.md; (edit it) oncotui hitl "

@@ -191,3 +191,12 @@ def test_ask_on_an_empty_knowledge_base_refuses_and_exits_4(data_dir, capsys, mo
     assert rc == cli.EXIT_EMPTY_KB == 4
     assert "knowledge base is empty" in out and "oncotui kb ingest" in out
     assert "4 ask/resume: the knowledge base is empty" in " ".join(cli.EPILOG.split())
+
+
+def test_hitl_show_marks_a_passage_about_another_cancer(data_dir, capsys):
+    item = queue(data_dir, "Stage IV pancreatic adenocarcinoma, KRAS and BRCA2; her sister had breast cancer. Options?")
+    rc, out, _ = run(capsys, "hitl", "show", item)
+    assert rc == 0 and "Breast Cancer (Demo) — Treatment (another cancer: not used)" in out
+    data = json.loads(run(capsys, "hitl", "show", item, "--json")[1])
+    assert {p["title"]: p["other_cancer"] for p in data["passages"]} == {
+        "Pancreatic Cancer (Demo)": False, "Breast Cancer (Demo)": True}
