@@ -22,6 +22,7 @@ lookup and no embedding work. The chunk with ``chunk_index == 0`` of each docume
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -206,6 +207,23 @@ def _broken_link(path: Path) -> str:
     except OSError:
         target = "?"
     return f"unreadable: broken symbolic link (points to {target}, which does not exist)"
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The non-hidden entries below ``root`` named like a supported document, sorted (symbolic links to folders are
+    not followed), and (folder, reason) for each folder that could not be listed: Path.rglob skips those silently."""
+    found: list[Path] = []
+    unreadable: list[tuple[str, str]] = []
+
+    def failed(e: OSError) -> None:
+        folder = Path(e.filename) if e.filename else root
+        unreadable.append((str(folder.absolute()), f"unreadable folder: {e.strerror or e}; nothing in it was indexed"))
+
+    for folder, dirs, names in os.walk(root, onerror=failed):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [Path(folder) / n for n in names
+                  if not n.startswith(".") and Path(n).suffix.lower() in SUPPORTED_SUFFIXES]
+    return sorted(found), unreadable
 
 
 def _parse_chroma_url(url: str) -> tuple[str, int, bool]:
@@ -549,33 +567,45 @@ class KnowledgeBase:
     def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[str, str]]]:
         files: dict[Path, None] = {}
         errors: list[tuple[str, str]] = []
-        supported = ", ".join(SUPPORTED_SUFFIXES)
         for raw in paths:
             p = Path(raw).expanduser()
-            if p.is_dir():
-                found = sorted(
-                    f for f in p.rglob("*")
-                    if (f.is_file() or (f.is_symlink() and not f.exists()))
-                    and f.suffix.lower() in SUPPORTED_SUFFIXES
-                    and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                )
-                if not found:
-                    errors.append((str(p), f"no {supported} files in this folder"))
-                for f in found:
+            try:
+                KnowledgeBase._collect_one(p, files, errors)
+            except OSError as e:  # e.g. a path below a folder that may not be entered
+                errors.append((str(p), f"unreadable: {e.strerror or e}"))
+        return list(files), errors
+
+    @staticmethod
+    def _collect_one(p: Path, files: dict[Path, None], errors: list[tuple[str, str]]) -> None:
+        """Add the documents at ``p`` (a file, or a folder searched recursively) to ``files`` and say in ``errors``
+        why anything there cannot be indexed."""
+        supported = ", ".join(SUPPORTED_SUFFIXES)
+        if p.is_dir():
+            before = len(errors)
+            found, unreadable = _walk(p)
+            errors.extend(unreadable)
+            kept = 0
+            for f in found:
+                # a guideline the folder claims to hold but that cannot be read: say so, never skip silently
+                try:
                     if f.is_file():
                         files[f.resolve()] = None
-                    else:  # a guideline the folder claims to hold but that cannot be read: say so, never skip silently
+                        kept += 1
+                    elif f.is_symlink() and not f.exists():
                         errors.append((str(f.absolute()), _broken_link(f)))
-            elif p.is_file():
-                if p.suffix.lower() in SUPPORTED_SUFFIXES:
-                    files[p.resolve()] = None
-                else:
-                    errors.append((str(p), f"unsupported file type {p.suffix or '(none)'!r}; supported: {supported}"))
-            elif p.is_symlink():
-                errors.append((str(p.absolute()), _broken_link(p)))
+                except OSError as e:  # e.g. in a folder that may be listed but not entered (no x permission)
+                    errors.append((str(f.absolute()), f"unreadable: {e.strerror or e}"))
+            if not kept and len(errors) == before:
+                errors.append((str(p), f"no {supported} files in this folder"))
+        elif p.is_file():
+            if p.suffix.lower() in SUPPORTED_SUFFIXES:
+                files[p.resolve()] = None
             else:
-                errors.append((str(p), "no such file or folder"))
-        return list(files), errors
+                errors.append((str(p), f"unsupported file type {p.suffix or '(none)'!r}; supported: {supported}"))
+        elif p.is_symlink():
+            errors.append((str(p.absolute()), _broken_link(p)))
+        else:
+            errors.append((str(p), "no such file or folder"))
 
     @staticmethod
     def _chunk_file(path: Path, data: bytes, source: str, doc_hash: str, chunk_chars: int,

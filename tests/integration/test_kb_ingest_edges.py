@@ -253,6 +253,39 @@ def test_broken_symlink_in_a_folder_is_reported(tmp_path, make_kb):
     assert [(Path(p).name, "broken symbolic link" in why) for p, why in report.failed] == [("gone.pdf", True)] * 2
 
 
+def test_unreadable_folders_are_named_not_skipped(tmp_path, make_kb, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "noperm").mkdir(parents=True)
+    (docs / ".private").mkdir()
+    (docs / "meso.md").write_text(GUIDE)
+    (docs / "noperm" / "thymoma.md").write_text(GUIDE.replace("Mesothelioma", "Thymoma"))
+    (docs / ".private" / "notes.md").write_text(GUIDE)
+    denied = {docs / "noperm", docs / ".private"}
+    for d in denied:
+        d.chmod(0)
+    if os.access(docs / "noperm", os.R_OK):  # root with CAP_DAC_OVERRIDE reads it anyway: deny as the OS would
+        real_scandir = os.scandir
+
+        def scandir(path=".", *a, **kw):
+            if Path(os.fsdecode(path)) in denied:
+                raise PermissionError(13, "Permission denied", os.fsdecode(path))
+            return real_scandir(path, *a, **kw)
+
+        monkeypatch.setattr(os, "scandir", scandir)
+    try:
+        kb, _ = make_kb()
+        report = kb.ingest([docs])
+        assert report.added_docs == 1
+        # the hidden folder is skipped on purpose, readable or not; the other one is a failure (exit 1)
+        assert report.failed == ((str(docs / "noperm"),
+                                  "unreadable folder: Permission denied; nothing in it was indexed"),)
+        # given directly, the folder is unreadable, not empty
+        assert kb.ingest([docs / "noperm"]).failed == report.failed
+    finally:
+        for d in denied:
+            d.chmod(0o755)
+
+
 def test_remove_accepts_relative_paths_and_says_when_nothing_matches(tmp_path, make_kb, monkeypatch):
     docs = tmp_path / "docs"
     docs.mkdir()
