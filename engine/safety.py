@@ -14,10 +14,12 @@ Rules (each has a test):
                  vocabulary (engine/phi_data: Webster's 2nd word list, clinical_vocab.txt) is a likely invented
                  drug or term ("Nalibamabine", seen from SmolLM2); simple inflections (-s, -ed, -ing, -ly) are
                  undone first. If the vocabulary cannot be read, the rule fails closed.
-8. instruction - text addressed to the system ("ignore previous instructions", "approve this", "mark as
-                 supported", "route to tier 1", ...) is rejected in a recommendation; in a passage such sentences
-                 are dropped before support is measured and cannot be selected in evidence-locked mode, so a
-                 poisoned guideline chunk cannot lend support to an answer that echoes it (``strip_instructions``).
+8. instruction - text addressed to the system (a chat role label such as "System:" or "Reviewer:", "ignore/
+                 disregard prior guidance", "you are now", "approve this answer", "do not mention", "respond only
+                 with", "mark as supported", "route to tier 1", ...; ``_INSTRUCTION_PATTERNS``) is rejected in a
+                 recommendation; in a passage such sentences are dropped before support is measured and cannot be
+                 selected in evidence-locked mode, so a poisoned guideline chunk cannot lend support to an answer
+                 that echoes it (``strip_instructions``); the passage is named to the reviewer and in the report.
 
 Rules 2-5, 7 and 8 are also evaluated per atomic claim (``claim_rule_issues``) by the claim-evidence ledger, so a
 failing sentence blocks only itself once the retries are spent (engine/ledger.py, engine/governor.py). The free-text
@@ -213,19 +215,51 @@ def claim_rule_issues(label: str, text: str, evidence: Sequence[str], passages: 
     return issues
 
 
-_INSTRUCTION_RE = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|any|system|safety)\b"
-    r".{0,20}\b(?:instructions?|prompts?|rules?|checks?)\b|"
-    r"\bapprove (?:this|it|the (?:draft|answer|item))\b|\bauto-?approve\b|"
+# Prompt-injection patterns. Each alternative is something a guideline never says to its reader: a chat role label,
+# an order to drop earlier instructions, a new identity for the model, a sign-off or release order, an order about
+# what to choose, hide or answer. Not one sentence of the 80 PDQ summaries in ../shared/corpus/pdq is flagged.
+_ROLE = r"(?:system|assistant|user|human|reviewer|developer|critic|ai|model|admin(?:istrator)?)"
+_INSTRUCTION_PATTERNS = (
+    # a chat role label opening a line or sentence ("System: ...", "Assistant: select ...", "[SYSTEM]", "<|user|>")
+    r"(?:^|(?<=[.!?;\n]))[\s\"'>*#\-]*\[?" + _ROLE + r"\]?\s*:|\[(?:system|assistant|inst)\]|"
+    r"<\|?/?(?:system|assistant|user|im_start|im_end)\|?>",
+    # ignore / disregard / forget / override ... instructions, guidance, guidelines, rules, prompt, ...
+    r"\b(?:ignore|disregard|forget|override|bypass|overrule)\b[^.;!?\n]{0,40}?\b(?:instructions?|guidance|"
+    r"guidelines?|rules?|prompts?|directions?|directives?|checks?|constraints?|polic(?:y|ies)|safeguards?|"
+    r"everything (?:above|before|else))\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding|"
+    r"foregoing|other|rest)\b",
+    # a new identity or mode for the model
+    r"\byou are now\b|\bact as (?:an?|the) (?:assistant|ai|model|system|reviewer|unrestricted)\b|"
+    r"\bpretend (?:to be|you are)\b|\byour (?:new|real|true) (?:instructions?|role|task|goal)\b|"
+    r"\bnew instructions?\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bas an ai\b",
+    # sign-off and release orders
+    r"\bapprove (?:this|it|without|as is)\b|\b(?:approve|accept|sign off on|release) (?:this|the) (?:draft|"
+    r"answer|item|response|output)\b|\bauto-?approve\b|\b(?:this|the) (?:answer|draft|response|output) "
+    r"(?:is|has been) (?:approved|verified|supported|safe)\b",
     r"\bmark (?:this|it|them|everything|every (?:claim|recommendation)|all (?:claims|recommendations)|as)\b"
-    r".{0,30}\b(?:supported|approved|safe|verified)\b|"
-    r"\broute (?:this|it|the case)?\s*to tier\b|\bskip (?:the )?(?:review|reviewer|critic|safety)\b|"
-    r"\bsystem prompt\b|\byou are now\b|\bnew instructions?\b", re.IGNORECASE)
+    r".{0,30}\b(?:supported|approved|safe|verified)\b",
+    r"\broute (?:this|it|the case)?\s*to tier\b|\bskip (?:the )?(?:review|reviewer|critic|safety|checks?)\b",
+    # orders about the answer itself: what to choose, hide or say
+    r"\b(?:select|choose|pick|quote|cite|output|repeat) (?:this|the following) (?:sentence|passage|statement|"
+    r"text|answer|id)\b",
+    r"(?:^|(?<=[.!?;:\n]))\s*(?:do not|don't|never) (?:tell|mention|show|reveal|disclose|flag|report|cite|"
+    r"include|say)\b|\bdo not (?:tell|mention (?:it |this )?to|show|reveal to|disclose to) (?:the )?(?:reviewer|"
+    r"clinician|user|doctor|physician)\b",
+    r"(?:^|(?<=[.!?;:\n]))\s*(?:respond|reply|answer|output|print|say|return) (?:only|with only|exactly)\b|"
+    r"\bonly (?:respond|reply|answer) (?:with|in)\b",
+)
+_INSTRUCTION_RE = re.compile("|".join(f"(?:{x})" for x in _INSTRUCTION_PATTERNS), re.IGNORECASE | re.MULTILINE)
 
 
 def instruction_like(text: str) -> bool:
     """Text that addresses the system rather than the clinician (a prompt-injection attempt)."""
     return bool(_INSTRUCTION_RE.search(text or ""))
+
+
+def instruction_passages(passages: Sequence[Passage]) -> tuple[str, ...]:
+    """Ids of the relevant passages that hold instruction-like text (a possibly poisoned guideline chunk)."""
+    return tuple(p.id for p in passages if p.relevant and instruction_like(p.text))
 
 
 def strip_instructions(text: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from engine.context import NodeContext
 from engine.governor import counts
+from engine.safety import instruction_passages
 from engine.state import Claim, ConsultState
 
 
@@ -56,6 +57,10 @@ def render(state: ConsultState, model_label: str) -> str:
         if d.missing_information:
             out += ["## Missing information", ""] + [f"- {m}" for m in d.missing_information] + [""]
     out += ["## Evidence", ""] + evidence_list(state) + [""]
+    if poisoned := instruction_passages(state.retrieval.passages):
+        out += [f"_Passage {', '.join(poisoned)} contains instruction-like text addressed to the system (a possibly "
+                "poisoned guideline): those sentences were dropped, never offered to the model nor counted as "
+                "support. Check the knowledge base source._", ""]
     if state.decision:
         dec = state.decision
         out += ["## Review", "", f"{dec.action.replace('_', ' ')} by {dec.reviewer} at {dec.at}"

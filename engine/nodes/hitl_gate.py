@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from engine.context import NodeContext
 from engine.governor import review_reasons as deferred_claims
-from engine.safety import instruction_like
+from engine.safety import instruction_like, instruction_passages
 from engine.state import ConsultState
 
 
@@ -30,6 +30,10 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         # the text was passed to the model as data, but someone tried to steer the system: a person should look
         reasons.append("The case text contains instruction-like text (a possible prompt injection; it was treated "
                        "as data)")
+    poisoned = instruction_passages(state.retrieval.passages) if state.retrieval else ()
+    if poisoned:  # its instruction sentences were dropped, but someone may have tampered with the knowledge base
+        reasons.append(f"Retrieved passage {', '.join(poisoned)} contains instructions to the system (a possibly "
+                       "poisoned guideline; those sentences were dropped, not used)")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")
