@@ -45,6 +45,10 @@ How it works (all rule based):
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
 
+An ALL-CAPS text is read as a lower-case one (its case says nothing about names); in it a word of four letters or
+fewer, or an English or medical word, is a name only when it is a listed name ("CAUSED BY HL", "FOLLOWED BY IFRT"
+stay).  Windows line ends are read as "\n".
+
 Dates: intervals kept, calendar dates removed (no calendar date keeps its year, and no shift is applied; bare years
 are the exception listed above).  Every DATE span
 that parses to a calendar date becomes an offset from the anchor, the first parseable date of the text:
@@ -1925,7 +1929,10 @@ _VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
 
 
 def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
-           ends: dict[int, int], mask: _Mask, lower_mode: bool) -> list[tuple[int, int, tuple[str, ...]]]:
+           ends: dict[int, int], mask: _Mask, lower_mode: bool,
+           shouted: bool = False) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Person-name spans as (start, end, key).  ``shouted``: the text was ALL-CAPS and is read in lower case,
+    where acronyms abound ("CAUSED BY HL", "FOLLOWED BY IFRT"): a short word is a name only when listed."""
     n = len(toks)
     if n == 0:
         return []
@@ -1963,6 +1970,13 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         """A listed first name, or a double one made of listed first names ("Mary-Ann", "jean-pierre")."""
         return folds[k] in _FIRST_NAMES or ("-" in folds[k] and all(p in _FIRST_NAMES for p in folds[k].split("-")))
 
+    def after_first_name(k: int) -> bool:
+        """Token k follows a first name, perhaps across initials ("JOSEPH L. PATER")."""
+        p = k - 1
+        while p >= 0 and joinable(p + 1) and initial(p):
+            p -= 1
+        return p >= 0 and joinable(p + 1) and first_name(p)
+
     def note_verb(k: int, first: bool) -> bool:
         """Token k is a verb or function word of the note, not part of a name ("dr. smith saw", "my father
         retired", "Dr. Smith Recommended").  Capitalised, only right after a name, and census names stay names
@@ -1982,6 +1996,12 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if not (cap(i) or (lower_mode and w.islower())):
             return False
         f = folds[i]
+        if lower_mode and len(w) <= 4 and (w.upper() in _NOT_INITIALS or shouted) and f not in _FIRST_NAMES and \
+                not (shouted and f in _CENSUS_NAMES):
+            return False  # a service, test or shorthand: "pt seen by ot", "PT SEEN BY OT" read in lower case
+        if shouted and f not in _FIRST_NAMES and f not in _CENSUS_NAMES and (_english(lowers[i]) or _is_drugish(f)) \
+                and not after_first_name(i):
+            return False  # an English or medical word in capitals ("CAUSED BY THAWING"; not "JOSEPH L. PATER")
         if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f) or \
                 (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES) or _TNM_RE.fullmatch(w):  # "on Tuesdays", "Tisb"
             return False
@@ -2582,6 +2602,13 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     n = len(text)
     upper = sum(map(str.isupper, text))
     letters = sum(map(str.isalpha, text))
+    # an ALL-CAPS note carries no case information either: it is read as a lower-case one (its names used to
+    # survive: "HARRIET QUELLWOOD PRESENTED WITH ...")
+    as_written = text
+    shouted = letters > 0 and (letters - upper) * 50 < letters
+    if shouted:
+        text = _lowered(text)
+        upper = 0
     low = _lowered(text)
     lower_mode = letters > 0 and upper * 400 < letters
     mask = _Mask(n)
@@ -2653,12 +2680,12 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     ends = {e: i for i, (_, e) in enumerate(toks)}
 
     for s, e in _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode) + \
-            _known_orgs(text, mask):  # after the others: "Brigham and Women's Hospital" is one span with its head
+            _known_orgs(as_written, mask):  # after the others: "Brigham and Women's Hospital" is one span with its head
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])
 
-    for s, e, key in _names(text, low, toks, starts, ends, mask, lower_mode):
+    for s, e, key in _names(text, low, toks, starts, ends, mask, lower_mode, shouted=shouted):
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "PERSON", key])
