@@ -385,8 +385,47 @@ def _cut_short(path: Path, data: bytes | None) -> bool:
         return False
 
 
-def _read(path: Path, data: bytes | None) -> tuple[str, list[tuple[int, list[Line]]]]:
-    """(metadata title, [(page number, lines)] for pages with text), running heads stripped; PdfError otherwise."""
+def _page_list(numbers: list[int]) -> str:
+    """[2, 3, 5] -> "pages 2-3, 5"; [4] -> "page 4"."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    text = ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+    return ("pages " if len(numbers) > 1 else "page ") + text
+
+
+def _shows_image(doc: object, number: int) -> bool:
+    try:
+        return bool(doc.load_page(number - 1).get_image_info())  # type: ignore[attr-defined]
+    except Exception:  # unreadable here means unknown: say nothing rather than guess
+        return False
+
+
+def _left_out(doc: object, raw: list[tuple[int, float, list[Line]]], pages: list[tuple[int, list[Line]]],
+              failed: list[tuple[int, str]]) -> list[str]:
+    """Sentences naming the pages of an otherwise readable PDF whose content is not indexed: pages that show an
+    image but carry no text (scanned) and pages that could not be read. Blank pages are not mentioned."""
+    texted = {n for n, _lines in pages}
+    scanned = [n for n, _h, _lines in raw if n not in texted and _shows_image(doc, n)]
+    notes = []
+    if scanned:
+        one = len(scanned) == 1
+        notes.append(f"{_page_list(scanned)} {'has' if one else 'have'} no text layer (scanned?); "
+                     f"{'its' if one else 'their'} content is not indexed: OCR the PDF first (e.g. ocrmypdf) and "
+                     "ingest the result")
+    if failed:
+        one = len(failed) == 1
+        notes.append(f"{_page_list([n for n, _e in failed])} could not be read ({failed[0][1]}); "
+                     f"{'its' if one else 'their'} content is not indexed")
+    return notes
+
+
+def _read(path: Path, data: bytes | None) -> tuple[str, list[tuple[int, list[Line]]], list[str]]:
+    """(metadata title, [(page number, lines)] for pages with text, what was left out (``_left_out``)), running
+    heads stripped; PdfError when nothing can be indexed."""
     pymupdf = _pymupdf()
     tools = getattr(pymupdf, "TOOLS", None)
     if tools is not None:
@@ -399,16 +438,17 @@ def _read(path: Path, data: bytes | None) -> tuple[str, list[tuple[int, list[Lin
         if doc.needs_pass or doc.is_encrypted:
             raise PdfError("password-protected (encrypted) PDF: save an unencrypted copy and ingest that")
         raw: list[tuple[int, float, list[Line]]] = []
-        failed: list[str] = []
+        failed: list[tuple[int, str]] = []
         for index in range(doc.page_count):
             try:
                 page = doc.load_page(index)
                 raw.append((index + 1, float(page.rect.height), page_lines(page)))
             except Exception as e:
-                failed.append(f"page {index + 1}: {e}")
+                failed.append((index + 1, str(e)))
         warnings = [w for w in (tools.mupdf_warnings() if tools is not None else "").splitlines() if w.strip()]
         pages = [(n, lines) for n, lines in running_lines(raw) if _clean("\n".join(ln.text for ln in lines))]
-        why = "; ".join([*failed[:2], *warnings[:3]]) or "MuPDF had to repair its structure"
+        why = "; ".join([*(f"page {n}: {e}" for n, e in failed[:2]), *warnings[:3]]) or \
+            "MuPDF had to repair its structure"
         if doc.is_repaired and _cut_short(path, data):
             # what survives of a cut-off file is part of the guideline at best: indexing it would hide the loss
             raise PdfError(f"damaged or truncated PDF: the file ends early (no %%EOF at its end; {why}); "
@@ -420,29 +460,36 @@ def _read(path: Path, data: bytes | None) -> tuple[str, list[tuple[int, list[Lin
             raise PdfError(f"no extractable text on its {doc.page_count} page(s): an image-only or scanned PDF "
                            "(run OCR on it first, e.g. ocrmypdf, and ingest the result) or a blank document")
         meta = doc.metadata or {}
-        return " ".join(str(meta.get("title") or "").split()), pages
+        return " ".join(str(meta.get("title") or "").split()), pages, _left_out(doc, raw, pages, failed)
     finally:
         doc.close()
 
 
-def extract_pdf(path: Path, data: bytes | None = None) -> tuple[str, list[tuple[int, str]]]:
+def extract_pdf(path: Path, data: bytes | None = None,
+                warnings: list[str] | None = None) -> tuple[str, list[tuple[int, str]]]:
     """(title, [(page number from 1, page text), ...]) for pages that have text (headings as plain lines).
 
     Raises PdfError for a file that is not a readable PDF, is damaged or truncated, is password-protected, or has
-    no extractable text (image-only / scanned).
+    no extractable text (image-only / scanned). ``warnings``, when given, receives a sentence for each kind of page
+    left out of an otherwise readable PDF ("pages 2-3 have no text layer (scanned?); ...", unreadable pages).
     """
-    title, pages = _read(path, data)
+    title, pages, left_out = _read(path, data)
+    if warnings is not None:
+        warnings.extend(left_out)
     return title or path.stem, [(n, _clean("\n".join(ln.text for ln in lines))) for n, lines in pages]
 
 
-def pdf_sections(path: Path, data: bytes | None = None) -> tuple[str, list[tuple[str, int, str]]]:
+def pdf_sections(path: Path, data: bytes | None = None,
+                 warnings: list[str] | None = None) -> tuple[str, list[tuple[str, int, str]]]:
     """(title, [(section path, page, text), ...]) ready for ``kb.chunking.chunk_sections``.
 
     Paths are heading paths like Markdown's ("## Treatment > ### 2.1 Adjuvant therapy"), carried across pages;
     a PDF without detected headings gets "Page N". Reference lists and other ``SKIP_SECTIONS`` are left out.
-    Raises PdfError as ``extract_pdf`` does.
+    Raises PdfError and fills ``warnings`` as ``extract_pdf`` does.
     """
-    meta_title, pages = _read(path, data)
+    meta_title, pages, left_out = _read(path, data)
+    if warnings is not None:
+        warnings.extend(left_out)
     heading_title, marked = detect_headings(pages)
     title = meta_title or heading_title or path.stem
     if not any(level for _n, items in marked for level, _t in items):

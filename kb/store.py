@@ -125,6 +125,8 @@ class IngestReport:
     patient_skipped: tuple[tuple[str, str], ...] = ()  # (path, reason): patient-facing material, not indexed
     moved: tuple[tuple[str, str], ...] = ()  # (old source, new source): renamed/moved files, chunks re-labelled
     duplicates: tuple[str, ...] = ()  # the paths in ``errors`` that are duplicates (their content is indexed)
+    # (path, message): indexed, but part of it was not (a PDF's pages without a text layer, unreadable pages)
+    warnings: tuple[tuple[str, str], ...] = ()
 
     @property
     def failed(self) -> tuple[tuple[str, str], ...]:
@@ -609,15 +611,17 @@ class KnowledgeBase:
 
     @staticmethod
     def _chunk_file(path: Path, data: bytes, source: str, doc_hash: str, chunk_chars: int,
-                    include_patient: bool = False) -> tuple[list[Chunk], dict[str, Any]]:
-        """Extract and chunk one file; raises _DocError (unreadable) or _PatientFacing (kb.audience)."""
+                    include_patient: bool = False) -> tuple[list[Chunk], dict[str, Any], list[str]]:
+        """Extract and chunk one file: (chunks, extra metadata, what was left out of it, for the report's warnings).
+        Raises _DocError (unreadable) or _PatientFacing (kb.audience)."""
         from kb.audience import markdown_title_lines, patient_facing, pdf_title_lines
 
         if path.suffix.lower() in PDF_SUFFIXES:
             from kb.pdf import PDF_LAYOUT_VERSION, PdfError, pdf_sections
 
+            left_out: list[str] = []
             try:
-                title, sections = pdf_sections(path, data)  # heading paths detected from the text layer
+                title, sections = pdf_sections(path, data, left_out)  # heading paths detected from the text layer
             except PdfError as e:
                 raise _DocError(str(e)) from e
             if not include_patient:
@@ -626,7 +630,7 @@ class KnowledgeBase:
                 if why:
                     raise _PatientFacing(why)
             chunks = chunk_sections(sections, title=title, source=source, doc_hash=doc_hash, max_chars=chunk_chars)
-            return chunks, {"kind": "pdf", "pdf_layout": PDF_LAYOUT_VERSION}
+            return chunks, {"kind": "pdf", "pdf_layout": PDF_LAYOUT_VERSION}, left_out
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
@@ -642,7 +646,7 @@ class KnowledgeBase:
             extra["cancer_types"] = "; ".join(str(t) for t in types)
         elif isinstance(types, str) and types:
             extra["cancer_types"] = types
-        return chunk_markdown(text, source, chunk_chars, doc_hash=doc_hash), extra
+        return chunk_markdown(text, source, chunk_chars, doc_hash=doc_hash), extra, []
 
     def ingest(self, paths: list[Path], chunk_chars: int = 900,
                progress: Callable[[str, int, int], None] | None = None, *, include_patient: bool = False,
@@ -654,10 +658,12 @@ class KnowledgeBase:
         path still holds it, and a rename/move when it does not (deleted, or now holds other content): the chunks
         then take the new path (``moved``; metadata only, no embedding, unless the title came from the old file
         name). Patient-facing material (:mod:`kb.audience`) is skipped into ``patient_skipped`` unless
-        ``include_patient``; documents already indexed are not re-judged while unchanged. Unreadable files
-        (broken links included) go to ``errors`` and the batch continues (a changed file that can no longer be read,
-        or that is now patient-facing, keeps its previous chunks). ``progress(source, done, total)`` is called
-        after each file, ``chunk_progress(embedded, chunked)`` whenever either count of chunks grows.
+        ``include_patient``; documents already indexed are not re-judged while unchanged. Unreadable files and
+        folders (broken links included) go to ``errors`` and the batch continues (a changed file that can no longer
+        be read, or that is now patient-facing, keeps its previous chunks). A PDF indexed without some of its pages
+        (no text layer, unreadable) is named in ``warnings``, once, when it is indexed. ``progress(source, done,
+        total)`` is called after each file, ``chunk_progress(embedded, chunked)`` whenever either count of chunks
+        grows.
         """
         if chunk_chars < 1:
             raise KBError("chunk size (`kb.chunk_chars`) must be positive")
@@ -667,6 +673,7 @@ class KnowledgeBase:
         moved: list[tuple[str, str]] = []
         patient: list[tuple[str, str]] = []
         duplicates: list[str] = []
+        warnings: list[tuple[str, str]] = []
         batch_hashes: dict[str, str] = {}
         self.sync_lexical()
         # one read of the registry rows (chunk 0 of each document) answers "unchanged?" for every file at once
@@ -764,9 +771,11 @@ class KnowledgeBase:
                     errors.append((source, f"duplicate of {dup} (identical content); not indexed again"))
                     duplicates.append(source)
                     continue
-                chunks, extra = self._chunk_file(path, data, source, doc_hash, chunk_chars, include_patient)
+                chunks, extra, left_out = self._chunk_file(path, data, source, doc_hash, chunk_chars,
+                                                           include_patient)
                 if not chunks:
                     raise _DocError("no text to index (empty document)")
+                warnings += [(source, note) for note in left_out]
                 pending.append((source, doc_hash, chunks, extra, existing))
                 batch_hashes[doc_hash] = source
                 chunked += len(chunks)
@@ -784,7 +793,7 @@ class KnowledgeBase:
         flush()
         return IngestReport(added_docs=added, updated_docs=updated, skipped_docs=skipped, chunks_added=chunks_added,
                             removed_chunks=removed, errors=tuple(errors), patient_skipped=tuple(patient),
-                            moved=tuple(moved), duplicates=tuple(duplicates))
+                            moved=tuple(moved), duplicates=tuple(duplicates), warnings=tuple(warnings))
 
     @staticmethod
     def _holds(path: str, doc_hash: str) -> bool:

@@ -727,8 +727,12 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
         print(f"  moved {old} → {new}")
     for path, reason in report.patient_skipped + report.errors:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
+    for path, message in report.warnings:  # indexed (exit 0), but part of the document is not
+        print(f"  warning {path}: {message}", file=sys.stderr)
     failed = report.failed
     notes = []
+    if report.warnings:
+        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed only in part (see the warnings)")
     if report.patient_skipped:
         notes.append(f"{len(report.patient_skipped)} patient-facing skipped (--include-patient-material "
                      "indexes them)")

@@ -334,3 +334,33 @@ def test_cli_ingest_fails_with_exit_1_after_finishing_the_batch_and_remove_expla
     out = cli(data, "kb", "remove", "docs/renamed.md", cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.startswith("removed ")
     assert "relative or absolute" in cli(data, "kb", "remove", "--help").stdout
+
+
+def test_a_partly_scanned_pdf_is_indexed_with_a_warning_naming_the_pages(tmp_path, make_kb):
+    import pymupdf
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    doc = pymupdf.open()
+    picture = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 60, 80), 0)
+    picture.clear_with(180)
+    text = "Adjuvant osimertinib follows resection of EGFR-mutant non-small cell lung cancer. " * 4
+    doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 523, 400), text)
+    for _ in range(2):  # two scanned pages: a picture of text, no text layer
+        page = doc.new_page()
+        page.insert_image(page.rect, pixmap=picture)
+    doc.save(str(docs / "scan.pdf"))
+    (docs / "meso.md").write_text(GUIDE.replace("Mesothelioma", "Thymoma"))
+
+    kb, _ = make_kb()
+    report = kb.ingest([docs])
+    assert report.added_docs == 2 and report.failed == ()
+    assert [(Path(p).name, m.split(";")[0]) for p, m in report.warnings] == \
+        [("scan.pdf", "pages 2-3 have no text layer (scanned?)")]
+    assert kb.ingest([docs]).warnings == ()  # said when indexed; an unchanged file is not read again
+
+    # the command line shows it and still exits 0: the document is indexed
+    out = cli(tmp_path / "data", "kb", "ingest", str(docs))
+    assert out.returncode == 0, out.stderr
+    assert f"warning {docs / 'scan.pdf'}: pages 2-3 have no text layer (scanned?)" in out.stderr
+    assert "OCR" in out.stderr and "1 document(s) indexed only in part" in out.stdout

@@ -304,3 +304,34 @@ def test_clean_pdf_without_text_layer_gets_the_ocr_message(tmp_path):
     with pytest.raises(PdfError) as e:
         extract_pdf(pdf)
     assert "OCR" in str(e.value) and "damaged" not in str(e.value)
+
+
+def _partly_scanned_pdf(path: Path) -> None:
+    """Page 1 has text, pages 2-3 only a picture (as a scanner makes them), page 4 is blank, page 5 has text."""
+    doc = pymupdf.open()
+    picture = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 60, 80), 0)
+    picture.clear_with(180)
+    for n in range(1, 6):
+        page = doc.new_page()
+        if n in (1, 5):
+            page.insert_textbox(pymupdf.Rect(72, 72, 523, 400), f"Page {n} text about adjuvant therapy. " * 5)
+        elif n in (2, 3):
+            page.insert_image(page.rect, pixmap=picture)
+    doc.save(str(path))
+
+
+def test_pages_without_a_text_layer_are_named(tmp_path):
+    from kb.pdf import pdf_sections
+
+    pdf = tmp_path / "partly-scanned.pdf"
+    _partly_scanned_pdf(pdf)
+    warnings: list[str] = []
+    _title, pages = extract_pdf(pdf, warnings=warnings)
+    assert [n for n, _t in pages] == [1, 5]
+    # the blank page 4 lost nothing: not mentioned
+    assert warnings == ["pages 2-3 have no text layer (scanned?); their content is not indexed: OCR the PDF first "
+                        "(e.g. ocrmypdf) and ingest the result"]
+    warnings.clear()
+    pdf_sections(pdf, warnings=warnings)
+    assert len(warnings) == 1 and warnings[0].startswith("pages 2-3 have no text layer")
+    assert pdf_sections(pdf)[1]  # without the list: as before
