@@ -264,10 +264,20 @@ def test_large_note_is_fast():
 @pytest.mark.parametrize("unit", ["1 ", "a1-", "A. ", "x", "Mr Smith ", "Dear John ", "lives in Boston ",
                                   "John, Mary and Sue ", "(555) ", "12/", "Apt 1 ", "@a.", "::1 "])
 def test_pathological_inputs_stay_fast(unit):
-    text = unit * (30_000 // len(unit))
-    t0 = time.perf_counter()
-    redact(text)
-    assert time.perf_counter() - t0 < 2.5  # catastrophic backtracking / quadratic loops would blow this
+    """Redaction time grows linearly with a repeated pattern: catastrophic backtracking or a quadratic loop would
+    make 4x the text take 16x the time or more. A ratio of the best of three runs, not a wall-clock bound: the
+    machines are shared and noisy (absolute figures: bench/, README)."""
+    def best(n: int) -> float:
+        text = unit * (n // len(unit))
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            redact(text)
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    small, large = best(7_500), best(30_000)
+    assert large < 8 * max(small, 0.02), (small, large)  # linear gives about 4x
 
 
 # --- evaluation --------------------------------------------------------------------------------------
