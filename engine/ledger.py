@@ -13,7 +13,7 @@ Support of a (claim, cited passage) link
       logit of (claim, passage). It measures topical relevance, not entailment (on the demo set a claim and its
       negation both score ~6.5, an unrelated claim -8 to -11), so it is used only as a veto: a passage scoring
       below ``CE_ON_TOPIC`` is about something else and does not count as support, however many words it shares.
-    - verdict: ``off_topic`` (cross-encoder veto), ``supports`` (lexical >= SUPPORTED), ``partial``
+    - verdict: ``off_topic`` (cross-encoder veto; a NaN score vetoes too), ``supports`` (lexical >= SUPPORTED), ``partial``
       (>= PARTIAL), ``unsupported``; ``unscored`` when the reranker raised, in which case the claim records
       ``scoring_error`` and the governor defers it (fails closed: never ``supported``).
     - claim support: the lexical coverage of the claim by the union of its on-topic cited passages (words may come
@@ -111,7 +111,7 @@ def _lexical(words: set[str], text: str) -> float:
 def _verdict(lexical: float, ce: float | None, scored: bool) -> LinkVerdict:
     if not scored:
         return "unscored"
-    if ce is not None and ce < CE_ON_TOPIC:
+    if ce is not None and not ce >= CE_ON_TOPIC:  # NaN compares False both ways: a NaN logit is no evidence
         return "off_topic"
     return "supports" if lexical >= SUPPORTED else "partial" if lexical >= PARTIAL else "unsupported"
 

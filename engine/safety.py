@@ -2,7 +2,9 @@
 
 Rules (each has a test):
 1. schema      - the output must be a JSON object with assessment, recommendations (1-5, each with text and
-                 evidence ids), caveats and missing_information. Anything that does not parse is rejected.
+                 evidence ids), caveats and missing_information (lists of strings, possibly empty). Anything that
+                 does not parse is rejected; more than 5 recommendations is an issue too (the first 5 are read,
+                 and the report's footer says the rest were not).
 2. citation    - every recommendation cites at least one evidence id, and every id names a retrieved passage.
 3. absolute    - absolute language ("always", "never fails", "guaranteed", "100% cure", "cures all") is rejected.
 4. dose        - a dose or schedule (e.g. "75 mg/m2", "every 21 days") must appear in a passage it cites.
@@ -128,6 +130,12 @@ def parse_draft(raw: str, model: str = "") -> tuple[Draft | None, str]:
     recs = data.get("recommendations")
     if not isinstance(assessment, str) or not isinstance(recs, list) or not recs:
         return None, "schema: 'assessment' (text) and a non-empty 'recommendations' list are required"
+    notes: dict[str, tuple[str, ...]] = {}
+    for key in ("caveats", "missing_information"):  # required by the schema: a missing or odd value is not skipped
+        value = data.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return None, f"schema: '{key}' must be a list of strings (empty when there is none)"
+        notes[key] = tuple(v.strip() for v in value if v.strip())
     parsed: list[Recommendation] = []
     for i, rec in enumerate(recs[:MAX_RECOMMENDATIONS], 1):
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
@@ -136,13 +144,25 @@ def parse_draft(raw: str, model: str = "") -> tuple[Draft | None, str]:
         if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
             return None, f"schema: recommendation {i} 'evidence' must be a list of ids"
         parsed.append(Recommendation(text=rec["text"].strip(), evidence=tuple(evidence)))
+    return Draft(assessment=assessment.strip(), recommendations=tuple(parsed), caveats=notes["caveats"],
+                 missing_information=notes["missing_information"], model=model), ""
 
-    def strings(key: str) -> tuple[str, ...]:
-        value = data.get(key, [])
-        return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
 
-    return Draft(assessment=assessment.strip(), recommendations=tuple(parsed), caveats=strings("caveats"),
-                 missing_information=strings("missing_information"), model=model), ""
+OVERFLOW_MARK = f"only the first {MAX_RECOMMENDATIONS} are read"
+
+
+def overflow_issue(raw: str, locked: bool = False) -> str:
+    """A critic issue when the answer holds more recommendations (or distinct sentence ids) than the schema allows:
+    the parsers read the first MAX_RECOMMENDATIONS, and the rest must not vanish without a word ('' otherwise)."""
+    data, _ = _json_object(raw)
+    items = (data or {}).get("sentences" if locked else "recommendations")
+    if not isinstance(items, list):
+        return ""
+    n = len(dict.fromkeys(i for i in items if isinstance(i, str))) if locked else len(items)
+    if n <= MAX_RECOMMENDATIONS:
+        return ""
+    return (f"schema: the answer has {n} {'sentences' if locked else 'recommendations'}, at most "
+            f"{MAX_RECOMMENDATIONS} are allowed; {OVERFLOW_MARK}")
 
 
 def _content_words(text: str) -> set[str]:
@@ -351,6 +371,8 @@ def critique(raw: str, passages: Sequence[Passage], model: str = "", locked: boo
             return CriticResult(False, (why,), None)
         by_id = {p.id: p for p in passages}
         issues: list[str] = [] if locked else assessment_issues(draft.assessment, passages)
+        if overflow := overflow_issue(raw, locked):
+            issues.append(overflow)
         for i, rec in enumerate(draft.recommendations, 1):
             issues.extend(check_recommendation(i, rec, by_id))
         return CriticResult(not issues, tuple(issues), draft)

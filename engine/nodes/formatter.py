@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from engine.context import NodeContext
 from engine.governor import counts
-from engine.safety import instruction_passages
+from engine.safety import OVERFLOW_MARK, instruction_passages
 from engine.state import Claim, ConsultState
 
 
@@ -99,13 +99,15 @@ def tier_label(state: ConsultState) -> str:
 
 
 def withheld_note(state: ConsultState) -> str:
-    """The footer's word on free text the governor withheld (the claim counts cover only the recommendations)."""
+    """The footer's word on text that is not shown: free text the governor withheld (the claim counts cover only
+    the recommendations) and recommendations beyond the schema's maximum, which were never read."""
     withheld = state.ledger.withheld_text if state.ledger else ()
-    if not withheld:
-        return ""
     parts = ["the assessment" if w.startswith("assessment") else "caveat/missing-information lines"
              for w in withheld]
-    return f" · withheld: {', '.join(dict.fromkeys(parts))} (see Withheld)"
+    note = f" · withheld: {', '.join(dict.fromkeys(parts))} (see Withheld)" if parts else ""
+    last = state.verdicts[-1].issues if state.verdicts else ()
+    overflow = next((i for i in last if OVERFLOW_MARK in i), "")
+    return note + (f" · {overflow.removeprefix('schema: ')}" if overflow else "")
 
 
 def _cites(claim: Claim) -> str:

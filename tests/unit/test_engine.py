@@ -127,6 +127,16 @@ def test_tier_override_is_honoured_and_recorded(tmp_path):
     assert "_Tier 2 · " in f.report and "forced" not in f.report
 
 
+def test_recommendations_beyond_five_are_named_in_the_footer(tmp_path):
+    data = json.loads(GOOD_DRAFT)
+    data["recommendations"] = data["recommendations"] * 6
+    engine, model, _ = make_engine(tmp_path, model=FakeModel(outputs=[json.dumps(data)]),
+                                   overrides={"engine.hitl_confidence_floor": 0.0})
+    f = final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1)))
+    assert model.calls == 3 and f.status == "released"  # the critic asked for a shorter answer, twice
+    assert "the answer has 6 recommendations, at most 5 are allowed; only the first 5 are read" in f.report
+
+
 def test_an_assessment_breaking_the_rules_is_withheld_and_the_footer_says_so(tmp_path):
     """Audit repro: the assessment carried an unbacked drug, dose and an injection, and was released under
     '## Assessment' with only the absolute-language check; now it is withheld (after the retries) and said so."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from engine.governor import decide, govern
 from engine.ledger import build_ledger, split_claim
@@ -69,6 +70,15 @@ def test_cross_encoder_vetoes_off_topic_passages_and_scoring_errors_defer():
     failed = ledger_for((FAITHFUL, ("E1",)), scorer=broken)
     assert states(failed) == ["deferred"] and "could not be scored" in failed.claims[0].reasons[0]
     assert failed.claims[0].links[0].verdict == "unscored"
+
+
+def test_a_nan_cross_encoder_score_is_not_on_topic():
+    """``nan < CE_ON_TOPIC`` is False: a NaN logit used to leave the claim supported by a passage never judged."""
+    nan = ledger_for((FAITHFUL, ("E1",)), scorer=lambda q, texts: [float("nan")] * len(texts))
+    assert states(nan) == ["blocked"] and nan.claims[0].links[0].verdict == "off_topic"
+    half = ledger_for((FAITHFUL, ("E1", "E2")), passages=(P1, replace(P_NOT, text=P1.text)),
+                      scorer=lambda q, texts: [float("nan"), 6.0])
+    assert [link.verdict for link in half.claims[0].links] == ["off_topic", "supports"]
 
 
 def test_contradicted_claim_is_blocked_and_the_contradiction_is_recorded():

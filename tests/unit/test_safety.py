@@ -41,6 +41,25 @@ def test_unparseable_or_malformed_output_fails_closed(raw, rule):
     assert not result.passed and result.issues[0].startswith(rule)
 
 
+@pytest.mark.parametrize("change", [{"caveats": None}, {"missing_information": None},
+                                    {"caveats": "Give wonderdrugumab 900 mg daily."}, {"caveats": [{"x": 1}]},
+                                    {"missing_information": "Liver function"}])
+def test_caveats_and_missing_information_are_required_lists_of_strings(change):
+    """The schema requires both; a missing key, a string or an object in their place was dropped silently."""
+    data = json.loads(draft(GOOD))
+    data.update(change)
+    data = {k: v for k, v in data.items() if v is not None}
+    r = critique(json.dumps(data), [P1])
+    assert not r.passed and r.draft is None and r.issues[0].startswith("schema") and "list of strings" in r.issues[0]
+
+
+def test_more_recommendations_than_the_schema_allows_is_an_issue_not_a_silent_cut():
+    r = critique(draft(*[GOOD] * 7), [P1])
+    assert not r.passed and r.draft is not None and len(r.draft.recommendations) == 5
+    assert r.issues == ("schema: the answer has 7 recommendations, at most 5 are allowed; only the first 5 are read",)
+    assert critique(draft(*[GOOD] * 5), [P1]).passed
+
+
 def test_missing_and_unknown_citations_fail():
     assert "cites no evidence" in critique(draft((GOOD[0], [])), [P1]).issues[0]
     assert "unknown evidence E7" in critique(draft((GOOD[0], ["E7"])), [P1]).issues[0]
