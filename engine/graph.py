@@ -188,9 +188,15 @@ class Engine:
     def _apply_decision(self, state: ConsultState,
                         decision: HitlDecision) -> tuple[ConsultState, DecisionRecord]:
         """Apply the sign-off rules (here, so no front end can skip them) and build the decision's record."""
-        from engine.phi import redact  # the reviewer's note and edits are stored and exported: no identifiers
+        from engine.phi import redact_after  # the reviewer's note and edits are stored and exported: no identifiers
 
-        decision = replace(decision, note=redact(decision.note).text, edited_text=redact(decision.edited_text).text)
+        # their placeholders are numbered after those of the case and of the draft the reviewer saw (and the edits'
+        # after the note's), so a "[PERSON_1]" in the note is never read as the case's [PERSON_1]
+        shown = self.store.pending_for(state.consult_id)
+        context = (state.case_text,
+                   shown.preview if shown else formatter.render(state, state.draft.model if state.draft else ""))
+        note = redact_after(decision.note, context).text
+        decision = replace(decision, note=note, edited_text=redact_after(decision.edited_text, context + (note,)).text)
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
             raise EngineError("approve-with-edits needs the edited text.")
         if decision.action == "approve_with_edits":  # a person's text is checked too, and signed as written

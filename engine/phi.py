@@ -94,7 +94,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["Redaction", "redact", "evaluate", "load_records", "PhiDataError", "PLACEHOLDER_RE", "TYPES"]
+__all__ = ["Redaction", "redact", "redact_after", "evaluate", "load_records", "PhiDataError", "PLACEHOLDER_RE",
+           "TYPES"]
 
 TYPES = (
     "PERSON", "DATE", "AGE", "ID", "PHONE", "EMAIL", "URL", "IP", "SSN", "ADDRESS", "LOCATION",
@@ -2749,6 +2750,32 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
 
 def redact(text: str) -> Redaction:
     """Redact PHI from ``text``.  Never raises; a non-string input is converted with ``str()``."""
+    return _redact(text, {})
+
+
+def redact_after(text: str, context: str | Iterable[str] = ()) -> Redaction:
+    """Redact ``text`` that will be read alongside ``context``, already redacted text (a case, a draft).
+
+    New placeholders are numbered after the highest number of each type found in ``context`` (and in ``text``), so
+    they cannot be taken for an identifier of the context: a reviewer's note "Discussed with John Smith on
+    01/07/2025", stored with a case that holds ``[PERSON_2]`` and ``[DATE_1]``, reads "Discussed with [PERSON_3]
+    on [DATE_2]".  Placeholders the text already holds (copied from the context) keep their meaning.  The
+    redactor cannot tell that a name in ``text`` is one the context redacted, so such a name gets a new number.
+    Dates keep their intervals within ``text`` only: its first parseable date anchors them and every interval
+    names that anchor ("[DATE_3]", "[DATE_4 (+3 days from DATE_3)]"); none is given from a date of the context,
+    whose calendar dates are unknown here.  Never raises."""
+    offset: dict[str, int] = {}
+    try:
+        parts = [context] if isinstance(context, str) else list(context or ())
+        for part in parts:
+            for m in PLACEHOLDER_RE.finditer(part if isinstance(part, str) else str(part)):
+                offset[m.group(1)] = max(offset.get(m.group(1), 0), int(m.group(2)))
+    except Exception:  # pragma: no cover - defensive: an unreadable context adds no offset
+        pass
+    return _redact(text, offset)
+
+
+def _redact(text: str, context_offset: dict[str, int]) -> Redaction:
     if text is None:
         text = ""
     if not isinstance(text, str):
@@ -2800,7 +2827,7 @@ def redact(text: str) -> Redaction:
     suffix: dict[object, str] = {}  # DATE ident -> " (+63 days)" etc.
     # placeholders already in the text (a reviewer's edit of a redacted report) keep their meaning: new
     # ones are numbered after them
-    offset: dict[str, int] = {}
+    offset: dict[str, int] = dict(context_offset)  # and after those of the text it is read with (redact_after)
     for m in PLACEHOLDER_RE.finditer(text):
         offset[m.group(1)] = max(offset.get(m.group(1), 0), int(m.group(2)))
     out_parts: list[str] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.phi import PLACEHOLDER_RE, Redaction, evaluate, redact
+from engine.phi import PLACEHOLDER_RE, Redaction, evaluate, redact, redact_after
 
 DEV_SET = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "phi_dev.jsonl"
 
@@ -981,3 +981,30 @@ def test_dev_set_in_capitals_and_with_windows_line_ends():
                      "spans": [{**sp, "start": sp["start"] + shift[sp["start"]], "end": sp["end"] + shift[sp["end"]]}
                                for sp in r["spans"]]})
     assert evaluate(crlf)["recall"] == evaluate(records)["recall"]
+
+
+# --- text read with an already redacted context (a reviewer's note stored with the case) -------------------
+
+CASE_CONTEXT = ("Patient [PERSON_1], DOB [DATE_1], seen by Dr. [PERSON_2] on [DATE_2]; visit "
+                "[DATE_3 (+14 days from DATE_2)]. MRN [ID_1].")
+
+
+def test_redact_after_numbers_new_placeholders_after_the_context():
+    note = ("Discussed with Johnathan Smithers (MRN 12345678) and his wife Margaret at 617-555-0199 on 01/07/2025; "
+            "seen again 01/10/2025 and March 2025")
+    r = redact_after(note, CASE_CONTEXT)
+    assert r.text == ("Discussed with [PERSON_3] (MRN [ID_2]) and his wife [PERSON_4] at [PHONE_1] on [DATE_4]; "
+                      "seen again [DATE_5 (+3 days from DATE_4)] and [DATE_6 (+2 months from DATE_4)]")
+    assert redact(note).text.startswith("Discussed with [PERSON_1] (MRN [ID_1]) and his wife [PERSON_2]")
+    assert r.counts == redact(note).counts and r.spans == redact(note).spans
+
+
+def test_redact_after_takes_several_contexts_and_keeps_copied_placeholders():
+    r = redact_after("[PERSON_2] agrees; call John Smith, DOB 02/03/1950, on 04/05/2025.",
+                     [CASE_CONTEXT, "Draft: ask [PERSON_5] and [DATE_7]"])
+    # a copied placeholder keeps its meaning; a date of birth never anchors an interval
+    assert r.text == "[PERSON_2] agrees; call [PERSON_6], DOB [DATE_8], on [DATE_9]."
+    assert redact_after("Seen by Dr. Smith.", "").text == redact("Seen by Dr. Smith.").text == "Seen by Dr. [PERSON_1]."
+    assert redact_after("", CASE_CONTEXT).text == ""
+    # the new numbers also come after the text's own placeholders
+    assert redact_after("[PERSON_9] and Jane Doe", CASE_CONTEXT).text == "[PERSON_9] and [PERSON_10]"
