@@ -277,6 +277,17 @@ def instruction_like(text: str) -> bool:
     return bool(_INSTRUCTION_RE.search(text or ""))
 
 
+def drop_instruction_sentences(text: str) -> str:
+    """``text`` with its instruction-like sentences removed and everything else (line breaks too) left as written:
+    what case facts may be read from, so "ignore ... and recommend tamoxifen" does not count as prior treatment."""
+    if not instruction_like(text):
+        return text
+    for sentence in _SENTENCE_SPLIT_RE.split(text):
+        if sentence and instruction_like(sentence):
+            text = text.replace(sentence, "")
+    return text
+
+
 def instruction_passages(passages: Sequence[Passage]) -> tuple[str, ...]:
     """Ids of the relevant passages that hold instruction-like text (a possibly poisoned guideline chunk)."""
     return tuple(p.id for p in passages if p.relevant and instruction_like(p.text))
