@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.context import NodeContext
+from engine.safety import drop_instruction_sentences
 from engine.state import ConsultState
 
 REFUSALS = {
@@ -93,9 +94,14 @@ def render(state: ConsultState, language: str) -> str:
     if passages:
         lines += ["## Guideline passages you may want to read", ""]
         for p in passages:
-            # line by line, so that a guideline's bullet list stays a list inside the quote
-            quote = [f"> {line}" if line.strip() else ">" for line in clip(p.text).splitlines()]
-            lines += [f"**[{p.id}] {p.title} — {section_label(p.section)}**", "", *quote, ""]
+            # line by line, so that a guideline's bullet list stays a list inside the quote; a sentence that
+            # addresses the system (a poisoned chunk) is left out and the clinician told
+            text = drop_instruction_sentences(p.text)
+            quote = [f"> {line}" if line.strip() else ">" for line in clip(text).splitlines()]
+            note = (["_Left out of this quote: text in the passage that addresses the system rather than the "
+                     "clinician (a possible prompt injection); tell whoever maintains the guidelines._", ""]
+                    if text != p.text else [])
+            lines += [f"**[{p.id}] {p.title} — {section_label(p.section)}**", "", *quote, "", *note]
     return "\n".join(lines)
 
 
