@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.nodes.formatter import section_label
+from engine.safety import instruction_like
 from engine.signoff import os_user
 
 
@@ -60,8 +61,11 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             grade = {True: "relevant", False: "not relevant", None: "ungraded"}[p.relevant]
             where = section_label(p.section) + (f", p. {p.page}" if p.page else "")
             rerank = "–" if p.rerank_score is None else f"{p.rerank_score:.2f}"
+            flags = ((" · about another cancer: not used for this case" if p.other_cancer else "")
+                     + (" · **holds text addressing the system (a possible prompt injection); those sentences were "
+                        "not used**" if instruction_like(p.text) else ""))
             out += [f"### [{p.id}]{' (cited)' if p.id in cited else ''} {p.title} — {where}", "",
-                    f"Source {p.source} · distance {p.distance:.3f} · rerank {rerank} · {grade}", ""]
+                    f"Source {p.source} · distance {p.distance:.3f} · rerank {rerank} · {grade}{flags}", ""]
             out += ["> " + line if line else ">" for line in p.text.splitlines()] + [""]
     out += ["## Approval record", ""]
     items = [a for a in store.approvals(None) if a.consult_id == s.consult_id]
