@@ -194,7 +194,7 @@ class Engine:
         # after the note's), so a "[PERSON_1]" in the note is never read as the case's [PERSON_1]
         shown = self.store.pending_for(state.consult_id)
         context = (state.case_text,
-                   shown.preview if shown else formatter.render(state, state.draft.model if state.draft else ""))
+                   shown.preview if shown else formatter.render(state, formatter.model_label(state, self.settings)))
         note = redact_after(decision.note, context).text
         decision = replace(decision, note=note, edited_text=redact_after(decision.edited_text, context + (note,)).text)
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
@@ -204,7 +204,7 @@ class Engine:
             decision = replace(decision, edit_findings=review_edits(decision.edited_text, passages))
         pending = self.store.pending_for(state.consult_id)
         if pending is None:  # halted but never queued (stopped in between): queue it now, as a reviewer sees it
-            preview = formatter.render(state, state.draft.model if state.draft else "")
+            preview = formatter.render(state, formatter.model_label(state, self.settings))
             pending = self.store.approval(self.store.add_approval(state, preview))
             assert pending is not None
         clinician = self.store.clinician(state.consult_id)
@@ -252,7 +252,7 @@ class Engine:
             self.store.save(new_state, node, next_node, _status(next_node, new_state))
             yield NodeFinished(tid, cid, node, label, round(time.perf_counter() - started, 3))
             if next_node == HALT:
-                preview = formatter.render(new_state, new_state.draft.model if new_state.draft else "")
+                preview = formatter.render(new_state, formatter.model_label(new_state, self.settings))
                 approval_id = self.store.add_approval(new_state, preview)
                 yield HitlRequired(tid, cid, new_state.hitl_reasons, approval_id)
             elif next_node == END:

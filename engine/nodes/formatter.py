@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
 from engine.safety import OVERFLOW_MARK, instruction_passages
@@ -156,7 +157,13 @@ def withheld_lines(state: ConsultState) -> list[str]:
     return out
 
 
+def model_label(state: ConsultState, settings: Settings) -> str:
+    """The drafting model as the reader should see it: the profile's label ("... tiny demo model, clinically
+    useless") when it has one, so the reviewer's preview warns as the released answer does."""
+    name = state.draft.model if state.draft else ""
+    profile = settings.models.profiles.get(name)
+    return profile.label if profile and profile.label else (name or "unknown")
+
+
 async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
-    profile = ctx.settings.models.profiles.get(state.draft.model if state.draft else "")
-    label = (profile.label if profile and profile.label else (state.draft.model if state.draft else "unknown"))
-    return replace(state, report=render(state, label))
+    return replace(state, report=render(state, model_label(state, ctx.settings)))

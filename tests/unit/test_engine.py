@@ -328,3 +328,10 @@ def test_bad_patient_id_and_empty_text_are_clear_errors(tmp_path):
         collect(lambda: engine.stream("patient-1", "text"))
     with pytest.raises(EngineError, match="empty"):
         collect(lambda: engine.stream("PT-0001", "   "))
+
+
+def test_the_reviewers_preview_names_the_model_as_the_released_answer_does(tmp_path):
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", PANCREAS_T2))
+    preview = engine.store.approvals()[0].preview
+    assert "model SmolLM2-135M (tiny demo model, clinically useless)" in preview and "model smollm2 " not in preview
