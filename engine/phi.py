@@ -21,7 +21,8 @@ Deliberately kept (not identifiers under Safe Harbor, or clinical content):
   * countries and US states on their own (inside an address block the whole block is redacted).
 
 How it works (all rule based):
-  1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs, ZIP codes,
+  1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs (after a label, a
+     licence number after its state: "License MA S1234567", Medicare MBIs "1EG4-TE5-MK73"), ZIP codes,
      street addresses incl. international forms and multi-line address blocks (redacted line by line, each line
      with the block's placeholder, so line breaks and quoting stay), ages > 89: "94-year-old",
      "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
@@ -43,7 +44,9 @@ How it works (all rule based):
      and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH", "MD
      Anderson"; its scales and models, "MD Anderson Symptom Inventory", stay whole);
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
-     placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers).
+     placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers;
+     ``redact_after(text, context)`` numbers them after the placeholders of already redacted text it will be read
+     with too: a reviewer's note stored with the case).
 
 An ALL-CAPS text is read as a lower-case one (its case says nothing about names); in it a word of four letters or
 fewer, or an English or medical word, is a name only when it is a listed name ("CAUSED BY HL", "FOLLOWED BY IFRT"
@@ -777,17 +780,32 @@ _IPV4_RE = re.compile(
 _IPV6_RE = re.compile(
     r"(?<![\w:])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:"
     r"(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?|::(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})(?![\w:])")
-_SSN_RE = re.compile(r"\d{3}-\d{2}-\d{4}(?![\w-])")
+_SSN_RE = re.compile(r"\d{3}-\d{2}-\d{4}(?:[A-Z][0-9A-Z]?)?(?![\w-])")  # with a letter: an old Medicare HICN
 _SSN_LABEL_RE = _ci(
     r"(?:SSN|SS#|social[ ]security(?:[ ](?:number|no\.?|#))?)[ \t]*(?:is|:|#|-)?[ \t]*(\d{3}[- ]?\d{2}[- ]?\d{4})\b")
 
 _ID_LABEL_RE = _ci(
     r"(?:MRN|MR#|medical[ ]record|record|chart|account|acct|licen[cs]e|DL|device|serial|policy|member|"
+    r"medicare|medicaid|medi-cal|MBI|HICN|"
     r"subscriber|insurance|health[ ]plan|beneficiary|certificate|card|IBAN|plate|VIN|patient[ ]ID|"
     r"ID|identifier|accession|encounter|case|FIN|CSN|NPI|DEA|passport|visa|claim|group|pin|badge|"
     r"employee|routing|bank|specimen|requisition|order)"
     r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
     r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
+# a licence or ID number after its issuing state ("License MA S1234567", "DL# CA D1234567", "license no. NY
+# 123-456-789"): the number goes, the state stays (a state alone is no identifier); the state must be written in
+# capitals in mixed-case text (checked where it is used), so "license in 2019" stays
+_ID_STATE_LABEL_RE = _ci(
+    r"(?:(?:driver'?s?|driving|state|medical|nursing)[ ])?(?:licen[cs]e|lic\.?|DL|ID(?:[ ]card)?|permit)"
+    r"(?:[ ](?:number|no\.?|num|#|id))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
+    r"([A-Z]{2})[ \t]{1,2}(?:#|no\.?|number)?[ \t]{0,2}((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
+_ID_STATE_ANCHOR_RE = _ci(r"(?:licen[cs]e|lic|DL|ID|permit)\b")
+# Medicare Beneficiary Identifier: 11 characters, digit 1-9, letter, letter/digit, digit, letter, letter/digit,
+# digit, letter, letter, digit, digit (no S L O I B Z), with or without dashes after the 4th and the 7th
+_MBI_L = "[AC-HJKMNP-RT-Y]"
+_MBI_RE = re.compile(
+    rf"[1-9]{_MBI_L}[{_MBI_L[1:-1]}0-9]\d(-?){_MBI_L}[{_MBI_L[1:-1]}0-9]\d\1{_MBI_L}{{2}}\d\d(?![\w-])")
+_MBI_ANCHOR_RE = re.compile(r"[1-9][A-Z][A-Z0-9]\d")
 _CARD_RE = re.compile(r"\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}(?![\w]|[.-]\d)")
 _LONG_DIGITS_RE = re.compile(r"\d{8,30}(?![\w]|[.,]\d)")
 _DIGIT5_RE = re.compile(r"\d{5,}")
@@ -1207,6 +1225,14 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         if sum(c.isdigit() for c in v) >= 3 and not v.lower().startswith(_ID_SAFE_PREFIX):
             s, e = _trim(text, m.start(1), m.end(1), "-")
             add((s, e, "ID_LABEL"))
+    for m in _iter_win(_ID_STATE_LABEL_RE, low, _windows(_ID_STATE_ANCHOR_RE, low, 20, 60)):
+        state, v = text[m.start(1):m.end(1)], m.group(2)
+        if state.upper() in _US_STATE_ABBR | _CA_PROVINCE_ABBR and (lower_mode or state.isupper()) and \
+                sum(c.isdigit() for c in v) >= 3 and not re.fullmatch(_YEAR, v):
+            s, e = _trim(text, m.start(2), m.end(2), "-")
+            add((s, e, "ID_LABEL"))
+    for m in _iter_win(_MBI_RE, text, _windows(_MBI_ANCHOR_RE, text, 0, 16)):
+        add((m.start(), m.end(), "ID_LABEL"))
     for m in _iter(_CARD_RE, text, "+.-"):
         add((m.start(), m.end(), "ID_CARD"))
     for m in _iter(_LONG_DIGITS_RE, text, "+.-"):

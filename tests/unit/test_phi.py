@@ -1008,3 +1008,34 @@ def test_redact_after_takes_several_contexts_and_keeps_copied_placeholders():
     assert redact_after("", CASE_CONTEXT).text == ""
     # the new numbers also come after the text's own placeholders
     assert redact_after("[PERSON_9] and Jane Doe", CASE_CONTEXT).text == "[PERSON_9] and [PERSON_10]"
+
+
+# --- licence numbers after their state, Medicare / Medicaid numbers ------------------------------------------
+
+@pytest.mark.parametrize("text,value", [
+    ("License MA S1234567", "S1234567"),
+    ("DL# CA D1234567", "D1234567"),
+    ("license no. NY 123-456-789", "123-456-789"),
+    ("Driver's license: TX 12345678", "12345678"),
+    ("Nursing lic. MA 123456", "123456"),
+    ("driver license ma s1234567 renewed", "s1234567"),
+    ("Medicare number 1EG4-TE5-MK73", "1EG4-TE5-MK73"),
+    ("MBI 1EG4TE5MK73", "1EG4TE5MK73"),
+    ("Insurance: Medicare 1EG4-TE5-MK73, secondary BCBS", "1EG4-TE5-MK73"),
+    ("Medicare HICN 123-45-6789A", "123-45-6789A"),
+    ("Medicaid #: YH12345A", "YH12345A"),
+    ("Her medicaid number is ab12345c.", "ab12345c"),
+    ("Medi-Cal ID 90000000A", "90000000A"),
+])
+def test_state_licences_and_medicare_medicaid_numbers(text, value):
+    r = _assert_gone(text, value)
+    assert "[ID_1]" in r.text or "[SSN_1]" in r.text, r.text
+    for state in ("MA", "CA", "NY", "TX"):  # the issuing state alone is no identifier
+        if f" {state} " in text:
+            assert f" {state} " in r.text
+
+
+@pytest.mark.parametrize("text", ["Her license in 2019 lapsed.", "ID IN 2019", "Medicare covers 80% of it.",
+                                  "Medicaid expansion in 2014 widened access."])
+def test_licence_and_medicare_words_without_a_number_stay(text):
+    assert redact(text).text == text
