@@ -1559,7 +1559,12 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
             rm = re.match(r"[A-Z]{2,3}(?=[ \t]*(?:$|[\n.,;)]))", text[p:p + 5])
             if last and last.group(1).isupper() and rm:
                 got = p + rm.end()
-        if got is None or not mask.free(p, got):
+        if got is not None and not mask.free(p, got):
+            # the place runs into a postcode already claimed ("123 Main St, Boston MA 02118"): the words before
+            # it still join the block (the postcode's own span is merged with the block afterwards)
+            q = mask.m.find(1, p, got)
+            got = q if q > p and text[q - 1] in " \t," else None
+        if got is None:
             break
         e = _trim(text, p, got, " \t,.")[1]
     return e

@@ -1039,3 +1039,17 @@ def test_state_licences_and_medicare_medicaid_numbers(text, value):
                                   "Medicaid expansion in 2014 widened access."])
 def test_licence_and_medicare_words_without_a_number_stay(text):
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the city and state between a street and a ZIP code already claimed used to survive:
+    # "[ADDRESS_1], Boston MA [LOCATION_1]"
+    ("Lives at 123 Main St, Boston MA 02118", "Lives at [ADDRESS_1]"),
+    ("123 Main St., Boston, MA 02118", "[ADDRESS_1]"),
+    ("Address: 123 Main St Boston MA 02118.", "Address: [ADDRESS_1]."),
+    ("She lives at 12 Oak Ave, New York NY 10001 with her son.", "She lives at [ADDRESS_1] with her son."),
+    ("Ship to:\n  45 Elm Road,\n  Springfield IL 62704\nCall first.", "Ship to:\n  [ADDRESS_1],\n  [ADDRESS_1]\nCall first."),
+])
+def test_city_and_state_before_a_zip_join_the_address(text, expected):
+    r = redact(text)
+    assert r.text == expected and r.counts == {"ADDRESS": 1}
