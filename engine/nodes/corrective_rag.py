@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -23,16 +24,33 @@ from engine.context import NodeContext, stream_model
 from engine.events import EvidenceReady
 from engine.kbfactory import retrieval_params
 from engine.models.base import GenerationParams
+from engine.phi import PLACEHOLDER_RE
+from engine.safety import drop_instruction_sentences
 from engine.state import CaseFacts, ConsultState, Passage, Retrieval
 
 GRADE_SCHEMA = {"type": "object", "properties": {"relevant": {"type": "boolean"}}, "required": ["relevant"]}
+
+
+# a redaction placeholder with the label before it ("MRN [ID_1]", "DOB: [DATE_1]"): words about the note, not the
+# disease, which only pull the query vector away from the guidelines
+_PLACEHOLDER_LABEL_RE = re.compile(
+    r"(?:\b(?:MRN|DOB|D\.O\.B\.|SSN|phone|tel|fax|e-?mail|address|MBI|Medicare|ID|seen|on|at|by|with|from)\b"
+    r"\s*[:#]?\s*)?(?:" + PLACEHOLDER_RE.pattern + r")", re.IGNORECASE)
+
+
+def query_text(text: str) -> str:
+    """The redacted case as a retrieval query: without placeholders and their labels, and without sentences that
+    address the system (injected text is data, not a topic to search for)."""
+    text = _PLACEHOLDER_LABEL_RE.sub(" ", drop_instruction_sentences(text))
+    text = re.sub(r"(?:\s*[,;:]\s*){2,}", ", ", text)  # ", , ," left between removed placeholders
+    return " ".join(text.split()).strip(" ,;:.")
 
 
 def build_query(text: str, facts: CaseFacts) -> str:
     """The clinician's question plus the facts that matter for retrieval (already redacted)."""
     extra = [x for x in (facts.cancer_type, f"stage {facts.stage}" if facts.stage else None) if x]
     extra += list(facts.markers[:4])
-    query = " ".join(text.split())[:1000]
+    query = query_text(text)[:1000]
     missing = [e for e in extra if e.lower() not in query.lower()]
     return (query + (" | " + ", ".join(missing) if missing else "")).strip()
 
