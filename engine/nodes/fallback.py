@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from engine.context import NodeContext
@@ -25,7 +26,24 @@ OUT_OF_SCOPE = {
     "es": ("Esta pregunta queda fuera de las guías de la base de conocimiento, por lo que no se da ninguna "
            "recomendación. oncotui solo responde preguntas de oncología a partir de las guías indexadas."),
 }
+# An oncology question too vague to retrieve for ("what should I do for my patient with cancer?") is refused by the
+# gate like an off-topic one, but the clinician needs to hear what to add, not that oncology is out of scope.
+TOO_VAGUE = {
+    "en": ("This question is too general to answer from the guidelines. Please describe the case: the cancer type, "
+           "its stage or extent, relevant markers, treatment so far, and the decision you need help with."),
+    "es": ("La pregunta es demasiado general para responderla con las guías. Describa el caso: el tipo de cáncer, "
+           "su estadio o extensión, los marcadores relevantes, el tratamiento previo y la decisión que necesita."),
+}
+_ONCOLOGY_RE = re.compile(r"\b(?:cancers?|tumou?rs?|oncolog\w*|malignan\w*|carcinomas?|metasta\w*|neoplasms?|"
+                          r"chemo\w*|lymphomas?|leuka?emias?|sarcomas?|melanomas?|myelomas?)\b", re.IGNORECASE)
 QUOTE_CHARS = 700  # per quoted passage in a refusal
+
+
+def too_vague(state: ConsultState) -> bool:
+    """The gate refused an oncology question that names no cancer type: ask for the case, don't call it off-topic."""
+    r = state.retrieval
+    return (r is not None and not r.gate_passed and r.closest_title is not None and state.facts.cancer_type is None
+            and bool(_ONCOLOGY_RE.search(state.case_text)))
 
 
 NO_MODEL = ("No language model could be loaded, so no answer was drafted; an engineer must fix the model settings "
@@ -46,6 +64,9 @@ def reason_for(state: ConsultState) -> str:
         return f"A reviewer ({state.decision.reviewer}) rejected the draft" + (
             f": {state.decision.note}" if state.decision.note else ".")
     r = state.retrieval
+    if too_vague(state):
+        return ("The question names no cancer type, so no guideline passage is close enough to it; add the details "
+                "above and ask again.")
     if r is not None and not r.gate_passed and r.closest_title is None:
         return ("The guideline knowledge base is empty: run `oncotui kb ingest --demo` (demo set) or "
                 "`oncotui kb ingest PATH` with your guidelines.")
@@ -84,7 +105,8 @@ def render(state: ConsultState, language: str) -> str:
     from engine.nodes.formatter import section_label
 
     r = state.retrieval
-    first = OUT_OF_SCOPE[language] if r is not None and not r.gate_passed and r.closest_title else REFUSALS[language]
+    first = (TOO_VAGUE[language] if too_vague(state) else
+             OUT_OF_SCOPE[language] if r is not None and not r.gate_passed and r.closest_title else REFUSALS[language])
     lines = [f"**{first}**", "", f"Reason: {reason_for(state)}", ""]
     from engine.casefit import other_cancer
 

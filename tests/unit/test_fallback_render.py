@@ -69,3 +69,14 @@ def test_a_refusal_does_not_quote_injected_instructions_and_says_so():
     clean = render(replace(state, retrieval=replace(state.retrieval, passages=(replace(
         p, text="Nivolumab is a first-line option."),))), "en")
     assert "prompt injection" not in clean
+
+
+def test_a_vague_oncology_question_is_asked_for_the_case_not_called_out_of_scope():
+    from engine.nodes.fallback import TOO_VAGUE
+
+    vague = replace(_state(False), case_text="What should I do for my patient with cancer?")
+    text = render(vague, "en")
+    assert text.startswith(f"**{TOO_VAGUE['en']}**") and "outside the guidelines" not in text
+    assert "names no cancer type" in text
+    bread = replace(_state(False), case_text="How do I bake sourdough bread?")
+    assert render(bread, "en").startswith(f"**{OUT_OF_SCOPE['en']}**")
