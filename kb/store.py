@@ -228,6 +228,11 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     return sorted(found), unreadable
 
 
+def _staging_name(name: str, role: str = "rebuild") -> str:
+    """The name of the collection that stands beside ``name`` during a rebuild (Chroma allows 512 characters)."""
+    return f"{name[:500]}-{role}"
+
+
 def _parse_chroma_url(url: str) -> tuple[str, int, bool]:
     raw = url.strip()
     parsed = urlparse(raw if "://" in raw else f"http://{raw}")
@@ -245,8 +250,10 @@ class KnowledgeBase:
 
     Storage: ``PersistentClient(chroma_dir)`` when ``chroma_url`` is empty, an ``HttpClient`` when it is set, and an
     in-memory client when both are empty (tests). The embedder loads at the first ingest/query and the reranker at
-    the first rerank; pass ``embedder=``/``reranker=`` to share already-loaded models. ``rebuild=True`` drops the
-    collection first (for ``oncotui kb ingest --rebuild``, e.g. after changing ``embedding.model``).
+    the first rerank; pass ``embedder=``/``reranker=`` to share already-loaded models. ``rebuild=True`` (for
+    ``oncotui kb ingest --rebuild``, e.g. after changing ``embedding.model``) checks that the embedding model embeds
+    and then works on an empty replacement collection beside the existing one, which stays untouched until
+    ``finish_rebuild()`` swaps the replacement in; ``abandon_rebuild()`` (or ``close()``) drops the replacement.
     """
 
     def __init__(self, *, chroma_dir: Path | None, chroma_url: str = "", collection: str, embedder_spec: str,
@@ -273,22 +280,30 @@ class KnowledgeBase:
         # set when check_model is False and the collection was built with another embedding model: what to tell
         # the user (stats and remove still work; nothing may be embedded or queried against it)
         self.model_mismatch: str | None = None
+        self._rebuild_of: str | None = None  # while rebuilding: the collection the replacement will take over
         self._client = self._connect()
         try:
             if rebuild:
-                # a model that cannot embed would leave an empty knowledge base behind: prove it works first
+                # a model that cannot embed would end a rebuild with nothing: prove it works before anything else
                 problem = self._embedder_problem()
                 if problem:
                     raise KBError(f"{problem}; nothing was dropped: the knowledge base at {self.location} is "
                                   "unchanged")
-                self._drop()
+                self._rebuild_of, self.collection_name = name, _staging_name(name)
+                self._drop()  # a replacement left over by an interrupted rebuild
             self._collection = self._open_collection()
         except BaseException:
             self.close()
             raise
 
     def close(self) -> None:
-        """Release the Chroma client (HTTP connections / the local store's files). Safe to call twice."""
+        """Release the Chroma client (HTTP connections / the local store's files); an unfinished rebuild is
+        abandoned. Safe to call twice."""
+        if getattr(self, "_rebuild_of", None) and getattr(self, "_client", None) is not None:
+            try:
+                self.abandon_rebuild()
+            except Exception:  # closing is best effort; a leftover replacement is dropped by the next rebuild
+                pass
         client, self._client = getattr(self, "_client", None), None
         lexical, self._lexical = getattr(self, "_lexical", None), None
         if lexical is not None:
@@ -367,6 +382,64 @@ class KnowledgeBase:
                 raise KBError(message)
             self.model_mismatch = message
         return col
+
+    @property
+    def rebuilding(self) -> bool:
+        """True between ``rebuild=True`` and ``finish_rebuild()`` / ``abandon_rebuild()``."""
+        return self._rebuild_of is not None
+
+    def finish_rebuild(self) -> None:
+        """Make the replacement built since ``rebuild=True`` the collection, dropping the one it replaces (the old
+        one is renamed aside first and deleted last, so no moment leaves neither)."""
+        target = self._rebuild_of
+        if target is None:
+            return
+        aside = _staging_name(target, "replaced")
+        try:
+            self._client.delete_collection(aside)  # left over by an earlier interrupted swap
+        except Exception:  # not there
+            pass
+        try:
+            old = self._client.get_collection(target, embedding_function=self._ef())
+        except Exception:  # nothing to replace
+            old = None
+        if old is not None:
+            old.modify(name=aside)
+        self._collection.modify(name=target)
+        if old is not None:
+            self._client.delete_collection(aside)
+        staged_lexical = self._lexical_path()
+        if self._lexical is not None:
+            self._lexical.close()
+            self._lexical = None
+        self._rebuild_of, self.collection_name = None, target
+        lexical = self._lexical_path()
+        if staged_lexical is not None and lexical is not None:
+            if staged_lexical.exists():
+                os.replace(staged_lexical, lexical)
+            elif lexical.exists():
+                lexical.unlink()  # the old collection's index; rebuilt from the collection when next used
+        self._collection = self._client.get_collection(target, embedding_function=self._ef())
+
+    def abandon_rebuild(self) -> None:
+        """Drop the replacement built since ``rebuild=True``; the existing collection is used again, as it was
+        (built with another embedding model, it is opened as with ``check_model=False``: see ``model_mismatch``)."""
+        target = self._rebuild_of
+        if target is None:
+            return
+        self._drop()
+        if self._lexical is not None:
+            self._lexical.close()
+            self._lexical = None
+        staged_lexical = self._lexical_path()
+        if staged_lexical is not None and staged_lexical.exists():
+            staged_lexical.unlink()
+        self._rebuild_of, self.collection_name = None, target
+        check, self.check_model = self.check_model, False
+        try:
+            self._collection = self._open_collection()
+        finally:
+            self.check_model = check
 
     def _embedder_problem(self) -> str | None:
         """Why the configured embedding model cannot embed (KBError text), or None when it embeds a probe."""

@@ -696,7 +696,22 @@ def cmd_kb(args: argparse.Namespace) -> int:
     paths = list(args.paths) + ([DEMO_DIR] if args.demo else [])
     if not paths:
         raise SystemExit("oncotui: give files or folders to ingest, or --demo for the shipped demo set")
-    rc = _kb_ingest(args, settings, kb, paths)
+    try:
+        rc = _kb_ingest(args, settings, kb, paths)
+    except KeyboardInterrupt:
+        if not kb.rebuilding:
+            raise
+        kb.abandon_rebuild()
+        print("oncotui: interrupted; --rebuild not applied: the knowledge base is unchanged.", file=sys.stderr)
+        return 130
+    if kb.rebuilding:  # the replacement takes over only when it holds everything that was asked for
+        why = "some files failed" if rc else "nothing was indexed" if kb.count() == 0 else ""
+        if why:
+            kb.abandon_rebuild()
+            print(f"oncotui: --rebuild not applied ({why}): the knowledge base is unchanged; fix or leave out "
+                  "what failed and run it again", file=sys.stderr)
+            return 1
+        kb.finish_rebuild()
     _gate_after_ingest(kb, settings)
     return rc
 

@@ -291,6 +291,23 @@ def test_different_embedding_model_requires_rebuild(tmp_path, models, make_kb, d
     with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines-test", embedder_spec=other_spec,
                        reranker_spec=RERANKER, embedder=models[0], rebuild=True) as rebuilt:
         assert rebuilt.count() == 0
+        rebuilt.ingest([docs / "lung.md"])
+    # not finished: the replacement is dropped and the existing collection is as it was
+    before, _ = make_kb()
+    assert [Path(s["source"]).name for s in before.sources()] == ["breast.md"]
+    assert before.lexical.count() == before.count()
+    with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines-test", embedder_spec=other_spec,
+                       reranker_spec=RERANKER, embedder=models[0], rebuild=True) as rebuilt:
+        rebuilt.ingest([docs / "lung.md"])
+        rebuilt.finish_rebuild()
+        assert rebuilt.collection_name == "guidelines-test" and not rebuilt.rebuilding
+        assert [Path(s["source"]).name for s in rebuilt.sources()] == ["lung.md"]
+        hits = rebuilt.retrieve("ALK inhibitor first line", RetrievalParams(hybrid=True, rerank=False)).hits
+        assert hits and rebuilt.lexical.count() == rebuilt.count()
+    with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines-test", embedder_spec=other_spec,
+                       reranker_spec=RERANKER, embedder=models[0]) as after:
+        assert after.metadata["embedding_model"] == other_spec and after.count() == rebuilt.count()
+        assert [c.name for c in after._client.list_collections()] == ["guidelines-test"]
     with pytest.raises(KBError, match="3 to 512"):
         KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="ab", embedder_spec=EMBEDDER, reranker_spec=RERANKER)
 

@@ -107,6 +107,22 @@ def test_a_broken_embedding_model_is_named_and_a_rebuild_with_it_drops_nothing(c
     assert stats["documents"] == 1 and stats["chunks"] == 2 and stats["model_mismatch"] is None
 
 
+def test_a_rebuild_replaces_the_knowledge_base_only_when_it_worked(cli, tmp_path, monkeypatch):
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+    monkeypatch.setenv("ONCOTUI_EMBEDDING__MODEL", "embedded:bge-small-en-v1.5-int8")
+    rc, out, err = cli("kb", "ingest", "--rebuild", str(tmp_path / "typo.md"))
+    assert rc == 1 and "--rebuild not applied" in err and "unchanged" in err
+    stats = json.loads(cli("kb", "stats", "--json")[1])
+    assert (stats["documents"], stats["embedding_model"]) == (1, MINILM)
+    rc, out, err = cli("kb", "ingest", "--rebuild", str(tmp_path / "anal.md"))
+    assert rc == 0 and "added 1" in out
+    stats = json.loads(cli("kb", "stats", "--json")[1])
+    assert (stats["documents"], stats["chunks"], stats["embedding_model"], stats["model_mismatch"]) == \
+        (1, 2, "embedded:bge-small-en-v1.5-int8", None)
+    assert "gate refused" not in cli("kb", "query", "anal cancer prognosis")[1]
+
+
 def test_an_empty_collection_built_with_a_mistyped_model_is_taken_over(tmp_path):
     # a first ingest that failed on a wrong embedding.model leaves an empty collection tagged with that model
     with KnowledgeBase(chroma_dir=tmp_path / "chroma", collection="guidelines", embedder_spec="/no/such/model",
