@@ -23,6 +23,7 @@ lookup and no embedding work. The chunk with ``chunk_index == 0`` of each docume
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -226,6 +227,26 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
         found += [Path(folder) / n for n in names
                   if not n.startswith(".") and Path(n).suffix.lower() in SUPPORTED_SUFFIXES]
     return sorted(found), unreadable
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _suspicious_note(chunks: list[Chunk], suspicious: Callable[[str], bool]) -> str | None:
+    """A warning naming the chunks whose text ``suspicious`` flags (instruction-like text: a prompt injection
+    planted in a guideline?), quoting the first flagged sentence; None when nothing is flagged."""
+    flagged = [c for c in chunks if suspicious(c.text)]
+    if not flagged:
+        return None
+    first = flagged[0]
+    sentence = next((x for x in _SENTENCE_END.split(first.text) if x.strip() and suspicious(x)), first.text)
+    sentence = " ".join(sentence.split())
+    quote = sentence if len(sentence) <= 100 else sentence[:99] + "…"
+    section = re.sub(r"#+\s*", "", first.section)  # "## A > ### B" -> "A > B"
+    where = section or (f"page {first.page}" if first.page is not None else "the text")
+    more = f" and {len(flagged) - 1} more chunk(s)" if len(flagged) > 1 else ""
+    return (f"instruction-like text in {where}{more}: \"{quote}\" (a prompt injection?); consults treat it as data "
+            "and flag it, but check the source")
 
 
 def _staging_name(name: str, role: str = "rebuild") -> str:
@@ -723,7 +744,8 @@ class KnowledgeBase:
 
     def ingest(self, paths: list[Path], chunk_chars: int = 900,
                progress: Callable[[str, int, int], None] | None = None, *, include_patient: bool = False,
-               chunk_progress: Callable[[int, int], None] | None = None) -> IngestReport:
+               chunk_progress: Callable[[int, int], None] | None = None,
+               suspicious: Callable[[str], bool] | None = None) -> IngestReport:
         """Index Markdown/.txt/PDF files and folders of them (recursive; hidden entries skipped).
 
         Unchanged documents (same SHA-256 and chunk size) are skipped without embedding work; a changed document's
@@ -734,7 +756,9 @@ class KnowledgeBase:
         ``include_patient``; documents already indexed are not re-judged while unchanged. Unreadable files and
         folders (broken links included) go to ``errors`` and the batch continues (a changed file that can no longer
         be read, or that is now patient-facing, keeps its previous chunks). A PDF indexed without some of its pages
-        (no text layer, unreadable) is named in ``warnings``, once, when it is indexed. ``progress(source, done,
+        (no text layer, unreadable) is named in ``warnings``, once, when it is indexed, and so is a document with a
+        chunk that ``suspicious`` flags (the CLI passes the consult's prompt-injection detector; kb cannot import
+        it). It is indexed all the same: consults treat such text as data. ``progress(source, done,
         total)`` is called after each file, ``chunk_progress(embedded, chunked)`` whenever either count of chunks
         grows.
         """
@@ -849,6 +873,10 @@ class KnowledgeBase:
                 if not chunks:
                     raise _DocError("no text to index (empty document)")
                 warnings += [(source, note) for note in left_out]
+                if suspicious is not None:
+                    note = _suspicious_note(chunks, suspicious)
+                    if note:
+                        warnings.append((source, note))
                 pending.append((source, doc_hash, chunks, extra, existing))
                 batch_hashes[doc_hash] = source
                 chunked += len(chunks)

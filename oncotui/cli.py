@@ -720,6 +720,8 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
     """Index ``paths`` with a documents bar and a chunks bar; exit 1 when any file failed (the batch still ends)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from engine.safety import instruction_like
+
     with Progress(TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=False) as progress:
         docs = progress.add_task("documents", total=None)
@@ -733,7 +735,8 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
             progress.update(chunks, completed=embedded, total=chunked)  # the total grows as files are chunked
 
         report = kb.ingest(paths, chunk_chars=settings.kb.chunk_chars, progress=on_progress,
-                           include_patient=args.include_patient_material, chunk_progress=on_chunks)
+                           include_patient=args.include_patient_material, chunk_progress=on_chunks,
+                           suspicious=instruction_like)
         progress.update(docs, description="documents")
     moved = f", moved {len(report.moved)}" if report.moved else ""
     print(f"added {report.added_docs}, updated {report.updated_docs}, unchanged {report.skipped_docs}{moved} "
@@ -747,7 +750,7 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
     failed = report.failed
     notes = []
     if report.warnings:
-        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed only in part (see the warnings)")
+        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed with warnings (see above)")
     if report.patient_skipped:
         notes.append(f"{len(report.patient_skipped)} patient-facing skipped (--include-patient-material "
                      "indexes them)")
