@@ -661,6 +661,7 @@ _FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAM
     _name_list("first_names.txt", english_ok=True)
 # census first names that are also English words ("Misty", "Angel", "Dale") need a cue like other
 # ambiguous names
+_LISTED_FIRST_NAMES: frozenset[str] = _wordset(_FIRST_NAMES_TEXT) | _wordset(_FIRST_NAMES_EXTRA)  # not census ones
 _AMBIGUOUS_NAMES |= (_name_list("first_names.txt", english_ok=True) - _wordset(_FIRST_NAMES_TEXT)) & \
     _english_words()
 # Common surnames (US census); a capitalised one that is not an ordinary word is taken as a name.
@@ -931,6 +932,7 @@ _PLACE_PREFIXES = _wordset("new port fort mount mt saint st san santa los las up
                            "station lake")
 # weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
 _PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
+_PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near)[ ]\Z")
 
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
@@ -2747,6 +2749,25 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             merged_final.append([s0, e0, "ORGANIZATION", None])
             mask.take(s0, e0)
     final = merged_final
+
+    # "treated in Houston": a lone surname-like word right after "in" / "near", with no other cue and never seen
+    # elsewhere as (part of) a person's name, is a place; it stays redacted, as a LOCATION
+    if not lower_mode:
+        lone: dict[str, list[list]] = {}
+        other: set[str] = set()
+        for a in final:
+            if a[2] != "PERSON" or not a[3]:
+                continue
+            if len(a[3]) == 1 and text[a[0]].isupper() and _PLACE_PREP_END_RE.search(text, max(0, a[0] - 7), a[0]) \
+                    and not re.match(r"['’]s\b|[ ]et[ ]al\b|[ ]*,[ ]*(?:MD|M\.D\.|RN|DO|NP|PhD)\b", text[a[1]:a[1] + 8]) \
+                    and a[3][0] not in _LISTED_FIRST_NAMES:  # "confided in Maria" (a census first name may be a city)
+                lone.setdefault(a[3][0], []).append(a)
+            else:
+                other.update(a[3])
+        for tok, spans_ in lone.items():
+            if tok not in other:
+                for a in spans_:
+                    a[2], a[3] = "LOCATION", None
 
     for s, e in _block_orgs(text, final, mask, lower_mode):
         if mask.free(s, e):

@@ -1053,3 +1053,15 @@ def test_licence_and_medicare_words_without_a_number_stay(text):
 def test_city_and_state_before_a_zip_join_the_address(text, expected):
     r = redact(text)
     assert r.text == expected and r.counts == {"ADDRESS": 1}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("He was treated in Houston last year.", "He was treated in [LOCATION_1] last year."),
+    ("She was seen in Denver and near Galveston.", "She was seen in [LOCATION_1] and near [LOCATION_2]."),
+    # a person cue elsewhere, a possessive, a citation or a listed first name keep PERSON
+    ("Dr. Amy Houston saw her in Houston.", "Dr. [PERSON_1] saw her in [PERSON_1]."),
+    ("Discussed in Johnson's clinic.", "Discussed in [PERSON_1]'s clinic."),
+    ("She confided in Maria about the diagnosis.", "She confided in [PERSON_1] about the diagnosis."),
+])
+def test_a_lone_name_word_after_in_is_a_place(text, expected):
+    assert redact(text).text == expected
