@@ -6,12 +6,32 @@ A case the router scores Tier 2 always waits for a reviewer, whichever tier ran 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from engine.context import NodeContext
 from engine.governor import review_reasons as deferred_claims
-from engine.safety import instruction_like, instruction_passages
+from engine.safety import drug_names, instruction_like, instruction_passages
 from engine.state import ConsultState
+
+# A question about what to do; and words that name something to do. A released answer to the first with none of
+# the second (staging prose, trial demographics) may be verbatim and "supported" yet not answer the question.
+_TREATMENT_QUESTION_RE = re.compile(
+    r"\b(?:treat\w*|therap\w*|options?|regimens?|(?:first|second|third)[- ]line|adjuvant|neoadjuvant|manage\w*|"
+    r"next steps?|indicated|systemic|recommend\w*|what should)\b", re.IGNORECASE)
+_TREATMENT_TERM_RE = re.compile(
+    r"\b(?:\w*therap(?:y|ies)|chemo\w*|radiat\w*|radiosurg\w*|surg\w*|resect\w*|\w+ectomy|transplant\w*|"
+    r"ablat\w*|emboli[sz]\w*|surveillance|observation|watchful|watch and wait|inhibitors?|maintenance|"
+    r"regimens?|trastuzumab\w*|tamoxifen|aromatase|hormon\w*)\b", re.IGNORECASE)
+
+
+def answers_no_treatment(state: ConsultState) -> bool:
+    """A treatment question whose released claims name no treatment at all."""
+    released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
+    if not released or not _TREATMENT_QUESTION_RE.search(state.case_text):
+        return False
+    text = " ".join(released)
+    return not (_TREATMENT_TERM_RE.search(text) or drug_names(text))
 
 
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
@@ -34,6 +54,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     if poisoned:  # its instruction sentences were dropped, but someone may have tampered with the knowledge base
         reasons.append(f"Retrieved passage {', '.join(poisoned)} contains instructions to the system (a possibly "
                        "poisoned guideline; those sentences were dropped, not used)")
+    if answers_no_treatment(state):
+        reasons.append("The question asks what to do, but no released claim names a treatment or approach (the "
+                       "quoted passages may not answer it)")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

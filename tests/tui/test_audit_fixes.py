@@ -123,6 +123,8 @@ def test_short_reasons_and_since() -> None:
     assert short_reasons(("Tier 2 case (complexity score 0.95)",)) == "Tier 2"
     assert short_reasons(("Retrieved passage E1, E3 contains instructions to the system (a possibly poisoned "
                           "guideline; those sentences were dropped, not used)",)) == "poisoned passage"
+    assert short_reasons(("The question asks what to do, but no released claim names a treatment or approach (the "
+                          "quoted passages may not answer it)",)) == "no treatment named"
     assert short_reasons(("Tier 2 case (complexity score 0.95): router scored Tier 2; Tier 1 forced by the "
                           "clinician",)) == "Tier 2 (override)"
     assert since("2025-03-14T09:30:00+00:00", wide=False, today="2025-03-14") == "09:30"

@@ -42,6 +42,7 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
                "Tier 2" if lowered.startswith("tier 2") else
                "instructions in note" if "instruction-like" in lowered else
                "poisoned passage" if lowered.startswith("retrieved passage") and "instructions" in lowered else
+               "no treatment named" if "names a treatment" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
         if tag not in tags:
             tags.append(tag)

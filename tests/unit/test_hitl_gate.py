@@ -1,0 +1,32 @@
+"""The HITL gate's reasons that do not come from routing or the governor."""
+
+from __future__ import annotations
+
+from engine.nodes.hitl_gate import review_reasons
+from engine.state import Claim, ConsultState, Ledger
+
+HCC = "Hepatocellular carcinoma, BCLC C, Child-Pugh A. What first-line systemic therapy?"
+
+
+def state(question: str, *claims: tuple[str, str]) -> ConsultState:
+    return ConsultState(thread_id="PT-0001", consult_id="c", case_text=question, ledger=Ledger(claims=tuple(
+        Claim(id=f"C{i}", recommendation=i, text=text, evidence=("E1",), state=st)  # type: ignore[arg-type]
+        for i, (text, st) in enumerate(claims, 1))))
+
+
+def waits(s: ConsultState) -> bool:
+    return any("no released claim names a treatment" in r for r in review_reasons(s, 0.0))
+
+
+def test_a_treatment_question_answered_with_no_treatment_waits_for_a_reviewer():
+    assert waits(state(HCC, ("More than ten classifications are used to stage liver cancer.", "supported")))
+    assert not waits(state(HCC, ("Atezolizumab plus bevacizumab is a first-line option.", "supported")))
+    assert not waits(state(HCC, ("Sorafenib improved survival.", "qualified")))
+    # only what is released counts: a blocked treatment line does not answer the question
+    assert waits(state(HCC, ("Staging uses the BCLC system.", "supported"), ("Give lenvatinib.", "blocked")))
+
+
+def test_other_questions_and_empty_answers_are_not_flagged():
+    assert not waits(state("Hepatocellular carcinoma: what is the prognosis at BCLC C?",
+                           ("Median survival is about one year.", "supported")))
+    assert not waits(state(HCC))  # nothing released: the consult is refused anyway
