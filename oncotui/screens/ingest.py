@@ -26,6 +26,8 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, ProgressBar, Static
 
+from engine.safety import instruction_like
+
 # open_kb() -> the knowledge base; called in the worker thread because opening Chroma takes a moment
 KBOpener = Callable[[], Any]
 
@@ -83,6 +85,8 @@ def report_lines(report: Any, roots: Sequence[Path] = ()) -> list[str]:
               for path, reason in report.errors if path in dup]
     failed = report.failed
     lines += [f"[red]failed[/red] {show(path)}: {escape(reason)}" for path, reason in failed]
+    # indexed, but part of the document is not (pages without text) or holds text that addresses the system
+    lines += [f"[yellow]warning[/yellow] {show(path)}: {escape(message)}" for path, message in report.warnings]
     notes = []
     if report.patient_skipped:
         notes.append(f"{len(report.patient_skipped)} patient-facing skipped: {escape(PATIENT_HINT)}")
@@ -90,6 +94,8 @@ def report_lines(report: Any, roots: Sequence[Path] = ()) -> list[str]:
         notes.append(f"{len(report.duplicates)} duplicate(s) not indexed again")
     if failed:
         notes.append(f"{len(failed)} file(s) failed; the rest of the batch was processed")
+    if report.warnings:
+        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed with warnings (see above)")
     if notes:
         lines.append("[b]Summary:[/b] " + "; ".join(notes) + ".")
     return lines
@@ -208,7 +214,8 @@ class IngestScreen(ModalScreen[None]):
             kb = self.open_kb()
             self._status = "Ingesting…"
             report = kb.ingest(paths, chunk_chars=self.chunk_chars, progress=on_progress,
-                               include_patient=include_patient, chunk_progress=on_chunks)
+                               include_patient=include_patient, chunk_progress=on_chunks,
+                               suspicious=instruction_like)
         except Exception as exc:  # noqa: BLE001 - shown to the user, never a traceback on screen
             app.call_from_thread(self._finished, f"[red]Ingestion failed: {escape(str(exc))}[/red]", "error")
             return
@@ -223,7 +230,7 @@ class IngestScreen(ModalScreen[None]):
         if gate:
             lines.append(gate)
         app.call_from_thread(self._finished, "\n".join(lines), "warning" if report.errors or report.patient_skipped
-                             else "information")
+                             or report.warnings else "information")
 
     def _show_progress(self) -> None:
         if not self.is_attached:
