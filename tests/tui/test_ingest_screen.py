@@ -105,7 +105,7 @@ class StubKB:
         self.metadata: dict[str, Any] = {}
 
     def ingest(self, paths: list[Path], chunk_chars: int = 900, progress: Any = None, *,
-               include_patient: bool = False, chunk_progress: Any = None) -> IngestReport:
+               include_patient: bool = False, chunk_progress: Any = None, suspicious: Any = None) -> IngestReport:
         self.calls.append({"paths": paths, "include_patient": include_patient})
         for i, path in enumerate(self._sources, 1):
             progress(path, i, len(self._sources))
