@@ -5,7 +5,8 @@ adjuvant therapy" for a stage III case). Support measures the first; this module
 redacted case facts (``CaseFacts``, engine/facts.py) alone.
 
 Conditions recognised in a sentence (deliberately few: a word that is not clearly a condition is ignored)
-    stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "stage II and above", bare lettered
+    stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "Stages I, II, and III" (a list is
+                the span from its lowest to its highest stage), "stage II and above", bare lettered
                 sub-stages ("IIIA", "IB"; bare "IV" is not one: it also means intravenous), "early-stage"/"early
                 disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV),
                 "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV), "localised" (not metastatic);
@@ -14,16 +15,23 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "resected"/"resectable" (not "unresectable", not "can be fully resected", not in a sentence about
                 metastases: "resectable liver metastases ... perioperative chemotherapy"): stages 0-III, contradicts
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
-    section     a sentence that states no stage or setting inherits those its passage's section path names
-                ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic; "Early / Resectable
-                Disease"; "Locally Advanced Unresectable Disease"), as one family of alternatives
+                "Resected"/"resectable" is also a family of its own that an unresectable case contradicts.
+    invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
+    section     a sentence inherits the conditions its passage's section path names, family by family, for each
+                family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
+                Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
+                Disease") as one family of alternatives, and subgroups ("Stages I, II, and III HER2-Positive Breast
+                Cancer", "HER2-Negative Hormone Receptor–Positive" (both), "Germline *BRCA1* and *BRCA2* Variants",
+                "(for patients with *EGFR* variants)", "Resected/Resectable Stage IIIA")
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
                 amplification" (positive), "HER2 IHC 1+ or 2+/ISH-negative" (low), "HER2-zero"/"HER2 IHC 0" (zero),
                 "HER2 2+" without ISH (no condition)
+    dashes      U+2010-2014 and U+2212 read as "-" ("hormone receptor–positive", PDQ's spelling); status words in
+                any case ("HER2-Positive"); "estrogen/progesterone receptor-positive" are ER/PR
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
-    gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive",
+    gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive", "EGFR variants" (PDQ's word),
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
                 sharing one status: "germline BRCA1, BRCA2 or PALB2 mutations" / "EGFR or ALK alterations" (any
                 one of them), "KRAS, NRAS and BRAF wild-type" (all of them); a variant is its own gene's alone
@@ -36,7 +44,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 (1-49%), a value or range ("PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 < 1%", "PD-L1 CPS >= 10"),
                 read as in case facts (engine.facts.pdl1_range); a TPS range is not judged against a CPS value
 
-The case's side comes from CaseFacts: stage (+ sub-stage letter and "metastatic" from stage_text), the marker
+The case's side comes from CaseFacts: stage (+ sub-stage letter, "metastatic", "unresectable" and "(non-)muscle-
+invasive" from stage_text, where engine.facts puts them), the marker
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
 wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive breast cancer", "hormone
 receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
@@ -48,7 +57,8 @@ fits an ER-low line and is unknown for ER-positive and ER-negative lines. Germli
 together: a negative result for one (neither stated altered) is read as BRCA1/2 negative.
 
 How one sentence is judged (``assess``)
-    Each condition is ``fits``, ``unknown`` (the case does not state it) or ``contradicts``. Conditions of one
+    Each condition is ``fits``, ``unknown`` (the case does not state it, stage included: a case without a stage
+    gets "applies if stage III") or ``contradicts``. Conditions of one
     family are alternatives (a sentence listing "HR+/HER2-, HER2-positive and triple-negative" groups names all
     three; "EGFR ... and adjuvant alectinib for ALK-positive disease" names two drivers): the family fits when one of
     them fits and contradicts only when all of them do. Families combine as a conjunction: one contradicted family
@@ -100,11 +110,6 @@ from engine.state import CaseFacts, Passage
 Fit = Literal["fits", "unknown", "contradicts"]
 Verdict = Literal["none", "fits", "unknown", "contradicts"]  # "none": the sentence states no condition
 
-# A case that states no stage at all is not qualified on stage ("applies if metastatic" on every staged sentence):
-# most setting questions are asked without one ("Pancreatic adenocarcinoma, ECOG 1. Options?"), the sentence names
-# its stage itself, and a stated stage is always judged. Unstated markers are qualified (see ``assess``).
-QUALIFY_UNSTATED_STAGE = False
-
 DRIVERS = frozenset({"EGFR", "ALK", "ROS1", "KRAS", "NRAS", "BRAF", "MET", "RET", "NTRK", "ERBB2"})
 _GENE_FAMILY = {"BRCA1": "BRCA", "BRCA2": "BRCA"}
 _ROMAN = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4, "1": 1, "2": 2, "3": 3, "4": 4}
@@ -130,10 +135,16 @@ class Condition:
 
 
 _STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
+# A stage, a range or a list: "stage I", "stages II-IIIA", "Stages I, II, and III", "stage I, II, or III", "stage II
+# and above". A list is read as the span from its lowest to its highest stage. After a comma only a roman numeral
+# continues the list ("stage III, 3 months of CAPOX" is stage III).
+_STAGE_TOKEN = r"(?:IV|III|II|I|0|[1-4])[A-C]?(?![\w])"
 _STAGE_RE = re.compile(
-    r"\b[Ss]tages?\s+" + _STAGE_NUM + r"([A-C])?(?![\w])"
-    r"(?:\s*(?:[-–—]|to|or|and)\s*(?:[Ss]tage\s+)?" + _STAGE_NUM + r"([A-C])?(?![\w]))?"
-    r"(\s+(?:and|or)\s+(?:above|higher|greater|beyond))?")
+    r"\b[Ss]tages?\s+(?P<list>" + _STAGE_TOKEN +
+    r"(?:\s*,\s*(?:(?:and|or)\s+)?(?:[Ss]tages?\s+)?(?:IV|III|II|I|0)[A-C]?(?![\w])"
+    r"|\s*(?:[-–—]|to|or|and)\s*(?:[Ss]tages?\s+)?" + _STAGE_TOKEN + r")*)"
+    r"(?P<above>\s+(?:and|or)\s+(?:above|higher|greater|beyond))?")
+_STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?![\w])")
 _BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")
 _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b", re.IGNORECASE)),
@@ -149,14 +160,26 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # The early (curative, operable) setting: adjuvant/neoadjuvant/perioperative treatment, resected/resectable disease.
 # Its own family ("setting"): "Stage I disease needs no adjuvant therapy" stays a stage I sentence for stage III.
 # Not read in a sentence about metastases ("resectable liver metastases ... perioperative chemotherapy").
-_SETTING_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperi-?operative\b|\bresect(?:ed|able)\b|"
-                         r"\b(?:pre|post)-?operative\b", re.IGNORECASE)
+_SETTING_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperi-?operative\b|\b(?:pre|post)-?operative\b", re.IGNORECASE)
+# "Resected"/"resectable": the early setting too, and its own family ("resection"), which an unresectable case
+# contradicts ("Resected/Resectable Stage IIIA NSCLC > Adjuvant immunotherapy" for unresectable stage IIIA: the
+# stage fits, the resection does not). "unresectable" itself is no condition (\b keeps it out).
+_RESECTED_RE = re.compile(r"\bresect(?:ed|able)\b", re.IGNORECASE)
+# Bladder cancer's two settings, each contradicting the other.
+_INVASION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("non-muscle-invasive", re.compile(r"\bnon[- ]?muscle[- ]invasive\b|\bNMIBC\b", re.IGNORECASE)),
+    ("muscle-invasive", re.compile(r"(?<!non-)(?<!non )(?<!non)\bmuscle[- ]invasive\b|\bMIBC\b", re.IGNORECASE)),
+)
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
-_REC = r"(HER2|ERBB2|ER|PR|HR|(?i:hormone[- ]receptor))"
-_STATUS = r"(?:[- ]?(positive|negative|low|ultralow)\b|\s?(\+|-|–)(?=[\s,.;:/)]|$))"
-_COMBO_RE = re.compile(r"\b(HR|ER|(?i:hormone[- ]receptor))" + _STATUS + r"\s*/\s*(HER2)" + _STATUS)
+# Hyphen-like dashes PDQ writes ("hormone receptor–positive", U+2013) are read as "-" (``spans``; same length, so
+# positions stay valid). Headings are capitalised ("HER2-Positive"): status words match in any case.
+DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
+_REC = r"(HER2|ERBB2|ER|PR|HR|(?i:hormone[- ]receptors?|o?estrogen[- ]receptors?|progesterone[- ]receptors?))"
+_STATUS = r"(?:[- ]?((?i:positive|negative|low|ultralow))\b|\s?(\+|-)(?=[\s,.;:/)]|$))"
+_COMBO_RE = re.compile(r"\b(HR|ER|(?i:hormone[- ]receptors?|o?estrogen[- ]receptors?))" + _STATUS
+                       + r"\s*/\s*(HER2)" + _STATUS)
 _RECEPTOR_RE = re.compile(r"\b" + _REC + _STATUS)
 _HER2_AMP_RE = re.compile(r"\b(?:HER2|ERBB2)[- ](?:amplification|amplified|overexpress(?:ion|ing|ed))\b")
 _TNBC_RE = re.compile(r"\btriple[- ]negative\b|\bTNBC\b", re.IGNORECASE)
@@ -170,8 +193,9 @@ _VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|d
 _GENE_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
     r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
-    r"(?:[\s-]+(?:mutations?|mutant|mutated|positive))?"
-    r"|(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
+    r"(?:[\s-]+(?:mutations?|mutant|mutated|[Vv]ariants?|positive))?"
+    r"|(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
+    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
 # A list of genes sharing one status: "BRCA1, BRCA2 or PALB2 mutations", "EGFR or ALK alterations", "KRAS, NRAS and
@@ -180,7 +204,8 @@ _GENE_RE = re.compile(
 _GENE_SEP = r"(?:\s*/\s*|\s*,\s*(?:(?:and/or|or|and)\s+)?|\s+(?:and/or|or|and)\s+)"
 _GENE_LIST_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")+)(?![\w])"
-    r"(?:(?:\s+pathway)?[\s-]+(?P<status>mutations?|mutant|mutated|fusions?|rearrangements?|rearranged|"
+    r"(?:(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
+    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
 # A negation right before a gene condition: "without EGFR or ALK alterations", "no sensitizing EGFR mutation",
@@ -192,7 +217,7 @@ _GENE_NEGATION_RE = re.compile(
 _NO_DRIVER_RE = re.compile(r"\b(?:without|no|absence of)\s+(?:an?\s+|any\s+)?(?:actionable|targetable|oncogenic)\s+"
                            r"(?:driver|alteration|mutation)s?\b|\bdriver[- ]negative\b", re.IGNORECASE)
 _TESTING_RE = re.compile(r"\s+(?:and\s+(?:\w+\s+){0,2})?(?:testing|tests?)\b", re.IGNORECASE)
-_HER2_DRIVER_STATUS = ("mutation", "mutations", "mutant", "mutated")
+_HER2_DRIVER_STATUS = ("mutation", "mutations", "mutant", "mutated", "variant", "variants")  # PDQ: "variants"
 
 _HIGH_PDL1_RE = re.compile(r"\bhigh PD-?L1\b", re.IGNORECASE)  # the rest of PD-L1: engine.facts.PDL1_RE
 
@@ -209,7 +234,8 @@ def _status(word: str | None, sign: str | None) -> str:
 
 
 def _receptor_key(name: str) -> str:
-    return {"ERBB2": "HER2"}.get(name.upper(), "HR" if name.lower().startswith("hormone") else name.upper())
+    words = {"hormone": "HR", "estrogen": "ER", "oestrogen": "ER", "progesterone": "PR"}
+    return {"ERBB2": "HER2"}.get(name.upper()) or words.get(name.lower().split()[0].split("-")[0], name.upper())
 
 
 def conditions(text: str) -> list[Condition]:
@@ -219,6 +245,7 @@ def conditions(text: str) -> list[Condition]:
 
 def spans(text: str) -> list[tuple[int, int, Condition]]:
     """``conditions`` with where each one was read: (start, end, condition), in text order."""
+    original, text = text, text.translate(DASHES)
     found: list[tuple[int, int, Condition]] = []
     taken: list[tuple[int, int]] = []
 
@@ -231,10 +258,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         found.append((start, end, c))
 
     for m in _STAGE_RE.finditer(text):
-        lo, hi = _fine(m.group(1), m.group(2))
-        if m.group(3):
-            hi = _fine(m.group(3), m.group(4))[1]
-        if m.group(5):
+        items = [_fine(g, letter) for g, letter in _STAGE_ITEM_RE.findall(m.group("list"))]
+        lo, hi = min(a for a, _ in items), max(b for _, b in items)
+        if m.group("above"):
             hi = 49
         add(m, Condition("stage", "stage", m.group(0).strip(), lo=lo, hi=hi))
     for m in _BARE_STAGE_RE.finditer(text):
@@ -248,9 +274,14 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             if free(m):
                 add(m, Condition("stage", "stage_class", m.group(0), value=value))
     if not _METASTASES_RE.search(text):
-        for m in _SETTING_RE.finditer(text):
-            if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": no setting
-                add(m, Condition("setting", "stage_class", m.group(0), value="resectable"))
+        for family, rx in (("setting", _SETTING_RE), ("resection", _RESECTED_RE)):
+            for m in rx.finditer(text):
+                if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
+                    add(m, Condition(family, "stage_class", m.group(0), value="resectable"))
+    for value, rx in _INVASION_RES:
+        for m in rx.finditer(text):
+            if free(m):
+                add(m, Condition("invasion", "invasion", m.group(0), value=value))
     for m in _COMBO_RE.finditer(text):
         both = ((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))), ("HER2", _status(m.group(5), m.group(6))))
         add(m, Condition("receptor", "receptor", m.group(0), receptors=both))
@@ -305,7 +336,16 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
-    return sorted(found, key=lambda x: x[0])
+    return sorted(((a, b, _as_written(c, original[a:b])) for a, b, c in found), key=lambda x: x[0])
+
+
+def _as_written(c: Condition, written: str) -> Condition:
+    """The condition's words with the dashes of the text ("stage II\u2013IIIA"), which ``spans`` read as "-"."""
+    dashes = [ch for ch in written if ch.translate(DASHES) == "-"]
+    if c.text.count("-") != len(dashes) or all(ch == "-" for ch in dashes):
+        return c
+    it = iter(dashes)
+    return replace(c, text="".join(next(it) if ch == "-" else ch for ch in c.text))
 
 
 def _balanced(text: str, m: re.Match[str]) -> tuple[int, str]:
@@ -360,10 +400,14 @@ class Case:
     pdl1: tuple[int, int] | None = None  # percentage range: (0, 0) negative, (1, 100) positive, (1, 49) "1-49%"
     pdl1_score: str = ""  # "TPS" / "CPS" / "" (not said)
     pdl1_text: str = ""  # as the marker says, for the reasons
+    unresectable: bool = False  # stated unresectable/inoperable (engine.facts puts it in stage_text)
+    invasion: str | None = None  # bladder: "muscle-invasive" / "non-muscle-invasive" (from stage_text too)
 
 
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
 _CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
+_CASE_UNRESECTABLE_RE = re.compile(r"\bunresectable\b|\binoperable\b|\bnot (?:surgically )?resectable\b",
+                                   re.IGNORECASE)
 
 
 def case_from_facts(facts: CaseFacts) -> Case:
@@ -428,8 +472,11 @@ def case_from_facts(facts: CaseFacts) -> Case:
     for g, text in wild_names.items():
         names.setdefault(g, text)
     _derive_hormone_receptor(receptors)
+    extent = (facts.stage_text or "").translate(DASHES)
+    invasion = next((value for value, rx in _INVASION_RES if rx.search(extent)), None)
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
-                (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "")
+                (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
+                unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion)
 
 
 def _derive_hormone_receptor(r: dict[str, str]) -> None:
@@ -477,7 +524,13 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
             return "fits", ""
         return ("contradicts", case.stage_name) if hi < c.lo or lo > c.hi else ("unknown", "")
     if c.kind == "stage_class":
+        if c.family.endswith("resection") and case.unresectable:
+            return "contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable"
         return _fit_class(c.value, case)
+    if c.kind == "invasion":
+        if case.invasion is None:
+            return "unknown", ""
+        return ("fits", "") if case.invasion == c.value else ("contradicts", case.invasion)
     if c.kind == "receptor":
         fits = [_fit_receptor(k, v, case.receptors) for k, v in c.receptors]
         bad = [f"{k}-{case.receptors.get(k) or _implied(k, case.receptors)}" for (k, _), f in zip(c.receptors, fits)
@@ -624,7 +677,7 @@ def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -
     for k, (a, b, c) in enumerate(found):
         if any(x <= a < y for x, y in skip):
             continue
-        if c.family in ("stage", "setting"):
+        if c.family in _STAGE_LIKE:
             main.append(k)
             continue
         # (a) in parentheses right after an option's name: "elacestrant (ESR1 mutation)", "olaparib (for germline
@@ -662,12 +715,40 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
     return out
 
 
+_STAGE_LIKE = ("stage", "setting", "resection", "invasion")  # the disease's extent, not a subgroup
+
+
 def section_conditions(section: str) -> list[Condition]:
-    """Stage and setting conditions a passage's section path names ("Treatment by Stage > Advanced or Metastatic
-    Disease": advanced or metastatic), as one family of alternatives; [] when it names none."""
-    parts = [re.sub(r"^#+\s*", "", part.strip()) for part in (section or "").split(" > ")]
-    named = [(p, [c for c in conditions(p) if c.family in ("stage", "setting")]) for p in parts]
-    return [replace(c, family="section", text=p) for p, cs in named for c in cs]
+    """The conditions a passage's section path names, each with the heading that names it as its text. Stage and
+    setting ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic) are one family of
+    alternatives, "section". Every other condition keeps its family as "section:<family>" ("Resected/Resectable",
+    "HER2-Positive Breast Cancer", "Germline BRCA1 and BRCA2 Variants", "for patients with EGFR variants"); a
+    receptor keeps its own, so "HER2-Negative Hormone Receptor-Positive" requires both. Markdown emphasis
+    ("*BRCA1*") is ignored. [] when the path names none."""
+    parts = [re.sub(r"^#+\s*", "", part.strip()).replace("*", "") for part in (section or "").split(" > ")]
+    out: list[Condition] = []
+    for p in parts:
+        for c in conditions(p):
+            if c.family in ("stage", "setting"):
+                out.append(replace(c, family="section", text=p))
+            else:
+                key = f":{c.receptors[0][0]}" if c.kind == "receptor" and len(c.receptors) == 1 else ""
+                out.append(replace(c, family=f"section:{c.family}{key}", text=p))
+    return out
+
+
+def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
+    """The section conditions a sentence inherits: a family its passage's section names and the sentence itself
+    does not (a sentence's own "HER2-positive" or "stage I" overrides its section's). For a claim citing several
+    passages, only a family every one of their sections names, as alternatives across them."""
+    per = [section_conditions(sec) for sec in sections]
+    out: list[Condition] = []
+    for family in dict.fromkeys(c.family for cs in per for c in cs):
+        base = family.split(":")[1] if ":" in family else "stage"
+        stated = own & {"stage", "setting", "resection"} if family == "section" else base in own
+        if not stated and all(any(c.family == family for c in cs) for cs in per):
+            out += [c for cs in per for c in cs if c.family == family]
+    return out
 
 
 def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
@@ -682,25 +763,31 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
         fits = [f for _, f, _ in entries]
         if "fits" in fits:
             continue
-        texts = list(dict.fromkeys(c.text if c.family == "section" else _plain(c.text).lower()
+        texts = list(dict.fromkeys(c.text if c.family.startswith("section") else _plain(c.text).lower()
                                    if c.family == "setting" else _plain(c.text) for c, f, _ in entries))
         if all(f == "contradicts" for f in fits):
             why = entries[0][2]
             if family == "setting":
                 contradicted.append(f"states the early, operable setting ({', '.join(texts)}); the case is {why}")
-            elif family == "section":
-                contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d; the case is {why}")
+            elif family == "resection":
+                contradicted.append(f"states resected or resectable disease; the case is {why}")
+            elif family.startswith("section"):
+                whose = f"'s driver is {why[11:]}" if why.startswith("its driver ") else f" is {why}"
+                contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d; the case{whose}")
             else:
                 contradicted += [f"states {_plain(c.text)}; the case"
                                  + (f"'s driver is {w[11:]}" if w.startswith("its driver ") else f" is {w}")
                                  for c, _, w in entries]
         else:
-            named = [c.text if family == "section" else _plain(c.text) for c, f, _ in entries if f == "unknown"]
+            named = [c.text if family.startswith("section") else _plain(c.text) for c, f, _ in entries
+                     if f == "unknown"]
             label = " or ".join(dict.fromkeys(named))
             if family == "setting":
                 label = f"early, operable setting ({label.lower()})"
             elif family == "section":
                 label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
+            elif family.startswith("section"):
+                label = f"the subgroup of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             unknown.append(label)
     return list(dict.fromkeys(contradicted)), unknown
 
@@ -716,20 +803,12 @@ def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
     parallel = any(families[i] & families[j] for i in range(len(families)) for j in range(i + 1, len(families))
                    if by_clause[i] and by_clause[j])
     main, options = _roles(text, found, parallel)
-    inherited: list[Condition] = []
-    if sections and not any(found[k][2].family in ("stage", "setting") for k in main):
-        per = [section_conditions(sec) for sec in sections]
-        if all(per):  # every source passage's section names a stage: inherit them (as alternatives)
-            inherited = [c for cs in per for c in cs]
-    unstaged = case.stage is None and not QUALIFY_UNSTATED_STAGE
-
-    def kept(items: list[Condition]) -> list[Condition]:
-        return [c for c in items if not (unstaged and c.family in ("stage", "setting", "section"))]
-
-    groups = ([kept([found[k][2] for k in ks if k in main]) for ks in by_clause] if parallel
-              else [kept([found[k][2] for k in main])])
+    inherited = _inherited(sections, {found[k][2].family for k in main}) if sections else []
+    # A condition the case does not state, stage included, is qualified ("applies if stage III"), not dropped.
+    groups = ([[found[k][2] for k in ks if k in main] for ks in by_clause] if parallel
+              else [[found[k][2] for k in main]])
     if inherited:
-        groups.append(kept(inherited))
+        groups.append(inherited)
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []
@@ -741,8 +820,6 @@ def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
     notes: list[str] = []
     for k in options:
         c = found[k][2]
-        if unstaged and c.family in ("stage", "setting"):
-            continue
         fit, why = _fit(c, case)
         if fit == "contradicts":
             why = why[11:] if why.startswith("its driver ") else why

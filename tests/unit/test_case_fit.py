@@ -197,8 +197,11 @@ def test_stage_ranges_sub_stages_and_stage_words():
     assert assess("Locally advanced tumours receive chemoradiotherapy.", metastatic).verdict == "contradicts"
     assert assess("In metastatic disease, pembrolizumab is used.", iii).verdict == "contradicts"
     assert assess("In metastatic disease, pembrolizumab is used.", metastatic).verdict == "fits"
-    # no stage stated: staged sentences are not judged on stage (QUALIFY_UNSTATED_STAGE)
-    assert assess("Stage I disease needs no adjuvant therapy.", case_from_facts(CaseFacts())).verdict == "none"
+    # no stage stated: a staged sentence is qualified, not released as if it had no condition
+    unstaged = assess("Stage I disease needs no adjuvant therapy.", case_from_facts(CaseFacts()))
+    assert unstaged.reason == ("applies if stage I and early, operable setting (adjuvant) (not stated for this case)")
+    assert assess("In metastatic disease, pembrolizumab is used.", case_from_facts(CaseFacts())).reason == (
+        "applies if metastatic (not stated for this case)")
 
 
 def test_marker_statuses_both_ways():
@@ -303,8 +306,8 @@ COMPOUND = "Adjuvant osimertinib is used for resected EGFR exon 19 deletion or L
 def test_compound_adjuvant_sentence_is_early_setting_and_judged_clause_by_clause():
     stage_iv = assess(NSCLC_EARLY.text.split(". ")[0], case_from_facts(EGFR_FACTS))
     assert stage_iv.verdict == "contradicts"
-    assert ("states the early, operable setting (adjuvant, resected); the case is stage IV (metastatic)"
-            in stage_iv.reason)
+    assert "states the early, operable setting (adjuvant); the case is stage IV (metastatic)" in stage_iv.reason
+    assert "states resected or resectable disease; the case is stage IV (metastatic)" in stage_iv.reason
     assert "states ALK-positive; the case's driver is EGFR exon 19 deletion" in stage_iv.reason
     # resected stage IB EGFR: the EGFR clause fits, the ALK clause does not, and the sentence is quoted whole
     ib = CaseFacts(cancer_type="non-small cell lung cancer", stage="I", stage_text="stage IB",
@@ -544,3 +547,91 @@ def test_hgvs_and_short_variant_names():
     assert assess("EGFR exon 19 deletion or L858R: osimertinib.", case_of("Metastatic NSCLC, EGFR ex19del.")
                   ).verdict == "fits"
     assert assess("EGFR p.L858R: osimertinib.", case_from_facts(EGFR_FACTS)).verdict == "contradicts"
+
+
+# PDQ's section paths (full PDQ store audit): subgroup headings, en-dash receptor wording, stage lists
+PDQ_HER2_POS = ("## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Stages I, II, and III HER2-Positive "
+                "Breast Cancer > #### Postoperative therapy for HER2-positive breast cancer > ##### Trastuzumab")
+PDQ_HR_POS = ("## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Stages I, II, and III HER2-Negative "
+              "Hormone Receptor\u2013Positive Breast Cancer > #### Timing of postoperative chemotherapy > ##### Tamoxifen")
+PDQ_GBRCA = ("## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Adjuvant PARP Inhibitors for Patients "
+             "with Germline *BRCA1* and *BRCA2* Variants")
+PDQ_RESECTED = ("## Treatment of Stage IIIA NSCLC > ### Treatment Options for Resected/Resectable Stage IIIA NSCLC > "
+                "#### Adjuvant therapy > ##### Adjuvant immunotherapy")
+PDQ_EGFR = ("## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC > #### EGFR tyrosine kinase "
+            "inhibitors (TKIs) with or without chemotherapy (for patients with *EGFR* variants) > ##### Gefitinib")
+
+
+def test_sentences_inherit_the_subgroup_of_their_section():
+    her2_low = case_from_facts(CaseFacts(cancer_type="breast cancer", stage="II", stage_text="stage II",
+                                         markers=("ER-positive", "HER2-low (IHC 1+)")))
+    tnbc = case_from_facts(CaseFacts(cancer_type="triple-negative breast cancer", stage="II", stage_text="stage II",
+                                     markers=("triple-negative",)))
+    gbrca_neg = case_from_facts(CaseFacts(cancer_type="breast cancer", stage="II", stage_text="stage II",
+                                          markers=("ER-positive", "HER2-negative", "germline BRCA1/2 negative")))
+    line = "1 year of trastuzumab (n = 1,694) was compared with observation."
+    assert assess(line, her2_low, (PDQ_HER2_POS,)).reason == (
+        "does not apply to this case: comes from the section “Stages I, II, and III HER2-Positive Breast Cancer > "
+        "Postoperative therapy for HER2-positive breast cancer”; the case is HER2-low")
+    assert assess(line, her2_low, (PDQ_HR_POS,)).verdict == "fits"  # HER2-low is HER2-negative, and HR-positive
+    assert assess(line, tnbc, (PDQ_HR_POS,)).reason.endswith("the case is HR-negative")
+    assert assess(line, gbrca_neg, (PDQ_GBRCA,)).reason.endswith("the case is germline BRCA1/2 negative")
+    assert assess(line, her2_low, (PDQ_GBRCA,)).reason == (
+        "applies if the subgroup of its section “Adjuvant PARP Inhibitors for Patients with Germline BRCA1 and BRCA2 "
+        "Variants” (not stated for this case)")
+    # the sentence's own receptor overrides its section's; a driver section contradicts another driver
+    assert assess("In HER2-low disease, trastuzumab deruxtecan is used.", her2_low, (PDQ_HER2_POS,)).verdict == "fits"
+    alk = case_from_facts(CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="stage IV",
+                                    markers=("ALK rearrangement",), genes=("ALK",)))
+    assert assess("Gefitinib improved response rates.", alk, (PDQ_EGFR,)).reason == (
+        "does not apply to this case: comes from the section “EGFR tyrosine kinase inhibitors (TKIs) with or without "
+        "chemotherapy (for patients with EGFR variants)”; the case's driver is ALK rearrangement")
+    # a claim citing passages of two sections inherits only what both name
+    assert assess(line, tnbc, (PDQ_HR_POS, "## Treatment > ### Stage II")).verdict != "contradicts"
+
+
+def test_en_dash_and_spelled_out_receptor_wording():
+    assert [c.receptors for c in conditions("HER2-Negative Hormone Receptor\u2013Positive Breast Cancer")] == [
+        (("HER2", "negative"),), (("HR", "positive"),)]
+    for dash in "\u2010\u2011\u2012\u2013\u2014":
+        assert [c.receptors for c in conditions(f"hormone receptor{dash}positive disease")] == [(("HR", "positive"),)]
+    assert [c.receptors for c in conditions("estrogen receptor-positive, progesterone receptor\u2013negative")] == [
+        (("ER", "positive"),), (("PR", "negative"),)]
+    assert [c.receptors for c in conditions("ER\u2013positive tumours")] == [(("ER", "positive"),)]
+    assert [c.text for c in conditions("ER\u2013positive tumours")] == ["ER\u2013positive"]  # shown as written
+    case = case_from_facts(CaseFacts(cancer_type="hormone receptor\u2013positive breast cancer"))
+    assert case.receptors["HR"] == "positive"
+
+
+def test_stage_lists_and_ranges_in_sentences_and_headings():
+    spans_ = {t: [(c.lo, c.hi) for c in conditions(t) if c.family == "stage"] for t in (
+        "Stages I, II, and III HER2-Positive Breast Cancer", "stage I, II, or III", "stages II\u2013III",
+        "stages II and III", "For stage III, 3 months of CAPOX is used.")}
+    assert spans_ == {"Stages I, II, and III HER2-Positive Breast Cancer": [(10, 39)], "stage I, II, or III": [(10, 39)],
+                      "stages II\u2013III": [(20, 39)], "stages II and III": [(20, 39)],
+                      "For stage III, 3 months of CAPOX is used.": [(30, 39)]}
+    iii = case_from_facts(CaseFacts(stage="III", stage_text="stage III"))
+    assert assess("Trastuzumab is given.", iii, (PDQ_HER2_POS,)).verdict != "contradicts"
+
+
+def test_unstated_stage_is_qualified_and_extent_settings_are_judged():
+    unstaged = case_from_facts(CaseFacts(cancer_type="colon cancer"))
+    assert assess("For stage III, adjuvant FOLFOX is standard.", unstaged).reason == (
+        "applies if stage III and early, operable setting (adjuvant) (not stated for this case)")
+    # resected/resectable lines do not apply to an unresectable case, even when the stage fits
+    unresectable = case_from_facts(CaseFacts(cancer_type="non-small cell lung cancer", stage="III",
+                                             stage_text="stage IIIA, unresectable"))
+    impower = "Atezolizumab after adjuvant chemotherapy improved disease-free survival (IMpower010)."
+    assert assess(impower, unresectable, (PDQ_RESECTED,)).reason == (
+        "does not apply to this case: comes from the section “Treatment Options for Resected/Resectable Stage IIIA "
+        "NSCLC”; the case is stage IIIA, unresectable")
+    assert assess(impower, case_from_facts(CaseFacts(stage="III", stage_text="stage IIIA")),
+                  (PDQ_RESECTED,)).verdict == "fits"
+    # muscle-invasive vs non-muscle-invasive bladder cancer
+    mibc = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage_text="muscle-invasive"))
+    nmibc = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage_text="non\u2013muscle-invasive"))
+    bcg = "For non-muscle-invasive tumours, intravesical BCG is standard."
+    cystectomy = "Muscle-invasive disease is treated with neoadjuvant chemotherapy and radical cystectomy."
+    assert assess(bcg, mibc).reason == "does not apply to this case: states non-muscle-invasive; the case is muscle-invasive"
+    assert assess(cystectomy, nmibc).verdict == "contradicts"
+    assert assess(bcg, nmibc).verdict == "fits"
