@@ -21,10 +21,14 @@ Support of a (claim, cited passage) link
       supported") are removed first (``engine.safety.strip_instructions``).
 
 Case match
-    When the case's cancer type is known, a link is ``on_case`` only if the passage (title, section or text)
-    names one of the type's distinctive words ("pancreatic" for "pancreatic adenocarcinoma"; generic words such
-    as cancer/carcinoma/metastatic do not count). A verbatim melanoma sentence is true, but not about a
-    pancreatic patient; the governor blocks a claim none of whose passages is on the case.
+    When the case's cancer type is known, a link is ``on_case`` only if the passage is about that cancer
+    (``case_words``/``on_case``): whole words from a small synonym table per type (``CASE_TERMS``: colon cancer ->
+    colon, colonic, colorectal; hepatocellular carcinoma -> hepatocellular, HCC, liver cancer, primary liver; ...),
+    minus mentions of other cancers that share those words ("Ovarian Germ Cell Tumors", "Small Cell Lung Cancer" for
+    NSCLC). The passage's title (the guideline's name) decides when it names a cancer; within an on-case guideline a
+    heading naming such another cancer ("Burkitt Lymphoma" for DLBCL) is off case; a title naming no cancer falls back
+    to the section, then the text. A verbatim melanoma sentence is true, but not about a pancreatic patient; the
+    governor blocks a claim none of whose passages is on the case.
 
 Contradictions (recorded in the ledger, never dropped)
     Polarity of a sentence: negative when it contains a negation cue ("not", "never", "avoid", "contraindicated",
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from engine.safety import _content_words, claim_rule_issues, drug_names, split_sentences, strip_instructions
 from engine.state import Claim, Contradiction, Draft, EvidenceLink, Ledger, LinkVerdict, Passage
@@ -54,8 +59,6 @@ CONTRADICTION_OVERLAP = 0.5
 STRONG_OVERLAP = 0.8
 
 Scorer = Callable[[str, list[str]], list[float]]  # kb.rerank_scores(query, texts)
-_GENERIC = frozenset("cancer cancers carcinoma carcinomas adenocarcinoma tumour tumor tumours tumors neoplasm "
-                     "malignancy disease metastatic advanced early locally stage".split())
 
 _NEGATION_RE = re.compile(
     r"\b(?:not|never|cannot|avoid(?:s|ed)?|contraindicated|discouraged|no (?:benefit|role|evidence|longer)|"
@@ -94,14 +97,125 @@ def conflict(a: str, b: str) -> float:
     return len(wa & wb) / min(len(wa), len(wb))
 
 
-def case_words(cancer_type: str | None) -> set[str]:
-    """Distinctive words of the case's cancer type; empty when it is unknown (then every passage is on case)."""
-    return _content_words(cancer_type or "") - _GENERIC
+# Words that name the case's cancer, per cancer type engine.facts can emit (matched whole-word, case-insensitive;
+# ``(?-i:...)`` for acronyms such as ALL). Second: mentions of other cancers that share those words, removed before
+# the first is searched ("Ovarian Germ Cell Tumors" is not about ovarian epithelial cancer, "Non-Small Cell Lung
+# Cancer" is not about small cell lung cancer).
+_BREAST = r"breast|DCIS|LCIS|ductal carcinoma|lobular carcinoma"
+_HEAD_NECK = (r"head and neck|oropharyn\w*|hypopharyn\w*|laryn\w*|oral cavity|oral tongue|lip and oral|"
+              r"paranasal|nasal cavity|squamous neck")
+_SCLC = r"(?<!non-)(?<!non )small[- ]cell lung (?:cancers?|carcinomas?)|(?-i:SCLC)"
+_NSCLC = r"non-?[- ]?small[- ]cell lung (?:cancers?|carcinomas?)|(?-i:NSCLC)"
+CASE_TERMS: dict[str, tuple[str, str]] = {
+    "breast cancer": (_BREAST, ""),
+    "triple-negative breast cancer": (_BREAST, ""),
+    "HER2-positive breast cancer": (_BREAST, ""),
+    "hormone receptor-positive breast cancer": (_BREAST, ""),
+    "non-small cell lung cancer": (r"non-?[- ]?small[- ]cell|(?-i:NSCLC)|lung", _SCLC),
+    "small cell lung cancer": (r"small[- ]cell lung|(?-i:SCLC)|lung", _NSCLC),
+    "lung cancer": (r"lung|(?-i:N?SCLC)", ""),
+    "colon cancer": (r"colon|colonic|colorectal|(?-i:CRC)", ""),
+    "rectal cancer": (r"rectal|rectum|colorectal|(?-i:CRC)", ""),
+    "colorectal cancer": (r"colon|colonic|rectal|rectum|colorectal|(?-i:CRC)", ""),
+    "pancreatic neuroendocrine tumor": (r"pancreatic neuroendocrine|(?-i:pNETs?)|islet[- ]cell", ""),
+    "pancreatic adenocarcinoma": (r"pancreatic|pancreas|(?-i:PDAC)",
+                                  r"pancreatic neuroendocrine (?:tumou?rs?|neoplasms?|carcinomas?)|(?-i:pNETs?)|"
+                                  r"islet[- ]cell tumou?rs?"),
+    "prostate cancer": (r"prostate|prostatic|(?-i:mCRPC)", ""),
+    "uveal melanoma": (r"uveal|intraocular|ocular melanomas?|eye melanomas?|choroidal", ""),
+    "melanoma": (r"melanomas?", r"(?:uveal|intraocular|ocular|choroidal|conjunctival)(?: \(eye\))? melanomas?"),
+    "ovarian cancer": (r"ovarian|ovary|ovaries|fallopian|primary peritoneal|high[- ]grade serous",
+                       r"ovarian (?:germ[- ]cell|borderline|low malignant potential) tumou?rs?|"
+                       r"(?:germ[- ]cell|borderline) tumou?rs? of the ovary"),
+    "gastric cancer": (r"gastric|stomach|gastro-?o?esophageal junction|(?-i:GEJ)", ""),
+    "esophageal cancer": (r"o?esophag\w*|gastro-?o?esophageal junction", ""),
+    "hepatocellular carcinoma": (r"hepatocellular|(?-i:HCC)|hepatoma|liver (?:cancers?|carcinomas?|tumou?rs?)|"
+                                 r"primary liver", ""),
+    "cholangiocarcinoma": (r"cholangiocarcinomas?|bile ducts?|biliary", ""),
+    "gallbladder cancer": (r"gallbladder", ""),
+    "renal cell carcinoma": (r"renal cell|(?-i:RCC)|kidney cancers?", ""),
+    "urothelial carcinoma": (r"urothelial|bladder|transitional[- ]cell", ""),
+    "glioblastoma": (r"glioblastomas?|(?-i:GBM)|gliomas?|brain tumou?rs?|central nervous system tumou?rs?", ""),
+    "glioma": (r"gliomas?|glioblastomas?|astrocytomas?|oligodendrogliomas?|brain tumou?rs?|"
+               r"central nervous system tumou?rs?", ""),
+    "soft tissue sarcoma": (r"soft[- ]tissue|sarcomas?|leiomyosarcomas?|liposarcomas?",
+                            r"(?:ewing|kaposi)(?:'s)? sarcomas?|rhabdomyosarcomas?"),
+    "gastrointestinal stromal tumor": (r"gastrointestinal stromal|(?-i:GISTs?)", ""),
+    "mesothelioma": (r"mesotheliomas?", ""),
+    "neuroendocrine tumor": (r"neuroendocrine|carcinoids?|(?-i:p?NETs?)", ""),
+    "diffuse large B-cell lymphoma": (r"diffuse large B[- ]cell|(?-i:DLBCL)|aggressive,? (?:[\w/]+ )*?B[- ]cell|"
+                                      r"B[- ]cell non-?[- ]?hodgkin|B[- ]cell (?-i:NHL)",
+                                      r"indolent,? (?:[\w/]+ )*?B[- ]cell non-?[- ]?hodgkin lymphomas?|"
+                                      r"burkitt(?:-like)?(?: lymphomas?)?|lymphoblastic lymphomas?|"
+                                      r"mantle[- ]cell lymphomas?|follicular lymphomas?|marginal zone lymphomas?|"
+                                      r"[\w-]* ?T[- ]cell lymphomas?|histiocytic lymphomas?|"
+                                      r"(?<!non-)(?<!non )hodgkin(?:'s)? lymphomas?"),
+    "Hodgkin lymphoma": (r"hodgkin(?:'s)?", r"non-?[- ]?hodgkin(?:'s)?"),
+    "lymphoma": (r"lymphomas?", ""),
+    "leukemia": (r"leuka?emias?|(?-i:AML|CLL|ALL|CML)", ""),
+    "multiple myeloma": (r"myelomas?|plasma[- ]cell neoplasms?|plasmacytomas?", ""),
+    "head and neck squamous cell carcinoma": (_HEAD_NECK + r"|(?-i:HNSCC)", ""),
+    "thyroid cancer": (r"thyroid", ""),
+    "cervical cancer": (r"cervix|cervical (?:cancers?|carcinomas?|neoplasia)", ""),
+    "endometrial cancer": (r"endometri(?:al|um)|uterine (?:cancers?|carcinomas?)|corpus uteri", ""),
+    "thymic carcinoma": (r"thymic|thymomas?", ""),
+    "adrenocortical carcinoma": (r"adrenocortical|adrenal cortical", ""),
+    "Merkel cell carcinoma": (r"merkel", ""),
+    "anal cancer": (r"anal|anus", ""),
+    "cancer of unknown primary": (r"unknown primary|occult primary|(?-i:CUP)", ""),
+}
+# Words that say nothing about which cancer it is: a cancer type without a CASE_TERMS entry is matched on the rest.
+_GENERIC = frozenset("cancer cancers carcinoma carcinomas adenocarcinoma tumour tumor tumours tumors neoplasm "
+                     "malignancy disease metastatic advanced early locally stage cell cells large small non type "
+                     "primary adult childhood".split())
+# Names some cancer: a title or section heading holding one is specific, and decides whether a passage is on case.
+_NAMES_A_CANCER = re.compile(
+    r"\b(?:" + "|".join(f"(?:{a})" for a, _ in CASE_TERMS.values()) + r")\b|"
+    r"\b(?!(?:of|and|the|with|for|in|to|or|cancer|advanced|metastatic|recurrent|other|all|adult|childhood|"
+    r"treatment|early|late|stage|primary|secondary|rare|solid)\b)[a-z][a-z-]+ (?:cancers?|carcinomas?|tumou?rs?|"
+    r"sarcomas?|lymphomas?|leuka?emias?|melanomas?|neoplasms?|myelomas?)\b|"
+    r"\b\w*(?:omas?|histiocytosis|trophoblastic|myelodysplastic|myeloproliferative)\b", re.IGNORECASE)
 
 
-def on_case(passage: Passage, words: set[str]) -> bool:
-    haystack = f"{passage.title} {passage.section} {passage.text}".lower()
-    return not words or any(w in haystack for w in words)
+@dataclass(frozen=True)
+class CaseTerms:
+    """How to tell that a text is about the case's cancer (``case_words``)."""
+    cancer_type: str
+    names: re.Pattern[str]  # a mention of the case's cancer
+    others: re.Pattern[str] | None  # other cancers sharing its words: removed before ``names`` is searched
+
+    def mentioned(self, text: str) -> bool:
+        return bool(self.names.search(self.others.sub(" ", text) if self.others else text))
+
+
+def case_words(cancer_type: str | None) -> CaseTerms | None:
+    """How the case's cancer type is named; None when the type is unknown (then every passage is on case)."""
+    if not cancer_type or not cancer_type.strip():
+        return None
+    names, others = CASE_TERMS.get(cancer_type.strip(), ("", ""))
+    if not names:  # a type without an entry: its distinctive words, whole words only
+        words = sorted(w for w in _content_words(cancer_type) - _GENERIC if len(w) > 2)
+        if not words:
+            return None
+        names = "|".join(re.escape(w) for w in words)
+    return CaseTerms(cancer_type, re.compile(rf"\b(?:{names})\b", re.IGNORECASE),
+                     re.compile(rf"\b(?:{others})\b", re.IGNORECASE) if others else None)
+
+
+def on_case(passage: Passage, terms: CaseTerms | None) -> bool:
+    """The passage is about the case's cancer. Its title (the guideline's name) decides when it names a cancer;
+    within an on-case guideline a heading naming another cancer that shares the case's words ("Burkitt Lymphoma" in
+    the aggressive B-cell lymphoma summary, for a DLBCL case) is not on case. Only a title naming no cancer falls
+    back to the section, then the text."""
+    if terms is None:
+        return True
+    if _NAMES_A_CANCER.search(passage.title):
+        return terms.mentioned(passage.title) and not any(
+            terms.others and terms.others.search(part) and not terms.mentioned(part)
+            for part in passage.section.split(" > "))
+    if _NAMES_A_CANCER.search(passage.section):
+        return terms.mentioned(passage.section)
+    return terms.mentioned(passage.text)
 
 
 def _lexical(words: set[str], text: str) -> float:
@@ -117,7 +231,7 @@ def _verdict(lexical: float, ce: float | None, scored: bool) -> LinkVerdict:
 
 
 def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sentence_ids: tuple[str, ...],
-           by_id: dict[str, Passage], scorer: Scorer | None, case: set[str]) -> tuple[Claim, list[Contradiction]]:
+           by_id: dict[str, Passage], scorer: Scorer | None, case: CaseTerms | None) -> tuple[Claim, list[Contradiction]]:
     found = _contradictions(cid, text, evidence, by_id)
     issues = tuple(claim_rule_issues(f"claim {cid}", text, evidence, by_id))
     base = Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, rule_issues=issues,
