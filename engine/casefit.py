@@ -102,7 +102,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import HER2_SCORE_RE, MMR_RE, PDL1_RE, her2_score, pdl1_range
+from engine.facts import DASHES, HER2_SCORE_RE, MMR_RE, PDL1_RE, her2_score, pdl1_range
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
@@ -173,9 +173,9 @@ _INVASION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
-# Hyphen-like dashes PDQ writes ("hormone receptor–positive", U+2013) are read as "-" (``spans``; same length, so
-# positions stay valid). Headings are capitalised ("HER2-Positive"): status words match in any case.
-DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
+# Hyphen-like dashes PDQ writes ("hormone receptor–positive", U+2013) are read as "-" (``spans``, with
+# engine.facts.DASHES; same length, so positions stay valid). Headings are capitalised ("HER2-Positive"): status
+# words match in any case.
 _REC = r"(HER2|ERBB2|ER|PR|HR|(?i:hormone[- ]receptors?|o?estrogen[- ]receptors?|progesterone[- ]receptors?))"
 _STATUS = r"(?:[- ]?((?i:positive|negative|low|ultralow))\b|\s?(\+|-)(?=[\s,.;:/)]|$))"
 _COMBO_RE = re.compile(r"\b(HR|ER|(?i:hormone[- ]receptors?|o?estrogen[- ]receptors?))" + _STATUS

@@ -3,9 +3,14 @@
 Rules, each tested:
 - Cancer type: every phrase in CANCER_TYPES is searched; the longest match wins (the most specific: "triple-negative
   breast cancer" over "breast cancer"), ties go to the earliest. "small cell lung" never matches inside "non-small".
-- Stage: roman ("stage IIIB"), arabic ("stage 4") and TNM ("T3N1M1": M1 -> IV, else N1-3 -> III, a routing-only
-  approximation since true stage groups differ by cancer). "metastatic" without "non-" implies IV. Several stages
-  mentioned -> the highest (disease progresses; routing must not under-call it).
+- Stage: roman ("stage IIIB"), arabic ("stage 4"), "extensive-stage" (IV) as stated; TNM ("T3N1M1": M1 -> IV,
+  else N1-3 -> III, a routing-only approximation since true stage groups differ by cancer) only when no stage is
+  stated ("cT2N1M0 stage IIB" is IIB); "metastatic" without "non-" implies IV when neither is there. Several stages
+  of one kind mentioned -> the highest (disease progresses; routing must not under-call it). The extent words
+  "unresectable", "inoperable", "muscle-invasive", "non-muscle-invasive" are added to stage_text for case fit
+  ("stage IIIA, unresectable"). Dashes (U+2010-2014, U+2212) are read as hyphens throughout.
+- Cancer type: colon and rectal cancer are told apart ("colon cancer", "rectal cancer"); "colorectal cancer" only
+  when the text says "colorectal" or "CRC".
 - Markers: genes from the configured list with an optional variant or status ("BRAF V600E", "EGFR exon 19 deletion",
   "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1, ER/PR and hormone-receptor status; biomarkers
   are markers, never counted mutations). Mismatch repair in its usual wordings (``MMR_RE``: "microsatellite
@@ -35,7 +40,8 @@ Rules, each tested:
   "2+" without an ISH result -> "HER2 equivocal (IHC 2+)"; a word the score disagrees with -> "HER2 discordant
   (...)". "HER2-low", "HER2-ultralow", "HER2-zero" are kept as written. None of these but positive counts.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
-  outside questions ("Is FOLFIRINOX an option?" asks, it does not report).
+  outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
+  ("cisplatin-eligible", "cisplatin ineligible", "candidate for surgery", "would prefer surgery").
 """
 
 from __future__ import annotations
@@ -50,14 +56,18 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("triple-negative breast cancer", r"triple[- ]negative breast (?:cancer|carcinoma)|\bTNBC\b|breast "
                                       r"(?:cancer|carcinoma)(?:,| -|:)?[ ](?:(?:which|that) is )?triple[- ]negative"),
     ("HER2-positive breast cancer", r"HER2[- ]?(?:positive|\+) breast (?:cancer|carcinoma)"),
-    ("hormone receptor-positive breast cancer", r"(?:HR|hormone[- ]receptor|ER)[- ]?(?:positive|\+) breast (?:cancer|carcinoma)"),
+    ("hormone receptor-positive breast cancer", r"(?:HR|hormone[- ]receptor|ER|o?estrogen[- ]receptor)[- ]?"
+                                                r"(?:positive|\+) breast (?:cancer|carcinoma)"),
     ("breast cancer", r"breast (?:cancer|carcinoma|adenocarcinoma)|(?:invasive )?ductal carcinoma|lobular carcinoma"),
     ("non-small cell lung cancer", r"non[- ]small[- ]cell lung (?:cancer|carcinoma)|\bNSCLC\b|lung adenocarcinoma|"
                                    r"squamous cell (?:carcinoma of the lung|lung (?:cancer|carcinoma))"),
     ("small cell lung cancer", r"(?<!non-)(?<!non )(?<!non)small[- ]cell lung (?:cancer|carcinoma)|\bSCLC\b"),
     ("lung cancer", r"lung (?:cancer|carcinoma|tumou?r)"),
-    ("colorectal cancer", r"colorectal (?:cancer|carcinoma|adenocarcinoma)|colon (?:cancer|carcinoma|adenocarcinoma)|"
-                          r"rectal (?:cancer|carcinoma|adenocarcinoma)|\bCRC\b"),
+    # Colon and rectal cancer are treated (and written up in PDQ) apart: "colorectal" only when the text says so.
+    ("colorectal cancer", r"colorectal (?:cancer|carcinoma|adenocarcinoma)|\bCRC\b"),
+    ("colon cancer", r"(?:colon|colonic|sigmoid|caecal|cecal) (?:cancer|carcinoma|adenocarcinoma)|"
+                     r"(?:adeno)?carcinoma of the (?:sigmoid )?colon"),
+    ("rectal cancer", r"(?<!colo)rectal (?:cancer|carcinoma|adenocarcinoma)|(?:adeno)?carcinoma of the rectum"),
     ("pancreatic neuroendocrine tumor", r"pancreatic neuroendocrine (?:tumou?r|neoplasm|carcinoma)|\bpNET\b"),
     ("pancreatic adenocarcinoma", r"pancreatic (?:ductal )?(?:adenocarcinoma|cancer|carcinoma)|\bPDAC\b|"
                                   r"adenocarcinoma of the pancreas|cancer of the pancreas"),
@@ -99,6 +109,12 @@ _TYPE_RES = tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern i
 _ROMAN = {"0": "0", "1": "I", "2": "II", "3": "III", "4": "IV", "i": "I", "ii": "II", "iii": "III", "iv": "IV"}
 _STAGE_ORDER = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4}
 _STAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])(?:[abc]\d?)?\b", re.IGNORECASE)
+# The disease's extent beyond its stage, kept in stage_text for case fit ("stage IIIA, unresectable"): resected
+# lines do not apply to unresectable disease, nor non-muscle-invasive lines to muscle-invasive bladder cancer.
+_EXTENT_RE = re.compile(r"\b(?:unresectable|inoperable|non[- ]?muscle[- ]invasive|muscle[- ]invasive)\b",
+                        re.IGNORECASE)
+# Dashes written for a hyphen ("hormone receptor\u2013positive", "ER\u2013negative"): read as "-" (same length).
+DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
 _TNM_RE = re.compile(r"\b[cpy]?T(?:[0-4x]|is)[a-d]?\s*N([0-3x])[a-c]?\s*M([01x])[a-c]?\b", re.IGNORECASE)
 _METASTATIC_RE = re.compile(r"(?<!non-)(?<!non )\b(?:metastatic|metastases|metastasis|metastasized)\b", re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
@@ -121,7 +137,7 @@ MMR_RE = re.compile(
     r"microsatellite[- ]stable)\b", re.IGNORECASE)
 _BIOMARKER_RE = re.compile(
     r"\b(?:TMB[- ]?(?:high|low|H)|"
-    r"(?:ER|PR)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
+    r"(?:ER|PR|o?estrogen[- ]receptors?|progesterone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
     r"(?:HR|hormone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
     r"triple[- ]negative)",
     re.IGNORECASE)
@@ -132,6 +148,11 @@ _RECEPTOR_LIST_RE = re.compile(
     rf"(?<![\w-])({_RECEPTOR}(?:[ \t]*(?:/|,|&|(?i:and))[ \t]*{_RECEPTOR})+)[ \t]*(?:[ -]?(?i:(positive|negative))\b|"
     r"(\+|-)(?=[\s,.;)]|$))")
 _NEGATION_RE = re.compile(r"\b(?:no|not|without|never|denies|naive|na[iï]ve)\b[^.;]{0,30}$", re.IGNORECASE)
+# Words that name a treatment without reporting it given: eligibility ("cisplatin-eligible", "cisplatin
+# ineligible", "candidate for surgery", "fit for chemotherapy") and wishes ("would prefer surgery").
+_NOT_GIVEN_BEFORE_RE = re.compile(r"\b(?:(?:candidate|eligible|ineligible|fit|unfit|suitable|considered)\s+for|"
+                                  r"prefer(?:s|red)?|preference\s+for|would\s+(?:like|favou?r|choose)|wishes)\b[^.;]{0,30}$", re.IGNORECASE)
+_NOT_GIVEN_AFTER_RE = re.compile(r"[\s-]*(?:in)?eligib|[\s-]*(?:un)?fit\b|[\s-]*candidate", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|treatment)", re.IGNORECASE)
 
@@ -275,24 +296,30 @@ def _best_cancer_type(text: str) -> str | None:
 
 
 def _stage(text: str) -> tuple[str | None, str | None]:
-    found: list[tuple[str, str]] = []
-    for m in _STAGE_RE.finditer(text):
-        found.append((_ROMAN[m.group(1).lower()], m.group(0)))
+    """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
+    ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is."""
+    stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)]
+    stated += [("IV", m.group(0)) for m in _EXTENSIVE_RE.finditer(text)]
+    derived: list[tuple[str, str]] = []
     for m in _TNM_RE.finditer(text):
         n, metastasis = m.group(1).lower(), m.group(2).lower()
         if metastasis == "1":
-            found.append(("IV", m.group(0)))
+            derived.append(("IV", m.group(0)))
         elif n in "123":
-            found.append(("III", m.group(0)))
-    if m := _EXTENSIVE_RE.search(text):
-        found.append(("IV", m.group(0)))
-    if not found:
-        m = _METASTATIC_RE.search(text)
-        if m:
-            found.append(("IV", m.group(0)))
-    if not found:
-        return None, None
-    return max(found, key=lambda f: _STAGE_ORDER[f[0]])
+            derived.append(("III", m.group(0)))
+    if not derived and (m := _METASTATIC_RE.search(text)):
+        derived.append(("IV", m.group(0)))
+    found = stated or derived
+    stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
+    extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)))
+    if extent:
+        words = ", ".join([words, *extent] if words else extent)
+    return stage, words
+
+
+def _stated_stage(stage_text: str | None) -> bool:
+    """The stage was written as a stage ("stage IIB"), not derived from TNM or "metastatic"."""
+    return bool(stage_text and (_STAGE_RE.search(stage_text) or _EXTENSIVE_RE.search(stage_text)))
 
 
 # Status words. NEG: tested and not altered. PENDING / UNKNOWN: no result yet, so nothing to count either.
@@ -469,7 +496,9 @@ def _treatments(text: str, keywords: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for kw in keywords:
         for m in re.finditer(r"(?<![\w-])" + re.escape(kw) + r"(?![\w])", statements, re.IGNORECASE):
-            if _NEGATION_RE.search(statements[max(0, m.start() - 40):m.start()]):
+            before = statements[max(0, m.start() - 40):m.start()]
+            if _NEGATION_RE.search(before) or _NOT_GIVEN_BEFORE_RE.search(before) \
+                    or _NOT_GIVEN_AFTER_RE.match(statements, m.end()):
                 continue
             if kw.lower() not in out:
                 out.append(kw.lower())
@@ -497,6 +526,7 @@ def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
 
 def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterable[str],
                   rare_cancers: Iterable[str]) -> CaseFacts:
+    text = text.translate(DASHES)
     cancer_type = _best_cancer_type(text)
     stage, stage_text = _stage(text)
     markers, altered = _markers(text, genes)
@@ -515,9 +545,13 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
 
 
 def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
-    """A follow-up turn ("what about second line?") keeps what the thread already established."""
+    """A follow-up turn ("what about second line?") keeps what the thread already established. Stage: the higher
+    of the two (disease progresses), except that a stage the new turn states in words replaces one the thread only
+    derived from TNM or "metastatic" ("cT2N1M0", read as III, then "stage IIB": IIB)."""
     stage_pick = max((earlier.stage, earlier.stage_text), (later.stage, later.stage_text),
                      key=lambda s: _STAGE_ORDER.get(s[0] or "", -1))
+    if later.stage and _stated_stage(later.stage_text) and not _stated_stage(earlier.stage_text):
+        stage_pick = (later.stage, later.stage_text)
     return CaseFacts(
         cancer_type=later.cancer_type or earlier.cancer_type,
         stage=stage_pick[0],

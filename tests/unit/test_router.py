@@ -261,3 +261,53 @@ def test_pdl1_and_mismatch_repair_markers(text, markers):
 def test_hormone_receptor_scores(text, markers):
     facts = route(text)[0]
     assert facts.markers == markers and facts.genes == ()
+
+
+@pytest.mark.parametrize("text,stage,stage_text", [
+    ("cT2N1M0 stage IIB breast cancer", "II", "stage IIB"),  # stated stage wins over N1 -> III
+    ("pT3N2M0, stage IIIB rectal cancer", "III", "stage IIIB"),
+    ("T2N1M0 breast cancer", "III", "T2N1M0"),  # TNM only when no stage is stated
+    ("stage IIIA NSCLC, unresectable, after chemoradiation", "III", "stage IIIA, unresectable"),
+    ("muscle-invasive bladder cancer", None, "muscle-invasive"),
+    ("non\u2013muscle-invasive bladder cancer", None, "non-muscle-invasive"),
+])
+def test_stated_stage_wins_over_tnm_and_extent_is_kept(text, stage, stage_text):
+    facts = route(text)[0]
+    assert (facts.stage, facts.stage_text) == (stage, stage_text)
+
+
+def test_a_stated_stage_in_a_later_turn_replaces_a_tnm_guess():
+    from engine.facts import merge_facts
+    tnm, stated, later_iv = (route(t)[0] for t in ("cT2N1M0 breast cancer", "It is stage IIB.", "Now metastatic."))
+    assert (merge_facts(tnm, stated).stage, merge_facts(tnm, stated).stage_text) == ("II", "stage IIB")
+    assert merge_facts(stated, later_iv).stage == "IV"  # progression still raises it
+    assert merge_facts(stated, tnm).stage == "III"  # between a stated and a later guess: the higher
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("rectal adenocarcinoma, cT3N1", "rectal cancer"), ("stage III colon cancer", "colon cancer"),
+    ("adenocarcinoma of the rectum", "rectal cancer"), ("metastatic colorectal cancer", "colorectal cancer"),
+    ("hormone receptor\u2013positive breast cancer", "hormone receptor-positive breast cancer"),
+    ("estrogen receptor-positive breast cancer", "hormone receptor-positive breast cancer"),
+])
+def test_colon_and_rectal_cancer_are_told_apart_and_dashes_are_hyphens(text, expected):
+    assert route(text)[0].cancer_type == expected
+
+
+def test_receptor_wordings_with_dashes_are_markers():
+    assert route("ER\u2013positive, PR\u2011negative, HER2 1+ breast cancer")[0].markers == (
+        "HER2-low (IHC 1+)", "ER-positive", "PR-negative")
+    assert route("estrogen receptor-positive breast cancer")[0].markers == ("estrogen receptor-positive",)
+
+
+@pytest.mark.parametrize("text", [
+    "Urothelial carcinoma, cisplatin eligible.", "Urothelial carcinoma, cisplatin-ineligible.",
+    "Stage II rectal cancer, candidate for surgery.", "He would prefer surgery over radiation.",
+])
+def test_eligibility_and_wishes_are_not_prior_treatment(text):
+    assert route(text)[0].prior_treatments == ()
+
+
+def test_reported_treatment_is_still_prior_treatment():
+    assert route("Stage IV NSCLC, progressed on carboplatin after surgery.")[0].prior_treatments == (
+        "surgery", "carboplatin", "progressed on")
