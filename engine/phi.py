@@ -57,8 +57,8 @@ are the exception listed above).  Every DATE span
 that parses to a calendar date becomes an offset from the anchor, the first parseable date of the text:
 ``[DATE_1]`` is the anchor, later dates read ``[DATE_2 (+63 days)]`` / ``[DATE_3 (-2 days)]``; when either
 date has month precision only ("March 2021", "03/2021") the offset is in calendar months
-(``[DATE_4 (+3 months)]``).  If the anchor is not ``DATE_1`` (an unparseable date came first, or the text
-already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.  Parsed with ``strptime``:
+(``[DATE_4 (+3 months)]``).  If the anchor is not ``DATE_1`` (an unparseable date came first, or the text or the
+context given to ``redact_after`` already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.  Parsed with ``strptime``:
 ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/" and "-" and day
 first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
 "March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
@@ -909,6 +909,9 @@ _ADDR_CUE_RE = _ci(
 _ADDR_CUE_NOT_NUM_RE = _ci(
     r"[ ]?(?:%|am\b|pm\b|a\.m|p\.m|o'clock|h\b|hrs?\b|hours?|min|days?|weeks?|wks?|months?|years?|yrs?|"
     r"times|cycles?|doses?|tablets?|pills?|mg|mcg|g\b|kg|ml|units?|patients?|people|copies|of\b)")
+# words that open the closing line of a message, never a city's name ("Thanks", "Best wishes", "Regards")
+_SIGN_OFFS = frozenset("thanks thank thx ty regards best cheers sincerely cordially respectfully yours kind warm "
+                       "warmly many bye".split())
 _LINE_LEAD = " \t>?*•-"  # list markers and quoting in front of the lines of a block
 # continuation of an address block: separator + (unit | postcode | place)
 _ADDR_SEP_RE = re.compile(r"[ \t]*,[ \t]*(?:\n[ \t>?*•-]*)?|[ \t]*\n(?:[ \t]*\n)?[ \t>?*•-]*(?:,[ \t]*)?|[ \t]+")
@@ -932,6 +935,10 @@ _PLACE_PREFIXES = _wordset("new port fort mount mt saint st san santa los las up
                            "station lake")
 # weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
 _PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
+# times and places of care that Title Case writing capitalises after a preposition ("Dr. Patel At Bedside")
+_CARE_TIMES_PLACES = frozenset(
+    "bedside chairside bedtime noon midday midnight lunch lunchtime breakfast dinner supper mealtime mealtimes "
+    "daycare handover handoff checkout checkin intake triage weekends nights desk nursing bedrest".split())
 _PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near)[ ]\Z")
 
 # --- organisations ---------------------------------------------------------------------------------
@@ -1524,7 +1531,8 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                 chunk = pl.group()
                 words = re.findall(r"[^\W\d_][\w'’.-]*", chunk)
                 after = text[pl.end():pl.end() + 2]
-                ok = bool(words) and not after.startswith(":") and len(chunk) <= 60
+                ok = bool(words) and not after.startswith(":") and len(chunk) <= 60 and \
+                    _fold(words[0].strip(".'’")) not in _SIGN_OFFS  # "12 Oak Street\nThanks": a closing, no city
                 if ok and blank and not re.search(r"\d", chunk):
                     ok = False
                 if ok:
@@ -2547,6 +2555,12 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                     not _PROSE_AFTER_RE.match(text, e0):
                 # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales"), not prose
                 # ("at Vantor Global in Oslo, which ...": punctuation or a lower-case content word follows)
+                continue
+            if pm and lw in _CARE_TIMES_PLACES and text[pm.start()].isupper() and \
+                    not _sentence_start(text, pm.start()):
+                # "Dr. Patel At Bedside": a capitalised preposition inside a sentence is Title Case writing, where a
+                # capital says nothing; a time or place of care after it is no town (a city that is an English word,
+                # "In Reading", "At Mobile", still counts)
                 continue
             if pm and not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
                 m = re.match(r"(?:[ ]?['’]s)?[ ]([a-z]+)", text[e0:e0 + 30])

@@ -1065,3 +1065,18 @@ def test_city_and_state_before_a_zip_join_the_address(text, expected):
 ])
 def test_a_lone_name_word_after_in_is_a_place(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a time or place of care after a capitalised preposition in Title Case writing is no town
+    ("Dr. Patel At Bedside", "Dr. [PERSON_1] At Bedside"),
+    ("Discussed With Dr. Patel At Noon Today", "Discussed With Dr. [PERSON_1] At Noon Today"),
+    # a closing line after an address block is no city
+    ("Address: 12 Oak Street\nThanks", "Address: [ADDRESS_1]\nThanks"),
+    ("Please send to 12 Oak Street,\nThanks!", "Please send to [ADDRESS_1],\nThanks!"),
+    ("12 Oak Street\nKind regards,\nAnna Berg", "[ADDRESS_1]\nKind regards,\n[PERSON_1]"),
+    # the city line itself still joins the block
+    ("Address: 12 Oak Street\nSpringfield\nThanks", "Address: [ADDRESS_1]\n[ADDRESS_1]\nThanks"),
+])
+def test_title_case_care_words_and_closing_lines_are_kept(text, expected):
+    assert redact(text).text == expected
