@@ -103,3 +103,18 @@ def test_eval_phi_bad_files_are_clear_errors(tmp_path):
     bad.write_text('{"text": "ok", "spans": []}\n{not json\n')
     out = cli("eval", "phi", "--set", str(bad))
     assert out.returncode == 2 and "bad.jsonl:2" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_redact_removes_what_an_audit_found_kept():
+    """State-prefixed licences, Medicare/Medicaid numbers and the city between a street and its ZIP code used to
+    reach the model and the database through `oncotui redact`."""
+    text = ("License MA S1234567; DL# CA D1234567; license no. NY 123-456-789.\n"
+            "Medicare number 1EG4-TE5-MK73, MBI 1EG4TE5MK73, Medicaid # YH12345A.\n"
+            "Lives at 123 Main St, Boston MA 02118; mail to 9 Elm Rd., Dedham, MA 02026.\n"
+            "Treated in Houston in 2019.\n")
+    out = cli("redact", stdin=text)
+    assert out.returncode == 0, out.stderr
+    for ident in ("S1234567", "D1234567", "123-456-789", "1EG4-TE5-MK73", "1EG4TE5MK73", "YH12345A", "Main St",
+                  "Boston", "02118", "Elm", "Dedham", "02026", "Houston"):
+        assert ident not in out.stdout, ident
+    assert "Treated in [LOCATION_" in out.stdout and "in 2019" in out.stdout
