@@ -245,7 +245,8 @@ def conditions(text: str) -> list[Condition]:
 
 def spans(text: str) -> list[tuple[int, int, Condition]]:
     """``conditions`` with where each one was read: (start, end, condition), in text order."""
-    original, text = text, text.translate(DASHES)
+    # Markdown emphasis around a gene ("*EGFR* variants", PDQ) is read as a space: same length, positions hold
+    original, text = text, text.translate(DASHES).replace("*", " ")
     found: list[tuple[int, int, Condition]] = []
     taken: list[tuple[int, int]] = []
 
@@ -336,11 +337,14 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
-    return sorted(((a, b, _as_written(c, original[a:b])) for a, b, c in found), key=lambda x: x[0])
+    return sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found), key=lambda x: x[0])
 
 
-def _as_written(c: Condition, written: str) -> Condition:
-    """The condition's words with the dashes of the text ("stage II\u2013IIIA"), which ``spans`` read as "-"."""
+def _as_written(c: Condition, read: str, written: str) -> Condition:
+    """The condition's words as the text writes them ("stage II\u2013IIIA", "KRAS-altered" for "*KRAS*-altered"),
+    where ``spans`` read dashes as "-" and emphasis as spaces."""
+    if c.text == " ".join(read.split()):
+        return replace(c, text=" ".join(written.replace("*", "").split()))
     dashes = [ch for ch in written if ch.translate(DASHES) == "-"]
     if c.text.count("-") != len(dashes) or all(ch == "-" for ch in dashes):
         return c

@@ -635,3 +635,12 @@ def test_unstated_stage_is_qualified_and_extent_settings_are_judged():
     assert assess(bcg, mibc).reason == "does not apply to this case: states non-muscle-invasive; the case is muscle-invasive"
     assert assess(cystectomy, nmibc).verdict == "contradicts"
     assert assess(bcg, nmibc).verdict == "fits"
+
+
+def test_markdown_emphasis_around_a_gene_is_read():
+    text = "Patients with metastatic NSCLC and *EGFR* variants (*EGFR* exon 19 deletion or *EGFR* L858R) benefit."
+    assert [c.text for c in conditions(text)] == ["metastatic", "EGFR variants", "EGFR exon 19 deletion", "EGFR L858R"]
+    assert [c.text for c in conditions("*KRAS*-altered tumours")] == ["KRAS-altered"]
+    alk = case_from_facts(CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="stage IV",
+                                    markers=("ALK rearrangement",), genes=("ALK",)))
+    assert assess(text, alk).verdict == "contradicts"
