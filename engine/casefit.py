@@ -29,7 +29,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 amplification" (positive), "HER2 IHC 1+ or 2+/ISH-negative" (low), "HER2-zero"/"HER2 IHC 0" (zero),
                 "HER2 2+" without ISH (no condition)
     dashes      U+2010-2014 and U+2212 read as "-" ("hormone receptor–positive", PDQ's spelling); status words in
-                any case ("HER2-Positive"); "estrogen/progesterone receptor-positive" are ER/PR
+                any case ("HER2-Positive"); "estrogen/progesterone receptor-positive" are ER/PR; Markdown emphasis
+                is ignored ("*EGFR* variants")
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive", "EGFR variants" (PDQ's word),
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
