@@ -939,6 +939,7 @@ _PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
 _CARE_TIMES_PLACES = frozenset(
     "bedside chairside bedtime noon midday midnight lunch lunchtime breakfast dinner supper mealtime mealtimes "
     "daycare handover handoff checkout checkin intake triage weekends nights desk nursing bedrest".split())
+_TITLE_BEFORE_RE = re.compile(r"(?<![\w'’-])(?:" + "|".join(sorted(_TITLES)) + r")\.?[ ]{1,2}\Z", re.I)
 _PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near)[ ]\Z")
 
 # --- organisations ---------------------------------------------------------------------------------
@@ -2514,6 +2515,10 @@ _CITY_STATE_RE = re.compile(
     + r")\b(?![\w-])")
 
 
+# "Duluth MN 55802": the words right before a US state and a ZIP code name a city (the ZIP is redacted on its own)
+_CITY_ZIP_AFTER = r",?[ ]{1,2}(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")[ ]{1,2}\d{5}(?:-\d{4})?(?![\w-])"
+_CITY_ZIP_RE = re.compile(r"((?:[A-Z][\w'’.-]{1,40}[ ]){0,2}[A-Z][\w'’.-]{1,40})(?=" + _CITY_ZIP_AFTER + ")")
+_CITY_ZIP_AFTER_RE = re.compile(_CITY_ZIP_AFTER)
 _CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
 _PLACE_PAREN_RE = re.compile(
     r"[ ]\([A-Z](?:[^\W\d_]|['’.-]){1,40}(?:[ ][A-Z](?:[^\W\d_]|['’.-]){1,40}){0,2}\)")
@@ -2628,6 +2633,21 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 continue
             if mask.free(s, e):
                 out.append((s, e))
+        for m in _iter(_CITY_ZIP_RE, text):
+            words = list(re.finditer(r"\S+", m.group(1)))
+            k = len(words) - 1  # the last word always; earlier ones while they are no ordinary word (or "New", "Fort")
+            while k > 0 and (words[k - 1].group().lower() not in _VOCAB or
+                             words[k - 1].group().lower() in _PLACE_PREFIXES):
+                k -= 1
+            s, e = m.start(1) + words[k].start(), m.end(1)
+            while s < e and not mask.free(s, e):  # a word before the city already taken ("Dr. Ames Duluth")
+                k += 1
+                if k >= len(words):
+                    s = e
+                    break
+                s = m.start(1) + words[k].start()
+            if s < e and _fold(text[s:e]) not in _COUNTRIES_STATES:
+                out.append((s, e))
     return out
 
 
@@ -2662,7 +2682,9 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     mask = _Mask(n)
 
     # protected clinical phrases are claimed first so that nothing else redacts them
-    protected = [(m.start(), m.end()) for m in _iter(_PROTECTED_PHRASES_RE, low)]
+    # ("Ann Arbor, MI 48109" is the city, not the staging)
+    protected = [(m.start(), m.end()) for m in _iter(_PROTECTED_PHRASES_RE, low)
+                 if not _CITY_ZIP_AFTER_RE.match(text, m.end())]
 
     cands = _structured(text, low, lower_mode)
     # overlapping / abutting address pieces form one address; a bare leading number joins it too
@@ -2764,15 +2786,18 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             mask.take(s0, e0)
     final = merged_final
 
-    # "treated in Houston": a lone surname-like word right after "in" / "near", with no other cue and never seen
-    # elsewhere as (part of) a person's name, is a place; it stays redacted, as a LOCATION
+    # "treated in Houston", "Springfield IL 62704": a lone surname-like word right after "in" / "near" or before a
+    # state and a ZIP code, with no other cue and never seen elsewhere as (part of) a person's name, is a place; it
+    # stays redacted, as a LOCATION
     if not lower_mode:
         lone: dict[str, list[list]] = {}
         other: set[str] = set()
         for a in final:
             if a[2] != "PERSON" or not a[3]:
                 continue
-            if len(a[3]) == 1 and text[a[0]].isupper() and _PLACE_PREP_END_RE.search(text, max(0, a[0] - 7), a[0]) \
+            if len(a[3]) == 1 and text[a[0]].isupper() and (_PLACE_PREP_END_RE.search(text, max(0, a[0] - 7), a[0])
+                                                            or _CITY_ZIP_AFTER_RE.match(text, a[1])) \
+                    and not _TITLE_BEFORE_RE.search(text, max(0, a[0] - 16), a[0]) \
                     and not re.match(r"['’]s\b|[ ]et[ ]al\b|[ ]*,[ ]*(?:MD|M\.D\.|RN|DO|NP|PhD)\b", text[a[1]:a[1] + 8]) \
                     and a[3][0] not in _LISTED_FIRST_NAMES:  # "confided in Maria" (a census first name may be a city)
                 lone.setdefault(a[3][0], []).append(a)

@@ -1080,3 +1080,16 @@ def test_a_lone_name_word_after_in_is_a_place(text, expected):
 ])
 def test_title_case_care_words_and_closing_lines_are_kept(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a city right before a state and a ZIP code, without a street, used to survive ("Duluth MN [LOCATION_1]")
+    ("Duluth MN 55802", "[LOCATION_1] MN [LOCATION_2]"),
+    ("Springfield, IL 62704", "[LOCATION_1], IL [LOCATION_2]"),
+    ("Fort Worth TX 76104", "[LOCATION_1] TX [LOCATION_2]"),
+    ("Ann Arbor, MI 48109", "[LOCATION_1], MI [LOCATION_2]"),  # the city, not the staging
+    ("Ann Arbor stage IIB", "Ann Arbor stage IIB"),
+    ("Dr. Houston, TX 77030", "Dr. [PERSON_1], TX [LOCATION_1]"),  # a title keeps the person
+])
+def test_city_before_a_state_and_zip(text, expected):
+    assert redact(text).text == expected
