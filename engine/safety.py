@@ -15,7 +15,9 @@ Rules (each has a test):
 7. term        - a word of 6+ letters found neither in the retrieved passages nor in an English or oncology
                  vocabulary (engine/phi_data: Webster's 2nd word list, clinical_vocab.txt) is a likely invented
                  drug or term ("Nalibamabine", seen from SmolLM2); simple inflections (-s, -ed, -ing, -ly) are
-                 undone first. If the vocabulary cannot be read, the rule fails closed.
+                 undone first. Markdown link targets and URLs are not words (``link_text``: a verbatim PDQ
+                 quote's "Level of evidence" link is no 'PopUps'). If the vocabulary cannot be read, the
+                 rule fails closed.
 8. instruction - text addressed to the system (a chat role label such as "System:" or "Reviewer:", "ignore/
                  disregard prior guidance", "you are now", "approve this answer", "do not mention", "respond only
                  with", "mark as supported", "route to tier 1", ...; ``_INSTRUCTION_PATTERNS``) is rejected in a
@@ -30,7 +32,8 @@ failure rejects the draft, and once the retries are spent the governor withholds
 
 Evidence-locked mode (``engine.evidence_locked``; on for the tiny embedded tiers) replaces the free-text schema with
 ``locked_schema``: the model's whole answer is ``{"sentences": ["E1.s2", "E3.s1", ...]}``, an ordered selection of
-sentence ids of the relevant passages. The ids are a JSON-schema ``enum``, which the llama.cpp backend compiles into
+sentence ids of the relevant passages (``split_sentences``: prose only, hard-wrapped lines joined; no table rows,
+images, captions or headings). The ids are a JSON-schema ``enum``, which the llama.cpp backend compiles into
 its grammar, so the model cannot emit anything else; ``parse_locked`` maps the ids back to the verbatim sentences.
 """
 
@@ -190,10 +193,23 @@ def _known(word: str, known: frozenset[str] | set[str]) -> bool:
         word[: len(word) - len(end)] + "e" in known for end in ("ing", "ed") if word.endswith(end))
 
 
+_LINK_TARGET_RE = re.compile(r"\]\([^()]*(?:\([^()]*\)[^()]*)*\)")  # "](/Common/PopUps/popDefinition.aspx?id=1)"
+_URL_RE = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
+
+
+def link_text(text: str) -> str:
+    """``text`` with Markdown link and image targets and bare URLs removed, the link text kept: "[stage III colon
+    cancer](/types/colorectal/hp/x)" reads "[stage III colon cancer]". A target is an address, not prose, so no
+    term check may read it (PDQ's 2,164 "Level of evidence" links would otherwise be 'PopUps', 'popDefinition')."""
+    return _URL_RE.sub(" ", _LINK_TARGET_RE.sub("]", text or ""))
+
+
 def unknown_terms(text: str, passages_text: str) -> list[str]:
-    """Words of ``text`` in neither ``passages_text`` nor the vocabulary (each part of a hyphenated word)."""
-    seen = {w.lower() for w in _WORD_RE.findall(passages_text)}
-    seen |= {part for w in seen for part in w.split("-")}
+    """Words of ``text`` in neither ``passages_text`` nor the vocabulary (each part of a hyphenated word); link
+    targets and URLs in either are not words (``link_text``)."""
+    text, passages_text = link_text(text), link_text(passages_text)
+    seen = {w.lower() for w in _WORD_RE.findall(passages_text) + _TERM_RE.findall(passages_text)}
+    seen |= {part for w in seen for part in re.split(r"[-/]", w)}  # "FOLFIRI/bevacizumab", "IMspire150"
     vocab = vocabulary()
     out = []
     for m in _TERM_RE.finditer(text):
@@ -397,18 +413,73 @@ _SENTENCE_SPLIT_RE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?;
 MIN_SENTENCE_WORDS = 4  # shorter fragments are headings or list labels, not statements
 
 
-def split_sentences(text: str) -> list[str]:
-    """Deterministic sentence split: at . ! ? ; before a capital letter, and at line breaks (list items).
+# A citation marker after a sentence's full stop: "[[12](#cit/section_1.12)]", "[[1](#cit/x)-[3](#cit/y)]",
+# "[[Level of evidence C1](/Common/PopUps/popDefinition.aspx?...)]". The next sentence begins after it.
+CITATION_MARK = r"\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\]"
+_CITATION_RE = re.compile(CITATION_MARK)
+# the end of a sentence: its mark and any citation markers (kept with it), then the space before the next one
+# (a chunk may also open with the markers of the sentence before it)
+_BOUNDARY_RE = re.compile(r"(?:(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.|[!?;])(?:;?\s*" + CITATION_MARK + r")*|^(?:"
+                          + CITATION_MARK + r")+)(?=\s+[A-Z(\"'\[])")
+_LIST_ITEM_START_RE = re.compile(r"^(?:[-*+\u2022]|\d+[.)])\s+")
+_IMAGE_RE = re.compile(r"^!\[|\[Enlarge\]\(", re.IGNORECASE)
+_BARE_HEADING_RE = re.compile(r"^(?:#|(?:\*\*|__)[^*_]+(?:\*\*|__):?$|Table \d+\.|Figure \d+\.)")
+_SENTENCE_END_RE = re.compile(r"[.!?:;][\"')\]*_]*$")
 
-    Markdown noise (headings, quote marks, bullets) is dropped; "e.g. tamoxifen" stays whole (lower case follows).
-    """
-    out = []
-    for piece in _SENTENCE_SPLIT_RE.split(text or ""):
-        piece = piece.strip().lstrip(">-*• ").strip()
-        if (not piece or piece.startswith("#") or len(piece.split()) < MIN_SENTENCE_WORDS
-                or instruction_like(piece)):  # never offered to the model, never quoted
+
+def text_units(text: str) -> list[tuple[str, str]]:
+    """(kind, text) blocks of a passage: "text" (a paragraph), "list" (a list item), "heading", "table" (a Markdown
+    table row), "image" (an image or "Enlarge" link) or "caption" (the paragraph right under an image).
+
+    Guideline text is hard-wrapped, so a line break is no boundary when the next line starts in lower case or the
+    line before it ends inside a sentence: "the benefit of adjuvant\ntamoxifen in hormone receptor-positive women"
+    is one statement. A blank line, a list item, a heading and a table row always start a new block."""
+    units: list[list[str]] = []
+    open_block = False  # the last block may take a continuation line
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            open_block = False
             continue
-        out.append(piece)
+        if line.startswith("|"):
+            kind = "table"
+        elif _IMAGE_RE.search(line):
+            kind = "image"
+        elif _BARE_HEADING_RE.match(line):
+            kind = "heading"
+        elif _LIST_ITEM_START_RE.match(line):
+            kind = "list"
+        else:
+            kind = "text"
+        if kind == "text" and open_block and units and units[-1][0] in ("text", "list", "caption"):
+            last = _CITATION_RE.sub("", units[-1][1]).rstrip()
+            if line[0].islower() or not _SENTENCE_END_RE.search(last):
+                units[-1][1] += " " + line
+                continue
+        if kind == "text" and units and units[-1][0] == "image":
+            kind = "caption"
+        units.append([kind, line])
+        open_block = kind in ("text", "list", "caption")
+    return [(kind, body) for kind, body in units]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Deterministic sentence split of a passage's prose: its paragraphs and list items (``text_units``, hard-wrapped
+    lines joined), each cut at . ! ? ; before a capital letter (after any citation markers), not after "e.g."/"i.e."/
+    "vs.". Headings, table rows, images and their captions are not statements and are left out, as are fragments of
+    fewer than MIN_SENTENCE_WORDS words and instruction-like text; bullets and quote marks are dropped."""
+    out = []
+    for kind, unit in text_units(text):
+        if kind not in ("text", "list"):
+            continue
+        cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(unit)), len(unit)]
+        for piece in (unit[a:b] for a, b in zip(cuts, cuts[1:])):
+            piece = piece.strip().lstrip(">-*\u2022 ").strip()
+            if (not piece or piece.startswith("#")
+                    or len(_CITATION_RE.sub(" ", piece).split()) < MIN_SENTENCE_WORDS
+                    or instruction_like(piece)):  # never offered to the model, never quoted
+                continue
+            out.append(piece)
     return out
 
 

@@ -166,3 +166,58 @@ def test_review_edits_checks_each_sentence_against_its_citations_or_every_passag
     assert "sentence 1 of the reviewer's text" in found[0] and "E7" in found[1]
     # nothing retrieved: a dose cannot be backed by anything
     assert [f.split(":")[0] for f in review_edits("Give 5 mg daily.", [])] == ["dose"]
+
+
+# -- passage sentences: hard-wrapped PDQ text, tables, images and headings ----------------------------------------
+WRAPPED = (
+    "- The meta-analysis also confirmed the benefit of adjuvant\n"
+    "tamoxifen in hormone receptor–positive premenopausal women. Women younger than 50 years obtained a similar\n"
+    "benefit.[[3](#cit/section_1.3)][[Level of evidence A1](/Common/PopUps/popDefinition.aspx?id=810017&version="
+    "HealthProfessional&language=English)] Surgery is the mainstay of\n"
+    "treatment for localized disease.\n"
+    "- A second list item that is a statement of its own.\n"
+    "Annual incidence is 2 cases per\n"
+    "1 million people.")
+
+
+def test_a_hard_wrapped_line_is_no_sentence_boundary():
+    from engine.safety import split_sentences
+    assert split_sentences(WRAPPED) == [
+        "The meta-analysis also confirmed the benefit of adjuvant tamoxifen in hormone receptor–positive "
+        "premenopausal women.",
+        "Women younger than 50 years obtained a similar benefit.[[3](#cit/section_1.3)][[Level of evidence A1]"
+        "(/Common/PopUps/popDefinition.aspx?id=810017&version=HealthProfessional&language=English)]",
+        "Surgery is the mainstay of treatment for localized disease.",
+        "A second list item that is a statement of its own.",
+        "Annual incidence is 2 cases per 1 million people."]
+
+
+def test_table_rows_images_captions_and_bare_headings_are_not_offered_as_sentences():
+    from engine.safety import passage_sentences
+    text = ("Table 1. Definitions for Exocrine Pancreas TNM Stage IV\n\n"
+            "| Stage | TNM | Description | Illustration |\n| --- | --- | --- | --- |\n"
+            "| IV | Any T, Any N, M1 | M1 = Distant metastasis. | [Enlarge](https://nci-media.cancer.gov/pdq/media/"
+            "images/687943.jpg)Stage IV pancreatic cancer; drawing shows other parts of the body. |\n\n"
+            "[Enlarge](https://nci-media.cancer.gov/pdq/media/images/636528.jpg)![Pancreas](https://nci-media."
+            "cancer.gov/pdq/media/images/636528-750.jpg \"Pancreas\")\n\n"
+            "Anatomy of the pancreas and its ducts.\n\n"
+            "**AJCC Prognostic Stage Groups for Pancreatic Cancer**\n\n"
+            "Olaparib maintenance is an option for germline BRCA mutations after platinum-based chemotherapy.")
+    p = Passage("E1", "c1", "Pancreatic Cancer Treatment (PDQ®) - NCI", "p.md", "## Stage IV", None, text, 0.2,
+                3.0, True)
+    assert list(passage_sentences([p]).values()) == [
+        ("E1", "Olaparib maintenance is an option for germline BRCA mutations after platinum-based chemotherapy.")]
+
+
+def test_link_targets_are_not_terms_so_a_verbatim_pdq_quote_passes_the_term_rule():
+    from engine.safety import unknown_terms
+    quote = ("Increased CA 19-9 levels may identify progression.[[8](#cit/section_1.8)][[Level of evidence C2]"
+             "(/Common/PopUps/popDefinition.aspx?id=810037&version=HealthProfessional&language=English)] See "
+             "[stage III colon cancer](/types/colorectal/hp/colon-treatment-pdq) and https://example.org/Xyzzyplex.")
+    assert unknown_terms(quote, quote) == []
+    assert unknown_terms(quote, "") == []  # nothing outside the prose is checked
+    assert unknown_terms("Give FOLFIRI/bevacizumab as in IMspire150.", "FOLFIRI/bevacizumab per IMspire150") == []
+    assert unknown_terms("Give Nalibamabine.", quote) == ["Nalibamabine"]  # the rule itself still works
+    passage = Passage("E1", "c1", "Pancreatic", "p.md", "## X", None, quote, 0.2, 3.0, True)
+    result = critique(json.dumps({"sentences": ["E1.s1"]}), [passage], locked=True)
+    assert result.passed, result.issues
