@@ -798,14 +798,16 @@ _ID_LABEL_RE = _ci(
 # capitals in mixed-case text (checked where it is used), so "license in 2019" stays
 _ID_STATE_LABEL_RE = _ci(
     r"(?:(?:driver'?s?|driving|state|medical|nursing)[ ])?(?:licen[cs]e|lic\.?|DL|ID(?:[ ]card)?|permit)"
-    r"(?:[ ](?:number|no\.?|num|#|id))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
-    r"([A-Z]{2})[ \t]{1,2}(?:#|no\.?|number)?[ \t]{0,2}((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
+    r"(?:[ ](?:number|no\.?|num|#|id|state))?[ \t]{0,3}(?:is|was|#?:|#|-|=|\()?[ \t]{0,3}"
+    r"(?:(?:number|no\.?|#)[ \t]{0,3})?"
+    r"([A-Z]{2})(?:\)[ \t]{0,2}:?|[ \t]{0,2}[,:])?[ \t]{1,3}(?:(?:number|no\.?|#)[ \t]{0,2}:?[ \t]{0,3})?"
+    r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
 _ID_STATE_ANCHOR_RE = _ci(r"(?:licen[cs]e|lic|DL|ID|permit)\b")
 # Medicare Beneficiary Identifier: 11 characters, digit 1-9, letter, letter/digit, digit, letter, letter/digit,
-# digit, letter, letter, digit, digit (no S L O I B Z), with or without dashes after the 4th and the 7th
+# digit, letter, letter, digit, digit (no S L O I B Z), with or without dashes (or spaces) after the 4th and the 7th
 _MBI_L = "[AC-HJKMNP-RT-Y]"
 _MBI_RE = re.compile(
-    rf"[1-9]{_MBI_L}[{_MBI_L[1:-1]}0-9]\d(-?){_MBI_L}[{_MBI_L[1:-1]}0-9]\d\1{_MBI_L}{{2}}\d\d(?![\w-])")
+    rf"[1-9]{_MBI_L}[{_MBI_L[1:-1]}0-9]\d([- ]?){_MBI_L}[{_MBI_L[1:-1]}0-9]\d\1{_MBI_L}{{2}}\d\d(?![\w-])")
 _MBI_ANCHOR_RE = re.compile(r"[1-9][A-Z][A-Z0-9]\d")
 _CARD_RE = re.compile(r"\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}(?![\w]|[.-]\d)")
 _LONG_DIGITS_RE = re.compile(r"\d{8,30}(?![\w]|[.,]\d)")

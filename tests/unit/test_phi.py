@@ -1026,6 +1026,9 @@ def test_redact_after_takes_several_contexts_and_keeps_copied_placeholders():
     ("Medicaid #: YH12345A", "YH12345A"),
     ("Her medicaid number is ab12345c.", "ab12345c"),
     ("Medi-Cal ID 90000000A", "90000000A"),
+    ("Driver's License (MA): S1234567", "S1234567"),
+    ("License state: MA, number: S1234567", "S1234567"),
+    ("Medicare ID 1EG4 TE5 MK73", "TE5 MK73"),
 ])
 def test_state_licences_and_medicare_medicaid_numbers(text, value):
     r = _assert_gone(text, value)
@@ -1036,6 +1039,7 @@ def test_state_licences_and_medicare_medicaid_numbers(text, value):
 
 
 @pytest.mark.parametrize("text", ["Her license in 2019 lapsed.", "ID IN 2019", "Medicare covers 80% of it.",
+                                  "License (MA): 2019", "License state: MA, expires 2027",
                                   "Medicaid expansion in 2014 widened access."])
 def test_licence_and_medicare_words_without_a_number_stay(text):
     assert redact(text).text == text
