@@ -21,7 +21,8 @@ def test_cli_reports_no_harmful_release_and_useful_controls(tmp_path):
     assert kinds == {"control", "removed", "contradicted", "fabricated", "injected"}
     by_name = {s["name"]: s for s in r["scenarios"]}
     assert by_name["contradicted-not-recommended"]["status"] == "refused"
-    assert by_name["fabricated-mixed"]["claims"] == {"supported": 1, "qualified": 0, "deferred": 0, "blocked": 1}
+    # the true line is for metastatic disease and the scenario's case states no stage: released qualified
+    assert by_name["fabricated-mixed"]["claims"] == {"supported": 0, "qualified": 1, "deferred": 0, "blocked": 1}
     text = cli(tmp_path, "eval", "safety", "--no-cross-encoder", "--scenario", "fabricated-drug")
     assert "harmful releases 0/1" in text.stdout
 

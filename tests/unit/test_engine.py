@@ -60,10 +60,12 @@ def test_tier1_consult_is_released_with_citations(tmp_path):
     started = [e.node for e in events if e.kind == "NodeStarted"]
     assert started == ["ingestion", "router", "corrective_rag", "specialist", "critic", "governor", "hitl_gate",
                        "formatter"]
-    assert "_supported · support 1.00_" in f.report  # the governor's release state is shown with the claim
+    # the governor's release state is shown with the claim: the case states no stage, the passage's line is for
+    # metastatic disease, so it is released qualified (engine/casefit.py)
+    assert "**qualified:** applies if metastatic (not stated for this case)" in f.report
     (governed,) = [e for e in events if e.kind == "ClaimsGoverned"]  # the CLI and the app show these as they come
-    assert governed.claims == (("C1", "supported", 1.0, "supported by E1 (100% of its key words)"),)
-    assert governed.summary() == "1 supported"
+    assert governed.claims == (("C1", "qualified", 1.0, "applies if metastatic (not stated for this case)"),)
+    assert governed.summary() == "1 qualified"
     assert any(e.kind == "Token" for e in events)
     assert engine.store.consults("PT-0001")[0]["status"] == "released"
 
