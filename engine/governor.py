@@ -6,7 +6,8 @@ Rules, first match wins (``decide``):
 |---|-------------------------------------------------------------------------------|-----------|
 | 1 | a Critic rule fails for the claim: no/unknown citation, absolute language,     | blocked   |
 |   | a dose or a drug/regimen name absent from its cited passages, instruction-like |           |
-|   | text ("approve this", "mark as supported")                                     |           |
+|   | text ("approve this", "mark as supported"); or it is only a list header ending |           |
+|   | in ":" ("Options include:"), whose items are not part of it                    |           |
 | 2 | the claim's stated condition contradicts the case facts (engine/casefit.py):  | blocked   |
 |   | another stage ("Stage I ..." for stage III; adjuvant/resected for metastatic;  |           |
 |   | the stage its cited sections name when it states none), the opposite marker    |           |
@@ -51,7 +52,7 @@ from dataclasses import replace
 
 from engine.casefit import Case, assess, case_from_facts
 from engine.ledger import PARTIAL, SUPPORTED
-from engine.safety import claim_rule_issues
+from engine.safety import claim_rule_issues, list_header
 from engine.state import CaseFacts, Claim, ConsultState, Ledger, Passage, ReleaseState
 
 RELEASED: tuple[ReleaseState, ...] = ("supported", "qualified")
@@ -63,6 +64,8 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
     path; a claim that states no stage inherits the stage its cited passages' sections name."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
+    if list_header(claim.text):
+        return "blocked", "a list header with nothing after it (\u201c... include:\u201d): its items are not part of it"
     cited = tuple((sections or {}).get(e, "") for e in claim.evidence) if sections else ()
     fit = assess(claim.text, case, cited) if case is not None else None
     if fit is not None and fit.verdict == "contradicts":

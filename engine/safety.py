@@ -204,6 +204,26 @@ def link_text(text: str) -> str:
     return _URL_RE.sub(" ", _LINK_TARGET_RE.sub("]", text or ""))
 
 
+_LINK_RE = re.compile(r"!?\[([^\[\]]*)\]\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_EMPHASIS_RE = re.compile(r"\*{1,3}|(?<!\w)_{1,2}|_{1,2}(?!\w)")
+
+
+def display_text(text: str) -> str:
+    """A passage sentence as a clinician reads it in the report: citation markers ("[[54](#cit/section_11.54)]",
+    "[[Level of evidence A1](...)]") dropped, links shown as their text without targets, emphasis marks dropped (a
+    sentence cut out of "*in situ*" leaves one "*" that would italicise the rest of the report). For display only:
+    the quote, support and rule checks keep reading the passage's own text."""
+    text = _CITATION_RE.sub("", text or "")
+    text = _LINK_RE.sub(lambda m: m.group(1), text)
+    return " ".join(_EMPHASIS_RE.sub("", text).split())
+
+
+def list_header(text: str) -> bool:
+    """A sentence that only opens a list ("Other risk factors for breast cancer include:"): its items are not in it,
+    so on its own it recommends nothing."""
+    return _CITATION_RE.sub("", text or "").rstrip().endswith(":")
+
+
 def unknown_terms(text: str, passages_text: str) -> list[str]:
     """Words of ``text`` in neither ``passages_text`` nor the vocabulary (each part of a hyphenated word); link
     targets and URLs in either are not words (``link_text``)."""
@@ -484,9 +504,11 @@ def split_sentences(text: str) -> list[str]:
 
 
 def passage_sentences(passages: Sequence[Passage]) -> dict[str, tuple[str, str]]:
-    """Sentence id ("E1.s3") -> (passage id, verbatim sentence), in passage order."""
+    """Sentence id ("E1.s3") -> (passage id, verbatim sentence), in passage order. A list header ("... include:")
+    is not offered: without its items it says nothing."""
     return {f"{p.id}.s{j}": (p.id, sentence)
-            for p in passages for j, sentence in enumerate(split_sentences(p.text), 1)}
+            for p in passages for j, sentence in enumerate(
+                (s for s in split_sentences(p.text) if not list_header(s)), 1)}
 
 
 def locked_schema(sentence_ids: Sequence[str]) -> dict[str, Any]:

@@ -4,6 +4,8 @@ Recommendations come only from the claim ledger (engine/ledger.py) and follow th
 supported claim is listed with its citations, a qualified one with its qualifier, a deferred one only as "deferred"
 until a reviewer approves; a blocked claim is never listed, whatever the decision, and appears under "Withheld"
 with the rule that fired. No ledger means nothing is released (fail closed). Contradictions are printed too.
+Quoted passage text is shown as a clinician reads it (``engine.safety.display_text``: no citation markers, links as
+their text, no stray emphasis marks); the ledger keeps the verbatim text.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import replace
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
-from engine.safety import OVERFLOW_MARK, instruction_passages
+from engine.safety import OVERFLOW_MARK, display_text, instruction_passages
 from engine.state import Claim, ConsultState
 
 
@@ -135,7 +137,7 @@ def recommendation_lines(state: ConsultState) -> list[str]:
             tag = f"**deferred to a reviewer (not released):** {reason}"
         else:
             continue
-        lines.append(f"{len(lines) + 1}. {c.text} {_cites(c)} — {tag}")
+        lines.append(f"{len(lines) + 1}. {display_text(c.text)} {_cites(c)} — {tag}")
     return lines or ["_No recommendation could be released._"]
 
 
@@ -153,7 +155,7 @@ def withheld_lines(state: ConsultState) -> list[str]:
     if ledger.contradictions:
         out += ["## Contradictions recorded", ""]
         out += [f"- {x.claim_id} vs {x.other} ({'states the opposite' if x.strong else 'possible conflict'}): "
-                f"\u201c{x.detail}\u201d" for x in ledger.contradictions] + [""]
+                f"\u201c{display_text(x.detail)}\u201d" for x in ledger.contradictions] + [""]
     return out
 
 
