@@ -88,6 +88,10 @@ DEFAULT_TREATMENT_KEYWORDS = (
     "lobectomy", "whipple", "immunotherapy", "folfirinox", "folfox", "gemcitabine", "cisplatin", "carboplatin",
     "pembrolizumab", "nivolumab", "osimertinib", "trastuzumab", "tamoxifen", "letrozole", "progressed on",
     "treated with", "received", "status post", "s/p", "relapsed after",
+    # drugs and combined modalities a case note names as history ("completed concurrent chemoradiation")
+    "chemoradiation", "chemoradiotherapy", "pemetrexed", "paclitaxel", "docetaxel", "capecitabine", "oxaliplatin",
+    "irinotecan", "durvalumab", "atezolizumab", "bevacizumab", "cetuximab", "rituximab", "r-chop", "anastrozole",
+    "exemestane", "olaparib", "abiraterone", "enzalutamide", "alectinib", "sorafenib", "lenvatinib",
 )
 
 

@@ -311,3 +311,9 @@ def test_eligibility_and_wishes_are_not_prior_treatment(text):
 def test_reported_treatment_is_still_prior_treatment():
     assert route("Stage IV NSCLC, progressed on carboplatin after surgery.")[0].prior_treatments == (
         "surgery", "carboplatin", "progressed on")
+
+
+def test_combined_modalities_and_common_drugs_count_as_prior_treatment():
+    facts, r = route("Stage IIIA NSCLC, unresectable, completed concurrent chemoradiation. Consolidation?")
+    assert facts.prior_treatments == ("chemoradiation",) and "prior_treatment" in [f.name for f in r.factors]
+    assert "pemetrexed" in route("Stage IV lung adenocarcinoma, progressed on pemetrexed maintenance")[0].prior_treatments
