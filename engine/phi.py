@@ -832,6 +832,7 @@ _UNIT_AFTER_RE = re.compile(
 _ZIP_LABEL_RE = _ci(
     r"(?:zip(?:[ ]?code)?|postal[ ]code|post[ ]?code)[ \t]{0,3}(?:is|:|#|=)?[ \t]{0,3}"
     r"(\d{3,5}(?:[ -]\d{2,4})?|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})\b")
+_STATE_BEFORE_RE = re.compile(r"(?:^|[^\w])([A-Z]{2})[ ]{1,2}$")  # "IL " before a ZIP code
 _ZIP5_RE = re.compile(r"\d{5}(?:-\d{4})?(?![\w-])")
 
 # --- street addresses -------------------------------------------------------------------------------
@@ -1274,6 +1275,9 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             add((s, e, "PHONE_LABEL"))
     for m in _iter_win(_PHONE_RE, text, _windows(_PHONE_ANCHOR_RE, text, 12, 40), "+.-"):
         s, e = _trim(text, m.start(), m.end(), " \t.-")
+        if re.fullmatch(r"\d{5}-\d{4}", text[s:e]) and (sm := _STATE_BEFORE_RE.search(text[max(0, s - 5):s])) and \
+                sm.group(1) in _US_STATE_ABBR:
+            continue  # "Boston MA 02118-1234": a ZIP+4 code (the ZIP rule below takes it), no phone
         if _valid_phone(text, s, e, False):
             core = text[s:e]
             spaced = not any(c in core for c in "+()-.")
@@ -1283,7 +1287,7 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         add((m.start(1), m.end(1), "ZIP"))
     for m in _ZIP5_RE.finditer(text):  # "IL 62704"
         st = m.start()
-        sm = re.search(r"(?:^|[^\w])([A-Z]{2})[ ]{1,2}$", text[max(0, st - 5):st])
+        sm = _STATE_BEFORE_RE.search(text[max(0, st - 5):st])
         if sm and sm.group(1) in _US_STATE_ABBR:
             add((st, m.end(), "ZIP"))
 

@@ -1097,3 +1097,12 @@ def test_title_case_care_words_and_closing_lines_are_kept(text, expected):
 ])
 def test_city_before_a_state_and_zip(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("123 Main St, Boston MA 02118-1234", "[ADDRESS_1]"),  # was "[ADDRESS_1] [PHONE_1]"
+    ("Springfield IL 62704-1234", "[LOCATION_1] IL [LOCATION_2]"),
+    ("call 12345-6789", "call [PHONE_1]"),  # without a state before it, still a phone
+])
+def test_zip_plus_four_after_a_state_is_no_phone(text, expected):
+    assert redact(text).text == expected
