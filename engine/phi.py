@@ -2860,19 +2860,21 @@ def redact_after(text: str, context: str | Iterable[str] = ()) -> Redaction:
     redactor cannot tell that a name in ``text`` is one the context redacted, so such a name gets a new number.
     Dates keep their intervals within ``text`` only: its first parseable date anchors them and every interval
     names that anchor ("[DATE_3]", "[DATE_4 (+3 days from DATE_3)]"); none is given from a date of the context,
-    whose calendar dates are unknown here.  Never raises."""
+    whose calendar dates are unknown here; but an age the context keeps ("72-year-old") shortens the span those
+    intervals may cover, as one in ``text`` would (a kept age plus an interval is an age).  Never raises."""
     offset: dict[str, int] = {}
+    joined = ""
     try:
         parts = [context] if isinstance(context, str) else list(context or ())
-        for part in parts:
-            for m in PLACEHOLDER_RE.finditer(part if isinstance(part, str) else str(part)):
-                offset[m.group(1)] = max(offset.get(m.group(1), 0), int(m.group(2)))
+        joined = "\n".join(p if isinstance(p, str) else str(p) for p in parts)
+        for m in PLACEHOLDER_RE.finditer(joined):
+            offset[m.group(1)] = max(offset.get(m.group(1), 0), int(m.group(2)))
     except Exception:  # pragma: no cover - defensive: an unreadable context adds no offset
         pass
-    return _redact(text, offset)
+    return _redact(text, offset, joined)
 
 
-def _redact(text: str, context_offset: dict[str, int]) -> Redaction:
+def _redact(text: str, context_offset: dict[str, int], context: str = "") -> Redaction:
     if text is None:
         text = ""
     if not isinstance(text, str):
@@ -2917,7 +2919,7 @@ def _redact(text: str, context_offset: dict[str, int]) -> Redaction:
             parsed[s] = pd
             if _BIRTH_CUE_END_RE.search(text, max(0, s - 40), s):
                 birth.add(("D",) + pd)
-    max_span = _max_interval_span(text) if parsed else 0
+    max_span = _max_interval_span(text + "\n" + context if context else text) if parsed else 0
     groups: list[_DateGroup] = []
 
     numbering: dict[str, dict[object, int]] = {}

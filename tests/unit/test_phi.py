@@ -1010,6 +1010,14 @@ def test_redact_after_takes_several_contexts_and_keeps_copied_placeholders():
     assert redact_after("[PERSON_9] and Jane Doe", CASE_CONTEXT).text == "[PERSON_9] and [PERSON_10]"
 
 
+def test_redact_after_counts_an_age_the_context_keeps():
+    # an 80-year-old in the case: no interval in the note may span 9 years or more (80 + 9 would be over 89)
+    note = "Seen 01/07/2005 and again 01/10/2025."
+    assert redact_after(note, "Patient [PERSON_1], DOB [DATE_1].").text == \
+        "Seen [DATE_2] and again [DATE_3 (+7308 days from DATE_2)]."
+    assert redact_after(note, "An 80-year-old, [PERSON_1], DOB [DATE_1].").text == "Seen [DATE_2] and again [DATE_3]."
+
+
 # --- licence numbers after their state, Medicare / Medicaid numbers ------------------------------------------
 
 @pytest.mark.parametrize("text,value", [
