@@ -169,10 +169,13 @@ _GENERIC = frozenset("cancer cancers carcinoma carcinomas adenocarcinoma tumour 
                      "malignancy disease metastatic advanced early locally stage cell cells large small non type "
                      "primary adult childhood".split())
 # Names some cancer: a title or section heading holding one is specific, and decides whether a passage is on case.
+# Umbrella words ("GI Cancers", "Thoracic Tumors") name no one cancer: such a title falls back to section and text.
 _NAMES_A_CANCER = re.compile(
     r"\b(?:" + "|".join(f"(?:{a})" for a, _ in CASE_TERMS.values()) + r")\b|"
     r"\b(?!(?:of|and|the|with|for|in|to|or|cancer|advanced|metastatic|recurrent|other|all|adult|childhood|"
-    r"treatment|early|late|stage|primary|secondary|rare|solid)\b)[a-z][a-z-]+ (?:cancers?|carcinomas?|tumou?rs?|"
+    r"treatment|early|late|stage|primary|secondary|rare|solid|common|human|these|this|most|many|several|various|"
+    r"multiple|gi|gastrointestinal|digestive|gyn(?:a)?ecologic(?:al)?|thoracic|genitourinary|gu|urologic(?:al)?|"
+    r"ha?ematologic(?:al)?|blood|p(?:a)?ediatric)\b)[a-z][a-z-]+ (?:cancers?|carcinomas?|tumou?rs?|"
     r"sarcomas?|lymphomas?|leuka?emias?|melanomas?|neoplasms?|myelomas?)\b|"
     r"\b\w*(?:omas?|histiocytosis|trophoblastic|myelodysplastic|myeloproliferative)\b", re.IGNORECASE)
 

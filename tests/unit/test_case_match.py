@@ -66,6 +66,9 @@ def test_a_title_naming_no_cancer_falls_back_to_the_section_then_the_text() -> N
                                "Unlike colon cancer, ..."), colon)
     assert on_case(passage("Local protocol", "## Adjuvant", "For resected stage III colon cancer, give FOLFOX."), colon)
     assert not on_case(passage("Local protocol", "## Adjuvant", "A colonoscopy analysis of 40 cells."), colon)
+    # an umbrella title ("GI Cancers") names no one cancer: the section decides
+    assert on_case(passage("ESMO GI Cancers Pocket Guide", "## Colon cancer > ### Adjuvant"), colon)
+    assert not on_case(passage("ESMO GI Cancers Pocket Guide", "## Anal cancer > ### Adjuvant"), colon)
     # a whole word, not a substring: "anal" is not in "analysis", "cell" is not lung cancer
     assert not on_case(passage("Local protocol", "## X", "An analysis of outcomes."), case_words("anal cancer"))
     assert not on_case(passage("Local protocol", "## X", "Basal cell lesions."), case_words("non-small cell lung cancer"))
