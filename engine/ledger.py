@@ -234,7 +234,8 @@ def _verdict(lexical: float, ce: float | None, scored: bool) -> LinkVerdict:
 
 
 def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sentence_ids: tuple[str, ...],
-           by_id: dict[str, Passage], scorer: Scorer | None, case: CaseTerms | None) -> tuple[Claim, list[Contradiction]]:
+           by_id: dict[str, Passage], scorer: Scorer | None,
+           case: CaseTerms | None) -> tuple[Claim, list[Contradiction]]:
     found = _contradictions(cid, text, evidence, by_id)
     issues = tuple(claim_rule_issues(f"claim {cid}", text, evidence, by_id))
     base = Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, rule_issues=issues,

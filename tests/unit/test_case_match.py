@@ -71,7 +71,8 @@ def test_a_title_naming_no_cancer_falls_back_to_the_section_then_the_text() -> N
     assert not on_case(passage("ESMO GI Cancers Pocket Guide", "## Anal cancer > ### Adjuvant"), colon)
     # a whole word, not a substring: "anal" is not in "analysis", "cell" is not lung cancer
     assert not on_case(passage("Local protocol", "## X", "An analysis of outcomes."), case_words("anal cancer"))
-    assert not on_case(passage("Local protocol", "## X", "Basal cell lesions."), case_words("non-small cell lung cancer"))
+    nsclc = case_words("non-small cell lung cancer")
+    assert not on_case(passage("Local protocol", "## X", "Basal cell lesions."), nsclc)
 
 
 def test_an_unknown_type_puts_every_passage_on_case_and_an_unlisted_type_uses_its_distinctive_words() -> None:

@@ -132,7 +132,9 @@ def test_locked_consult_releases_only_quoted_guideline_sentences(tmp_path):
     events = collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
     final = [e for e in events if e.kind == "Final"][0]
     assert final.status == "released"
-    assert "[E1.s1] — _supported" in final.report and "Evidence-locked answer" in final.report
+    # the case states no stage and the quoted line is for metastatic disease: released qualified (engine/casefit.py)
+    assert "[E1.s1] — **qualified:** applies if metastatic" in final.report
+    assert "Evidence-locked answer" in final.report
     sentence = split_sentences(FakeKB().docs[0].text)[0]
     assert sentence in final.report  # quoted verbatim
     prompt = model.prompts[0][-1]["content"]
@@ -177,7 +179,7 @@ def test_blocked_claims_never_appear_as_recommendations_but_are_listed_as_withhe
     withheld = final.report.split("## Withheld (not released)")[1].split("##")[0]
     assert "C2 (from recommendation 1) — blocked" in withheld
     state = engine.store.latest("PT-0001").state
-    assert [c.state for c in state.ledger.claims] == ["supported", "blocked"]
+    assert [c.state for c in state.ledger.claims] == ["qualified", "blocked"]  # no stage stated; the line is metastatic
 
 
 def test_every_claim_blocked_is_a_safe_refusal_naming_the_rules(tmp_path):
@@ -232,7 +234,7 @@ def test_export_lists_every_claim_with_its_state(tmp_path):
     collect(lambda: engine.stream("PT-0001", PANCREAS_T1))
     md = consult_markdown(engine.store, "PT-0001")
     claims = md.split("## Claims")[1].split("## Evidence")[0]
-    assert "| C1 | **supported** | 1.00 | E1 |" in claims
+    assert "| C1 | **qualified** | 1.00 | E1 |" in claims  # no stage stated; the line is for metastatic disease
     assert "| C2 | **blocked** |" in claims and "drug: claim C2 names 'wonderdrugumab'" in claims
 
 
