@@ -802,7 +802,7 @@ _ID_STATE_LABEL_RE = _ci(
     r"(?:(?:number|no\.?|#)[ \t]{0,3})?"
     r"([A-Z]{2})(?:\)[ \t]{0,2}:?|[ \t]{0,2}[,:])?[ \t]{1,3}(?:(?:number|no\.?|#)[ \t]{0,2}:?[ \t]{0,3})?"
     r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
-_ID_STATE_ANCHOR_RE = _ci(r"(?:licen[cs]e|lic|DL|ID|permit)\b")
+_ID_STATE_ANCHOR_RE = _ci(r"\b(?:licen[cs]e|lic|DL|ID|permit)\b")
 # Medicare Beneficiary Identifier: 11 characters, digit 1-9, letter, letter/digit, digit, letter, letter/digit,
 # digit, letter, letter, digit, digit (no S L O I B Z), with or without dashes (or spaces) after the 4th and the 7th
 _MBI_L = "[AC-HJKMNP-RT-Y]"
@@ -2525,6 +2525,7 @@ _CITY_STATE_RE = re.compile(
 _CITY_ZIP_AFTER = r",?[ ]{1,2}(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")[ ]{1,2}\d{5}(?:-\d{4})?(?![\w-])"
 _CITY_ZIP_RE = re.compile(r"((?:[A-Z][\w'’.-]{1,40}[ ]){0,2}[A-Z][\w'’.-]{1,40})(?=" + _CITY_ZIP_AFTER + ")")
 _CITY_ZIP_AFTER_RE = re.compile(_CITY_ZIP_AFTER)
+_STATE_ZIP_ANCHOR_RE = re.compile(r"[A-Z]{2}[ ]{1,2}\d{5}")
 _CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
 _PLACE_PAREN_RE = re.compile(
     r"[ ]\([A-Z](?:[^\W\d_]|['’.-]){1,40}(?:[ ][A-Z](?:[^\W\d_]|['’.-]){1,40}){0,2}\)")
@@ -2639,7 +2640,7 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 continue
             if mask.free(s, e):
                 out.append((s, e))
-        for m in _iter(_CITY_ZIP_RE, text):
+        for m in _iter_win(_CITY_ZIP_RE, text, _windows(_STATE_ZIP_ANCHOR_RE, text, 130, 16)):
             words = list(re.finditer(r"\S+", m.group(1)))
             k = len(words) - 1  # the last word always; earlier ones while they are no ordinary word (or "New", "Fort")
             while k > 0 and (words[k - 1].group().lower() not in _VOCAB or
