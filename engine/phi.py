@@ -58,9 +58,9 @@ that parses to a calendar date becomes an offset from the anchor, the first pars
 ``[DATE_1]`` is the anchor, later dates read ``[DATE_2 (+63 days)]`` / ``[DATE_3 (-2 days)]``; when either
 date has month precision only ("March 2021", "03/2021") the offset is in calendar months
 (``[DATE_4 (+3 months)]``).  If the anchor is not ``DATE_1`` (an unparseable date came first, or the text or the
-context given to ``redact_after`` already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.  Parsed with ``strptime``:
-ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/" and "-" and day
-first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
+context given to ``redact_after`` already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.
+Parsed with ``strptime``: ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/"
+and "-" and day first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
 "March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
 Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14") are not
 parsed and keep a plain ``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
@@ -943,6 +943,7 @@ _CARE_TIMES_PLACES = frozenset(
     "bedside chairside bedtime noon midday midnight lunch lunchtime breakfast dinner supper mealtime mealtimes "
     "daycare handover handoff checkout checkin intake triage weekends nights desk nursing bedrest".split())
 _TITLE_BEFORE_RE = re.compile(r"(?<![\w'’-])(?:" + "|".join(sorted(_TITLES)) + r")\.?[ ]{1,2}\Z", re.I)
+_NOT_PLACE_AFTER_RE = re.compile(r"['’]s\b|[ ]et[ ]al\b|[ ]*,[ ]*(?:MD|M\.D\.|RN|DO|NP|PhD)\b")  # a person's
 _PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near)[ ]\Z")
 
 # --- organisations ---------------------------------------------------------------------------------
@@ -2805,7 +2806,7 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             if len(a[3]) == 1 and text[a[0]].isupper() and (_PLACE_PREP_END_RE.search(text, max(0, a[0] - 7), a[0])
                                                             or _CITY_ZIP_AFTER_RE.match(text, a[1])) \
                     and not _TITLE_BEFORE_RE.search(text, max(0, a[0] - 16), a[0]) \
-                    and not re.match(r"['’]s\b|[ ]et[ ]al\b|[ ]*,[ ]*(?:MD|M\.D\.|RN|DO|NP|PhD)\b", text[a[1]:a[1] + 8]) \
+                    and not _NOT_PLACE_AFTER_RE.match(text, a[1]) \
                     and a[3][0] not in _LISTED_FIRST_NAMES:  # "confided in Maria" (a census first name may be a city)
                 lone.setdefault(a[3][0], []).append(a)
             else:

@@ -1060,7 +1060,8 @@ def test_licence_and_medicare_words_without_a_number_stay(text):
     ("123 Main St., Boston, MA 02118", "[ADDRESS_1]"),
     ("Address: 123 Main St Boston MA 02118.", "Address: [ADDRESS_1]."),
     ("She lives at 12 Oak Ave, New York NY 10001 with her son.", "She lives at [ADDRESS_1] with her son."),
-    ("Ship to:\n  45 Elm Road,\n  Springfield IL 62704\nCall first.", "Ship to:\n  [ADDRESS_1],\n  [ADDRESS_1]\nCall first."),
+    ("Ship to:\n  45 Elm Road,\n  Springfield IL 62704\nCall first.",
+     "Ship to:\n  [ADDRESS_1],\n  [ADDRESS_1]\nCall first."),
 ])
 def test_city_and_state_before_a_zip_join_the_address(text, expected):
     r = redact(text)
