@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.nodes.formatter import section_label
-from engine.safety import instruction_like
+from engine.safety import display_text, instruction_like
 from engine.signoff import os_user
 
 
@@ -94,7 +94,7 @@ def claims_markdown(ledger: Any) -> list[str]:
            "| claim | state | support | cites | text | reason |", "| --- | --- | --- | --- | --- | --- |"]
     for c in ledger.claims:
         cells = [c.id, f"**{c.state}**", f"{c.support:.2f}", ", ".join(c.sentence_ids or c.evidence) or "–",
-                 c.text, "; ".join(c.reasons) or "–"]
+                 display_text(c.text), "; ".join(c.reasons) or "–"]
         out.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     out.append("")
     out += [f"- Contradiction {x.claim_id} vs {x.other} ({'strong' if x.strong else 'possible'}): {x.detail}"

@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 from engine.context import NodeContext
-from engine.safety import drop_instruction_sentences
+from engine.safety import display_text, drop_instruction_sentences
 from engine.state import ConsultState
 
 REFUSALS = {
@@ -119,7 +119,7 @@ def render(state: ConsultState, language: str) -> str:
             # line by line, so that a guideline's bullet list stays a list inside the quote; a sentence that
             # addresses the system (a poisoned chunk) is left out and the clinician told
             text = drop_instruction_sentences(p.text)
-            quote = [f"> {line}" if line.strip() else ">" for line in clip(text).splitlines()]
+            quote = [f"> {display_text(line)}" if line.strip() else ">" for line in clip(text).splitlines()]
             note = (["_Left out of this quote: text in the passage that addresses the system rather than the "
                      "clinician (a possible prompt injection); tell whoever maintains the guidelines._", ""]
                     if text != p.text else [])

@@ -28,11 +28,12 @@ async def test_claims_show_states_and_selecting_one_marks_its_passages(tmp_path:
         claims = app.evidence.query_one("#claims", DataTable)
         assert claims.display and claims.row_count == 3
         states = [str(claims.get_row_at(i)[1]) for i in range(3)]
-        # C2 quotes the breast passage, but the case's cancer type (one per case) is pancreatic: not released
-        assert states == ["supported", "blocked", "blocked"]
+        # C2 quotes the breast passage, but the case's cancer type (one per case) is pancreatic: not released;
+        # C1 is for metastatic disease and the case states no stage: released qualified
+        assert states == ["qualified", "blocked", "blocked"]
         assert float(str(claims.get_row_at(0)[2])) == 1.0 and float(str(claims.get_row_at(2)[2])) < 0.5
         summary = str(app.evidence.query_one("#evidence-summary").content)
-        assert "1 supported" in summary and "2 blocked" in summary
+        assert "1 qualified" in summary and "2 blocked" in summary
         view = next(iter(app.chat.views.values()))
         assert "wonderdrugumab" not in view.report.split("## Withheld")[0]  # never shown as a recommendation
 

@@ -53,7 +53,7 @@ async def test_scores_are_in_view_and_sections_are_plain(tmp_path: Path, size: t
         claims = app.evidence.query_one("#claims", DataTable)
         # the tables are refitted after the layout settles (slower under load): wait for it, then check
         await wait_for(pilot, lambda: in_view(passages, NUMBERS) and in_view(claims, CLAIM_NUMBERS)
-                       and (size[0] < 120 or in_view(claims, ("text",))))
+                       and (size[0] < 120 or in_view(claims, ("text",))), timeout=30)
         labels = [str(c.label) for c in passages.ordered_columns]
         assert labels[:4] == list(NUMBERS) and labels[-2:] == ["document", "section"]  # numbers first
         assert_in_view(passages, NUMBERS)

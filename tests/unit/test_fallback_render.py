@@ -80,3 +80,14 @@ def test_a_vague_oncology_question_is_asked_for_the_case_not_called_out_of_scope
     assert "names no cancer type" in text
     bread = replace(_state(False), case_text="How do I bake sourdough bread?")
     assert render(bread, "en").startswith(f"**{OUT_OF_SCOPE['en']}**")
+
+
+def test_a_refusal_quotes_passages_as_they_read_without_citation_markers_or_link_targets():
+    p = Passage(id="E1", chunk_id="c1", title="Colon Cancer (Demo)", source="colon.md", section="## Stage III",
+                page=None, text="Options for [stage III colon cancer](/types/colorectal/hp/colon#_580) include:\n"
+                "- FOLFOX for 6 months.[[54](#cit/section_11.54)]", distance=0.2, rerank_score=1.0, relevant=True)
+    state = ConsultState(thread_id="PT-0001", consult_id="c", refusal_reason="x", retrieval=Retrieval(
+        query="q", passages=(p,), gate_passed=True))
+    text = render(state, "en")
+    assert "> Options for stage III colon cancer include:\n> - FOLFOX for 6 months." in text
+    assert "/types/" not in text and "#cit" not in text
