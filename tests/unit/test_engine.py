@@ -231,17 +231,21 @@ def test_model_timeout_goes_to_fallback(tmp_path):
     assert f.status == "refused" and "did not finish within" in f.report
 
 
-def test_cancel_mid_stream_keeps_checkpoint_consistent(tmp_path):
-    engine, _, _ = make_engine(tmp_path, model=FakeModel(delay_s=0.05))
-
-    async def run_until_first_token():
+def interrupt_at_first_token(engine) -> None:
+    """Stop a consult as the app's cancel does: the consumer closes the stream when the draft starts."""
+    async def run():
         agen = engine.stream("PT-0001", PANCREAS_T1)
         async for event in agen:
             if event.kind == "Token":
                 break
         await agen.aclose()
 
-    asyncio.run(run_until_first_token())
+    asyncio.run(run())
+
+
+def test_cancel_mid_stream_keeps_checkpoint_consistent(tmp_path):
+    engine, _, _ = make_engine(tmp_path, model=FakeModel(delay_s=0.05))
+    interrupt_at_first_token(engine)
     cp = engine.store.latest("PT-0001")
     assert cp.node == "corrective_rag" and cp.next_node == "specialist"
     f = final(collect(lambda: engine.resume("PT-0001")))
@@ -251,14 +255,7 @@ def test_cancel_mid_stream_keeps_checkpoint_consistent(tmp_path):
 def test_resume_continues_the_interrupted_consult_after_a_new_question(tmp_path):
     engine, _, _ = make_engine(tmp_path, model=FakeModel(delay_s=0.05))
 
-    async def interrupt():
-        agen = engine.stream("PT-0001", PANCREAS_T1)
-        async for event in agen:
-            if event.kind == "Token":
-                break
-        await agen.aclose()
-
-    asyncio.run(interrupt())
+    interrupt_at_first_token(engine)
     interrupted = engine.store.latest("PT-0001").state.consult_id
     assert final(collect(lambda: engine.stream("PT-0001", PANCREAS_T1 + " Any trial?"))).status == "released"
     events = collect(lambda: engine.resume("PT-0001"))
@@ -273,14 +270,7 @@ def test_a_consult_another_process_is_running_is_not_resumed_twice(tmp_path):
 
     engine, _, _ = make_engine(tmp_path, model=FakeModel(delay_s=0.05))
 
-    async def interrupt():
-        agen = engine.stream("PT-0001", PANCREAS_T1)
-        async for event in agen:
-            if event.kind == "Token":
-                break
-        await agen.aclose()
-
-    asyncio.run(interrupt())
+    interrupt_at_first_token(engine)
     cid = engine.store.latest("PT-0001").state.consult_id
     other, _, _ = make_engine(tmp_path)  # another process: its own connection and its own lock descriptor
     with other.store.running(cid):
