@@ -1172,6 +1172,20 @@ def _valid_phone(text: str, s: int, e: int, labelled: bool) -> bool:
     return True
 
 
+_ID_MORE_GROUPS_RE = re.compile(r"(?:[ ]\d{2,6}){1,4}(?![\w-]|[.,]\d)")
+
+
+def _id_groups_end(text: str, s: int, e: int) -> int:
+    """End of a labelled number written in groups ("DL 1234 5678 9012", "MRN 1234 5678"): a short digit group
+    after the label goes on over the digit groups that follow it (not over a count or a measure: "ID 1234 500 mg")."""
+    if e - s > 6 or not text[s:e].replace("-", "").isdigit():
+        return e
+    g = _ID_MORE_GROUPS_RE.match(text, e)
+    if g is None or _UNIT_AFTER_RE.match(text, g.end()) or _ADDR_CUE_NOT_NUM_RE.match(text.lower(), g.end()):
+        return e
+    return g.end()
+
+
 def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
     """Return candidate (start, end, kind) spans for pattern-based identifiers."""
     out: list[tuple[int, int, str]] = []
@@ -1238,13 +1252,13 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         v = m.group(1)
         if sum(c.isdigit() for c in v) >= 3 and not v.lower().startswith(_ID_SAFE_PREFIX):
             s, e = _trim(text, m.start(1), m.end(1), "-")
-            add((s, e, "ID_LABEL"))
+            add((s, _id_groups_end(text, s, e), "ID_LABEL"))
     for m in _iter_win(_ID_STATE_LABEL_RE, low, _windows(_ID_STATE_ANCHOR_RE, low, 20, 60)):
         state, v = text[m.start(1):m.end(1)], m.group(2)
         if state.upper() in _US_STATE_ABBR | _CA_PROVINCE_ABBR and (lower_mode or state.isupper()) and \
                 sum(c.isdigit() for c in v) >= 3 and not re.fullmatch(_YEAR, v):
             s, e = _trim(text, m.start(2), m.end(2), "-")
-            add((s, e, "ID_LABEL"))
+            add((s, _id_groups_end(text, s, e), "ID_LABEL"))
     for m in _iter_win(_MBI_RE, text, _windows(_MBI_ANCHOR_RE, text, 0, 16)):
         add((m.start(), m.end(), "ID_LABEL"))
     for m in _iter(_CARD_RE, text, "+.-"):

@@ -1115,3 +1115,16 @@ def test_city_before_a_state_and_zip(text, expected):
 ])
 def test_zip_plus_four_after_a_state_is_no_phone(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a labelled number written in digit groups used to lose only its first group ("DL [ID_1] 5678 9012")
+    ("DL 1234 5678 9012", "DL [ID_1]"),
+    ("MRN 1234 5678", "MRN [ID_1]"),
+    ("License MA 1234 5678", "License MA [ID_1]"),
+    # not over a dose or a count
+    ("Case 1234 500 mg", "Case [ID_1] 500 mg"),
+    ("MRN 12345678 2 cycles later", "MRN [ID_1] 2 cycles later"),
+])
+def test_labelled_numbers_in_digit_groups(text, expected):
+    assert redact(text).text == expected
