@@ -26,8 +26,6 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, ProgressBar, Static
 
-from engine.safety import instruction_like
-
 # open_kb() -> the knowledge base; called in the worker thread because opening Chroma takes a moment
 KBOpener = Callable[[], Any]
 
@@ -209,6 +207,8 @@ class IngestScreen(ModalScreen[None]):
 
         def on_chunks(embedded: int, chunked: int) -> None:
             self._chunk_state = (embedded, chunked)
+
+        from engine.safety import instruction_like  # here: the app starts without the engine
 
         try:
             kb = self.open_kb()

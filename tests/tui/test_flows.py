@@ -46,7 +46,8 @@ async def test_create_patient_ask_steps_evidence_answer(tmp_path: Path) -> None:
                       "Drafting a recommendation", "Checking the draft", "Formatting the answer"):
             assert any(label in s for s in steps), (label, steps)
         assert all(" s" in s for s in steps if "✓" in s)  # every finished step shows its duration
-        assert any("claims: 1 supported" in s for s in steps), steps  # the governor's verdict, as it comes
+        # the governor's verdict, as it comes: the metastatic line is qualified (the case states no stage)
+        assert any("claims: 1 qualified" in s for s in steps), steps
         table = app.evidence.query_one("#passages", DataTable)
         assert table.row_count == 1
         assert "rag_confidence" in str(app.evidence.border_subtitle)

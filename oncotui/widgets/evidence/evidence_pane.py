@@ -21,9 +21,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from engine.safety import display_text
 from oncotui.widgets.literal import literal
 from oncotui.widgets.table_fill import fill_table
+
+def _display_text(text: str) -> str:
+    """A claim as the report shows it (engine.safety.display_text); imported here so the app starts without engine."""
+    from engine.safety import display_text
+
+    return display_text(text)
+
 
 COLUMNS = ("id", "relevant", "rerank", "dist", "p.", "document", "section")
 FLEX = ("document", "section")
@@ -161,7 +167,7 @@ class EvidencePane(Vertical):
         table = self.query_one("#claims", DataTable)
         row = table.cursor_row if keep_cursor else 0
         rows = [(c.id, (c.id, Text(c.state, style=STATE_STYLES.get(c.state, "")), f"{c.support:.2f}",
-                        ",".join(c.evidence) or "–", display_text(c.text))) for c in self._claims.values()]
+                        ",".join(c.evidence) or "–", _display_text(c.text))) for c in self._claims.values()]
         fill_table(table, CLAIM_COLUMNS, rows, max_width=60, flex=CLAIM_FLEX)
         self._fitted["claims"] = table.size.width
         if rows and row > 0:
@@ -196,7 +202,8 @@ class EvidencePane(Vertical):
         reasons = "; ".join(claim.reasons) or "not governed"
         self.query_one("#passage-text", Static).update(
             f"[b]{literal(claim.id)} · [{STATE_STYLES.get(claim.state, '')}]{literal(claim.state)}[/][/b] "
-            f"[dim]support {claim.support:.2f}[/dim]\n{literal(display_text(claim.text))}\n[b]Why:[/b] {literal(reasons)}\n"
+            f"[dim]support {claim.support:.2f}[/dim]\n{literal(_display_text(claim.text))}\n"
+            f"[b]Why:[/b] {literal(reasons)}\n"
             f"[b]Cited passages (▶):[/b]\n{links}")
         self.query_one("#passage-detail").display = True
 
