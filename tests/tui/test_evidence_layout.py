@@ -4,6 +4,7 @@ has (also after zooming it), and section names are plain heading paths, not Mark
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,11 @@ async def test_scores_are_in_view_and_sections_are_plain(tmp_path: Path, size: t
         await submit(pilot, CASE)
         passages = app.evidence.query_one("#passages", DataTable)
         claims = app.evidence.query_one("#claims", DataTable)
-        # the tables are refitted after the layout settles (slower under load): wait for it, then check
-        await wait_for(pilot, lambda: in_view(passages, NUMBERS) and in_view(claims, CLAIM_NUMBERS)
-                       and (size[0] < 120 or in_view(claims, ("text",))), timeout=30)
+        # the tables are refitted after the layout settles (slower under load): wait for it, then check (the
+        # asserts below say which column is out of view if it never settles)
+        with contextlib.suppress(AssertionError):
+            await wait_for(pilot, lambda: in_view(passages, NUMBERS) and in_view(claims, CLAIM_NUMBERS)
+                           and (size[0] < 120 or in_view(claims, ("text",))), timeout=30)
         labels = [str(c.label) for c in passages.ordered_columns]
         assert labels[:4] == list(NUMBERS) and labels[-2:] == ["document", "section"]  # numbers first
         assert_in_view(passages, NUMBERS)
@@ -72,6 +75,7 @@ async def test_claim_text_uses_the_zoomed_width(tmp_path: Path) -> None:
         await pilot.press("n")
         await submit(pilot, CASE)
         claims = app.evidence.query_one("#claims", DataTable)
+        await wait_for(pilot, lambda: in_view(claims, ("text",)), timeout=30)  # fitted to the pane first
         narrow = claims.ordered_columns[-1].width
         await pilot.press("f4")
         await wait_for(pilot, lambda: app.focused is app.evidence.query_one("#passages"))

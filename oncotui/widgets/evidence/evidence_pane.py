@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from oncotui.widgets.literal import literal
@@ -29,6 +30,17 @@ def _display_text(text: str) -> str:
     from engine.safety import display_text
 
     return display_text(text)
+
+
+class FitTable(DataTable[Any]):
+    """A DataTable that tells its pane when its own width changes: the pane's size may stay the same while a table's
+    changes (layout settling after rows arrive, a neighbour appearing), and its columns are fitted to its width."""
+
+    class Resized(Message):
+        pass
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.post_message(self.Resized())
 
 
 COLUMNS = ("id", "relevant", "rerank", "dist", "p.", "document", "section")
@@ -83,10 +95,10 @@ class EvidencePane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("[dim]No evidence yet: the passages behind the next answer show here.[/dim]",
                      id="evidence-summary")
-        claims: DataTable[Any] = DataTable(id="claims", cursor_type="row")
+        claims: DataTable[Any] = FitTable(id="claims", cursor_type="row")
         claims.display = False
         yield claims
-        table: DataTable[Any] = DataTable(id="passages", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Any] = FitTable(id="passages", cursor_type="row", zebra_stripes=True)
         yield table
         with VerticalScroll(id="passage-detail"):
             yield Static("", id="passage-text")
@@ -178,6 +190,10 @@ class EvidencePane(Vertical):
         have their new size."""
         if self._passages or self._claims:
             self.call_after_refresh(self._refit)
+
+    def on_fit_table_resized(self, message: FitTable.Resized) -> None:
+        message.stop()
+        self.on_resize()
 
     def _refit(self) -> None:
         if not self.is_attached:
