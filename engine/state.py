@@ -60,6 +60,12 @@ class Passage:
     # about another cancer than the case's (engine.casefit.other_cancer): not used for the case, however relevant
     other_cancer: bool = False
 
+    @property
+    def usable(self) -> bool:
+        """Relevant and about the case's cancer: what rag_confidence, the rewrite decision and the evidence pane's
+        relevant count take."""
+        return bool(self.relevant) and not self.other_cancer
+
 
 @dataclass(frozen=True)
 class Retrieval:

@@ -27,10 +27,8 @@ QUERY_MAX_TOKENS = 512  # BERT-family position limit
 
 
 def _force_offline() -> None:
-    # Before transformers / huggingface_hub are imported: they read these once.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    # Before transformers / huggingface_hub are imported: they read these once. (The offline switches themselves
+    # are set by kb.airgap when kb is imported.)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars in the CLI/TUI
 

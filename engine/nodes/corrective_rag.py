@@ -73,15 +73,10 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
 
 
-def usable(p: Passage) -> bool:
-    """Relevant and about the case's cancer: what counts for the rewrite decision and for rag_confidence."""
-    return bool(p.relevant) and not p.other_cancer
-
-
 def confidence(passages: tuple[Passage, ...]) -> float:
     """Mean sigmoid(rerank logit) of the usable passages: another cancer's passage, however relevant to the
     words of the question, must not lift the confidence the HITL floor compares."""
-    scores = [sigmoid(p.rerank_score) for p in passages if usable(p) and p.rerank_score is not None]
+    scores = [sigmoid(p.rerank_score) for p in passages if p.usable and p.rerank_score is not None]
     return round(sum(scores) / len(scores), 4) if scores else 0.0
 
 
@@ -141,7 +136,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     passages = await graded(query, result) if result.gate_passed else ()
     rewritten = None
     attempts = 1
-    if result.gate_passed and sum(map(usable, passages)) < ctx.settings.rag.min_relevant:
+    if result.gate_passed and sum(p.usable for p in passages) < ctx.settings.rag.min_relevant:
         if ctx.settings.rag.rewrite == "llm":
             rewritten = (await _llm_json(ctx, state, "Rewrite this as a short search query for oncology "
                                          "guidelines. Reply with the query only.\n\n" + query, None, 48)).strip()
@@ -150,7 +145,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         attempts = 2
         if second.gate_passed:
             regraded = await graded(rewritten, second)
-            if sum(map(usable, regraded)) > sum(map(usable, passages)):
+            if sum(p.usable for p in regraded) > sum(p.usable for p in passages):
                 result, passages = second, regraded
     closest = result.closest
     retrieval = Retrieval(

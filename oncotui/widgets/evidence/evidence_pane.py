@@ -55,12 +55,6 @@ OTHER_CANCER_WORDS = ("about another cancer than the case's: not used for this c
                       "evidence-locked mode; a claim citing only it is blocked)")
 
 
-def _other_cancer(passage: Any) -> bool:
-    return bool(getattr(passage, "other_cancer", False))  # absent from checkpoints stored before it was recorded
-
-
-def _used(passage: Any) -> bool:
-    return bool(passage.relevant) and not _other_cancer(passage)
 STATE_STYLES = {"supported": "green", "qualified": "yellow", "deferred": "magenta", "blocked": "bold red"}
 
 
@@ -128,8 +122,8 @@ class EvidencePane(Vertical):
         conf = retrieval.rag_confidence
         self.border_subtitle = f"rag_confidence {conf:.2f}"
         if retrieval.gate_passed:
-            relevant = sum(1 for p in retrieval.passages if _used(p))
-            other = sum(1 for p in retrieval.passages if _other_cancer(p))
+            relevant = sum(1 for p in retrieval.passages if p.usable)
+            other = sum(1 for p in retrieval.passages if p.other_cancer)
             text = (f"[b {confidence_style(conf)}]rag_confidence {conf:.2f}[/] · "
                     f"{relevant}/{len(retrieval.passages)} relevant"
                     + (f" · [yellow]{other} about another cancer[/]" if other else "")
@@ -151,7 +145,7 @@ class EvidencePane(Vertical):
         row = table.cursor_row if keep_cursor else 0
         rows = []
         for p in self._passages.values():
-            grade, colour = OTHER_CANCER if _other_cancer(p) else GRADES[p.relevant]
+            grade, colour = OTHER_CANCER if p.other_cancer else GRADES[p.relevant]
             mark = "▶ " if p.id in self.marked else "★ " if p.id in self._cited else ""
             style = "reverse bold" if p.id in self.marked else "bold" if p.id in self._cited else ""
             rows.append((p.id, (Text(mark + p.id, style=style), Text(grade, style=colour),
@@ -253,7 +247,7 @@ class EvidencePane(Vertical):
         if passage is None:
             return
         where = _section(passage.section) + (f", p. {passage.page}" if passage.page else "")
-        grade = OTHER_CANCER_WORDS if _other_cancer(passage) else GRADE_WORDS[passage.relevant]
+        grade = OTHER_CANCER_WORDS if passage.other_cancer else GRADE_WORDS[passage.relevant]
         rerank = "" if passage.rerank_score is None else f" · rerank {passage.rerank_score:.2f}"
         self.query_one("#passage-text", Static).update(
             f"[b]{literal(passage.id)} · {literal(passage.title)}[/b] [dim]{literal(where)} · "
