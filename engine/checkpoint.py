@@ -14,7 +14,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,6 +65,30 @@ class ApprovalItem:
     decided_at: str = ""
     role: str = ""  # the reviewer's role when decided
     clinician: str = ""  # who asked for the consult
+
+
+def _lock_file(path: Path, consult_id: str) -> int:
+    """Open and lock ``path`` without waiting; the locked descriptor. A file that was unlinked (its consult ended)
+    or replaced between our open and our lock is not the lock any more: open the path again."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+            held = os.fstat(fd)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreError(f"Consult {consult_id} is being run by another oncotui process right now; wait for "
+                             "it to finish (its answer or review item will appear).") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)  # stale: its holder removed it; try the path again
 
 
 class CheckpointStore:
@@ -179,18 +203,21 @@ class CheckpointStore:
     def running(self, consult_id: str) -> Iterator[None]:
         """Hold the consult while one process drives it: a second ``resume`` (another terminal, the app and the
         CLI) of the same consult is refused instead of running every node twice and queueing a second draft. An
-        OS file lock, so a killed process releases it and the consult can be resumed at once."""
+        OS file lock, so a killed process releases it and the consult can be resumed at once.
+
+        The lock file is removed when the consult ends, so ``locks/`` does not keep one file per consult ever run.
+        It is unlinked while still locked, and a process that locks a file checks that the path still names that
+        file (the same inode) and starts again otherwise: one that opened the file just before it was unlinked
+        would else hold a lock on a file nobody else can open, beside a second process locking a new one."""
         locks = self.path.parent / "locks"
         locks.mkdir(parents=True, exist_ok=True)
-        fd = os.open(locks / f"{consult_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        path = locks / f"{consult_id}.lock"
+        fd = _lock_file(path, consult_id)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise StoreError(f"Consult {consult_id} is being run by another oncotui process right now; wait for "
-                                 "it to finish (its answer or review item will appear).") from None
             yield
         finally:
+            with suppress(OSError):  # already gone (removed by hand): nothing to clean up
+                os.unlink(path)  # while still locked: whoever opened it meanwhile finds it replaced and retries
             os.close(fd)  # closing the descriptor releases the lock
 
     def clinician(self, consult_id: str) -> str:
