@@ -27,7 +27,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
                 amplification" (positive), "HER2 IHC 1+ or 2+/ISH-negative" (low), "HER2-zero"/"HER2 IHC 0" (zero),
-                "HER2 2+" without ISH (no condition)
+                "HER2 2+" without ISH (no condition); HER2 by ISH alone as in case facts (engine.facts.her2_ish:
+                "HER2 FISH not amplified", "HER2/CEP17 ratio 2.4, copy number 5.1"; ASCO/CAP groups 2-4: none)
     dashes      U+2010-2014 and U+2212 read as "-" ("hormone receptor–positive", PDQ's spelling); status words in
                 any case ("HER2-Positive"); "estrogen/progesterone receptor-positive" are ER/PR; Markdown emphasis
                 is ignored ("*EGFR* variants")
@@ -40,7 +41,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
                 without a status ("testing for EGFR and ALK", "anti-EGFR antibody") is not a condition.
     mmr         MSI-H/dMMR/"mismatch repair deficient"/"MMR-deficient" (deficient) vs MSS/pMMR/MSI-L/"MMR intact"
-                (proficient), read as in case facts (engine.facts.MMR_RE)
+                and a negated deficient ("non-MSI-H/dMMR", "not MSI-H": proficient), read as in case facts
+                (engine.facts.mmr_readings); "MSI-H testing pending" or "not MSS" is no condition
     pdl1        "PD-L1-positive" (>= 1%), "PD-L1-negative" (< 1%), "PD-L1-high"/"high PD-L1" (>= 50%), "PD-L1-low"
                 (1-49%), a value or range ("PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 < 1%", "PD-L1 CPS >= 10"),
                 read as in case facts (engine.facts.pdl1_range); a TPS range is not judged against a CPS value
@@ -103,7 +105,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import DASHES, HER2_SCORE_RE, MMR_RE, PDL1_RE, her2_score, pdl1_range
+from engine.facts import (DASHES, HER2_ISH_RE, HER2_SCORE_RE, PDL1_RE, her2_ish, her2_score, mmr_readings,
+                          pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
@@ -251,8 +254,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     found: list[tuple[int, int, Condition]] = []
     taken: list[tuple[int, int]] = []
 
-    def free(m: re.Match[str]) -> bool:
-        return not any(m.start() < e and s < m.end() for s, e in taken)
+    def free(m: re.Match[str] | tuple[int, int]) -> bool:
+        start, end = m if isinstance(m, tuple) else m.span()
+        return not any(start < e and s < end for s, e in taken)
 
     def add(m: re.Match[str] | tuple[int, int], c: Condition) -> None:
         start, end = m if isinstance(m, tuple) else m.span()
@@ -296,6 +300,14 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         else:
             end, shown = _balanced(text, m)
             add((m.start(), end), Condition("receptor", "receptor", shown, receptors=(("HER2", status),)))
+    for m in HER2_ISH_RE.finditer(text):  # "HER2/CEP17 ratio 2.4, copy number 5.1", "HER2 FISH not amplified"
+        status, detail = her2_ish(m)
+        if not detail or not free(m):
+            continue
+        if status is None:  # ASCO/CAP groups 2-4, a ratio alone, or a word the numbers disagree with: no status
+            taken.append((m.start(), m.end()))
+        else:
+            add(m, Condition("receptor", "receptor", " ".join(m.group(0).split()), receptors=(("HER2", status),)))
     for m in _HER2_AMP_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HER2", "positive"),)))
@@ -328,9 +340,12 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _NO_DRIVER_RE.finditer(text):  # "without an actionable driver": every driver must be absent
         if free(m):
             add(m, Condition("driver", "gene", m.group(0), genes=tuple(sorted(DRIVERS)), altered=False))
-    for m in MMR_RE.finditer(text):
-        if free(m):
-            add(m, Condition("mmr", "mmr", m.group(0), value="deficient" if m.group("d") else "proficient"))
+    for a, b, value in mmr_readings(text):  # "MSI-H", "non-MSI-H/dMMR" (proficient), "MSI-H pending" (none)
+        if free((a, b)):
+            if value is None:
+                taken.append((a, b))
+            else:
+                add((a, b), Condition("mmr", "mmr", text[a:b], value=value))
     for m in PDL1_RE.finditer(text):  # "PD-L1-positive", "PD-L1 TPS >= 50%", "PD-L1 1-49%", "PD-L1 CPS >= 10"
         if free(m) and (r := pdl1_range(m)) is not None:
             end, shown = _balanced(text, m)

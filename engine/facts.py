@@ -8,14 +8,19 @@ Rules, each tested:
   stated ("cT2N1M0 stage IIB" is IIB); "metastatic" without "non-" implies IV when neither is there. Several stages
   of one kind mentioned -> the highest (disease progresses; routing must not under-call it). The extent words
   "unresectable", "inoperable", "muscle-invasive", "non-muscle-invasive" are added to stage_text for case fit
-  ("stage IIIA, unresectable"). Dashes (U+2010-2014, U+2212) are read as hyphens throughout.
+  ("stage IIIA, unresectable"), and so is "resected" ("resectable") when resection is stated as done (or now
+  possible) and no unresectable mention stands: "initially unresectable, now resected after conversion
+  chemotherapy" is "resected" (the latest state); "primary resected; liver metastases unresectable" stays
+  unresectable. Dashes (U+2010-2014, U+2212) are read as hyphens throughout.
 - Cancer type: colon and rectal cancer are told apart ("colon cancer", "rectal cancer"); "colorectal cancer" only
   when the text says "colorectal" or "CRC".
 - Markers: genes from the configured list with an optional variant or status ("BRAF V600E", "EGFR exon 19 deletion",
   "HER2-positive"), plus biomarkers (MSI-H, dMMR, TMB-high, PD-L1, ER/PR and hormone-receptor status; biomarkers
   are markers, never counted mutations). Mismatch repair in its usual wordings (``MMR_RE``: "microsatellite
-  instability-high", "mismatch repair deficient", "MMR proteins intact"); PD-L1 with its status or whole value
-  (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least 50%"), never cut to "PD-L1 TPS 1".
+  instability-high", "mismatch repair deficient", "MMR proteins intact"), negated ("not MSI-H", "non-MSI-H/dMMR",
+  "MSI-H negative": MSS/pMMR; ``mmr_readings``) or not yet known ("MSI-H testing pending": no status); PD-L1
+  with its status or whole value (``PDL1_RE``: "PD-L1 negative", "PD-L1 TPS 1-49%", "PD-L1 expression of at least
+  50%"), never cut to "PD-L1 TPS 1".
   ER/PR with a percentage or Allred score are read by it (``hormone_score``): "ER 95%" -> "ER-positive (95%)", "ER
   5%" / "ER-low" -> "ER-low (5%)", "PR Allred 2" -> "PR-negative (Allred 2)", "ER-positive (Allred 2)" -> "ER
   discordant (stated positive, Allred 2)" (no status); not "PR (45% reduction)" (a partial response).
@@ -23,7 +28,8 @@ Rules, each tested:
   (pending, unknown, sent, ordered, not tested). The status may sit on the gene ("ALK negative"), after a list of
   genes ("EGFR, ALK and ROS1 wild-type", "EGFR testing pending") or before it ("negative for EGFR, ALK and ROS1",
   "no EGFR or ALK mutation detected"). A leading negation covers the bare
-  genes at the start of the list and the first gene with a generic word ("mutation"), not a later gene with its own
+  genes at the start of the list and the first gene with a generic word ("mutation", "amplification": "no HER2
+  amplification" is HER2 negative), not a later gene with its own
   finding ("no EGFR mutation, KRAS G12C": KRAS counts). A trailing status covers only genes without a status or
   variant of their own ("EGFR exon 19 deletion, ALK negative": EGFR counts); a bare gene takes the next status in its
   list, so a later finding does not undo it ("EGFR/ALK negative, KRAS G12C": EGFR negative, KRAS counts). The last
@@ -38,7 +44,10 @@ Rules, each tested:
   ISH amplification" -> "HER2-positive (IHC ...)", which counts like "HER2-positive"; "HER2 1+" / "2+, ISH-negative"
   -> "HER2-low (IHC ...)"; "HER2 IHC 0" / "HER2-negative (IHC 0)" -> "HER2-negative (IHC 0)" (case fit: HER2-zero);
   "2+" without an ISH result -> "HER2 equivocal (IHC 2+)"; a word the score disagrees with -> "HER2 discordant
-  (...)". "HER2-low", "HER2-ultralow", "HER2-zero" are kept as written. None of these but positive counts.
+  (...)". HER2 by ISH alone (``her2_ish``, ASCO/CAP dual-probe groups): "HER2/CEP17 ratio 2.4, copy number 5.1"
+  (group 1) or "HER2 FISH amplified" -> "HER2-positive (ISH ...)"; "ratio 1.3, copy number 3.1" (group 5), "HER2 not
+  amplified" -> "HER2-negative (ISH ...)"; groups 2-4, or a ratio without a copy number -> "HER2 ISH unclassified
+  (...)" (no status). "HER2-low", "HER2-ultralow", "HER2-zero" are kept as written. None of these but positive counts.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
   ("cisplatin-eligible", "cisplatin ineligible", "candidate for surgery", "would prefer surgery").
@@ -113,6 +122,25 @@ _STAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])(?:[abc]\d?)?\b", re.IGNOR
 # lines do not apply to unresectable disease, nor non-muscle-invasive lines to muscle-invasive bladder cancer.
 _EXTENT_RE = re.compile(r"\b(?:unresectable|inoperable|non[- ]?muscle[- ]invasive|muscle[- ]invasive)\b",
                         re.IGNORECASE)
+# Resectability changes over time: "initially unresectable, now resected after conversion chemotherapy" is resected
+# (the latest state). An unresectable/inoperable mention is the past when a cue says so ("initially", "originally
+# deemed", "at diagnosis"); a resection stated as done ("resected", "R0 resection", "underwent resection") or a
+# change ("now resectable") then replaces it. Without such a cue "unresectable" stays ("primary resected; liver
+# metastases unresectable": two sites). A resection asked about or possible ("can it be resected?", "could be
+# resected") is none.
+_UNRESECTABLE_WORDS = ("unresectable", "inoperable")
+_RESECTION_RE = re.compile(
+    r"\b(?P<done>resected|(?:R0|R1|complete|curative|radical)[ ]resection|underwent[ ](?:\w+[ ]){0,3}resection)\b|"
+    r"\b(?P<able>(?:now|became|become|converted[ ]to)[ ]resectable)\b", re.IGNORECASE)
+_RESECTION_NOT_DONE_RE = re.compile(
+    r"\b(?:not|never|cannot|can|could|may|might|to|would|should|will|if|whether|unless|potentially|possibly)"
+    r"(?:[ ]+\w+){0,2}[ ]+\Z", re.IGNORECASE)
+_FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|first|once)\b[^.;,]{0,25}\Z",
+                               re.IGNORECASE)
+_FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
+                              re.IGNORECASE)
+_EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", "muscle-invasive", "resected",
+                           "resectable"})
 # Dashes written for a hyphen ("hormone receptor\u2013positive", "ER\u2013negative"): read as "-" (same length).
 DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
 _TNM_RE = re.compile(r"\b[cpy]?T(?:[0-4x]|is)[a-d]?\s*N([0-3x])[a-c]?\s*M([01x])[a-c]?\b", re.IGNORECASE)
@@ -134,7 +162,7 @@ MMR_RE = re.compile(
     r"deficient[ ]mismatch[- ]repair|microsatellite[- ]instability[- ]high|high[- ]microsatellite[- ]instability)\b|"
     r"\b(?P<p>MSS|pMMR|MSI[- ]?L(?:ow)?|MMR[- ]?(?:proficient|intact)|MMR[ ]proteins?[ ](?:intact|retained)|"
     r"mismatch[- ]repair[- ](?:proficient|intact)|(?:proficient|intact)[ ]mismatch[- ]repair|"
-    r"microsatellite[- ]stable)\b", re.IGNORECASE)
+    r"microsatellite[- ]stable|MSI[- ]stable)\b", re.IGNORECASE)
 _BIOMARKER_RE = re.compile(
     r"\b(?:TMB[- ]?(?:high|low|H)|"
     r"(?:ER|PR|o?estrogen[- ]receptors?|progesterone[- ]receptors?)[- ]?(?:positive|negative|\+|-)(?=[\s,.;/)]|$)|"
@@ -156,6 +184,53 @@ _NOT_GIVEN_AFTER_RE = re.compile(r"[\s-]*(?:in)?eligib|[\s-]*(?:un)?fit\b|[\s-]*
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|treatment)", re.IGNORECASE)
 
+
+# A negation before a run of MMR terms ("not MSI-H", "non-MSI-H/dMMR", "negative for MSI-H", "no dMMR") or a
+# negative result after it ("MSI-H negative"): a negated MSI-H/dMMR is MSS/pMMR; a negated MSS/pMMR is read as
+# nothing (it is not the same as MSI-H). A result not yet known ("MSI-H testing pending", "awaiting MSI-H") is
+# nothing too.
+_MMR_RUN_SEP_RE = re.compile(r"[ \t]*(?:/|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
+_MMR_NEG_BEFORE_RE = re.compile(
+    r"(?:\b(?:no|not|without|negative[ ]for|absence[ ]of|lack[ ]of)(?:[ ]+(?:evidence[ ]of|an?|any))?[ ]+|"
+    r"\bnon[ -]?)\Z", re.IGNORECASE)
+_MMR_PENDING_BEFORE_RE = re.compile(
+    r"\b(?:awaiting|pending|not[ ](?:yet[ ])?tested[ ]for|to[ ]be[ ]tested[ ]for|testing[ ]for|tested[ ]for)[ ]+\Z",
+    re.IGNORECASE)
+_MMR_AFTER_RE = re.compile(
+    r"[ \t]*(?::[ \t]*)?(?:(?:status|testing|test|result|by[ ](?:IHC|PCR|NGS))[ \t]*:?[ \t]*)?"
+    r"(?:(?P<neg>negative|neg|not[ ]detected|absent|not[ ]present)|(?P<pending>pending|awaited|sent|ordered|unknown|"
+    r"not[ ](?:yet[ ])?(?:tested|done|performed|available|known)|indeterminate|inconclusive|equivocal|failed))\b",
+    re.IGNORECASE)
+
+
+def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
+    """Mismatch repair results as (start, end, "deficient" / "proficient" / None), the span taking in a negation
+    or result words ("not MSI-H", "MSI-H/dMMR negative": proficient; "MSI-H testing pending", "not MSS": None).
+    Terms joined by "/", "or", "and" share one negation ("non-MSI-H/dMMR"). Shared with case fit."""
+    runs: list[list[re.Match[str]]] = []
+    for m in MMR_RE.finditer(text):
+        if runs and _MMR_RUN_SEP_RE.fullmatch(text, runs[-1][-1].end(), m.start()):
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    out: list[tuple[int, int, str | None]] = []
+    for run in runs:
+        start, end = run[0].start(), run[-1].end()
+        before = text[max(0, start - 40):start]
+        neg = _MMR_NEG_BEFORE_RE.search(before)
+        pending = _MMR_PENDING_BEFORE_RE.search(before)
+        after = _MMR_AFTER_RE.match(text, end)
+        if not (neg or pending or after):  # as written, each term on its own ("MSI-H/dMMR")
+            out += [(m.start(), m.end(), "deficient" if m.group("d") else "proficient") for m in run]
+            continue
+        cue = neg or pending
+        a = start - len(cue.group(0)) if cue else start
+        b = after.end() if after else end
+        if pending or after and after.group("pending") or any(m.group("p") for m in run):
+            out.append((a, b, None))  # not known yet, or a negated MSS/pMMR
+        else:
+            out.append((a, b, "proficient"))
+    return out
 
 # HER2 by its IHC score (ASCO/CAP): 3+, or 2+ with ISH amplification, is HER2-positive; 1+, or 2+ without ISH
 # amplification, is HER2-low; 0 is HER2-zero (neither positive nor low: HER2-low therapy does not apply); 2+ without
@@ -214,6 +289,52 @@ def her2_score(m: re.Match[str]) -> tuple[str | None, str]:
     shown = ("-" if scores == {"0", "1+"} else " or ").join(dict.fromkeys(written))
     return status, f"IHC {shown}" + (f", ISH-{ish}" if ish else ", ISH pending" if ish_word else "")
 
+
+# HER2 by in situ hybridisation alone (ASCO/CAP 2018, dual-probe groups): a HER2/CEP17 ratio >= 2.0 with an average
+# HER2 copy number >= 4.0 is positive (group 1), a ratio < 2.0 with a copy number < 4.0 negative (group 5); groups
+# 2-4 need the IHC work-up, and a ratio without a copy number cannot tell the groups apart: no status rather than a
+# guess. A result word ("FISH amplified", "HER2 not amplified", "SISH negative") says the same; a word the numbers
+# disagree with gives no status. A bare "HER2 amplified" is left to the gene rules (it counts as HER2-positive).
+# Shared with case fit.
+_ISH_NUM = (r"\d{1,2}(?:\.\d{1,2})?(?![\d.])"
+            r"(?![ \t]*(?:or|and)[ \t]+(?:more|higher|greater|above|less|lower|below|fewer))")  # not "2.0 or more"
+HER2_ISH_RE = re.compile(
+    r"(?<![\w-])(?:HER2|ERBB2)(?:/neu)?(?P<cep>[ \t]*/[ \t]*CEP[ \t-]?17)?"
+    r"(?:[ \t]*[:(,-]?[ \t]*(?:(?:gene|by|on|status|testing|test|result|dual[- ]probe)[ \t]+)*"
+    r"(?P<ishw>(?:F|S|C|DD?)ISH|ISH|in[ -]situ[ ]hybridi[sz]ation))?"
+    r"(?:[ \t]*[:(,-]?[ \t]*(?P<word>not[ ]amplified|non-?amplified|unamplified|no[ ]amplification|amplified|"
+    r"positive|negative)\b)?"
+    r"(?:[ \t]*[:(,;]?[ \t]*(?:(?:HER2[ \t]*/[ \t]*CEP[ \t-]?17|signal)[ \t]+)?ratio(?:[ \t]+(?:of|is|was))*[ \t]*[:=]?"
+    rf"[ \t]*(?P<ratio>{_ISH_NUM}))?"
+    r"(?:[ \t]*(?:[,;(]|with|and)?[ \t]*(?:(?:with|and)[ \t]+)?(?:(?:an?|the)[ \t]+)?(?:(?:average|mean)[ \t]+)?"
+    r"(?:HER2[ \t]+)?(?:gene[ \t]+)?(?:copy[ \t]+numbers?|copies(?:[ \t]+per[ \t]+cell)?|signals?[ \t]+per[ \t]+cell)"
+    rf"(?:[ \t]+(?:of|is|was))*[ \t]*[:=]?[ \t]*(?P<cn>{_ISH_NUM})|[ \t]+with[ \t]+(?P<cn2>{_ISH_NUM})[ \t]+"
+    r"(?:HER2[ \t]+)?(?:signals|copies)(?:[ \t]+per[ \t]+cell)?)?", re.IGNORECASE)
+
+
+def her2_ish(m: re.Match[str]) -> tuple[str | None, str]:
+    """A ``HER2_ISH_RE`` match as (status: "positive" / "negative" / None, the ISH result in words); ("", "")
+    when it is no ISH result (a bare "HER2", or "HER2 amplified"/"HER2-positive" without an ISH word: the gene
+    rules read those)."""
+    word = (m.group("word") or "").lower()
+    ratio = float(m.group("ratio")) if m.group("ratio") else None
+    cn_text = m.group("cn") or m.group("cn2")
+    cn = float(cn_text) if cn_text else None
+    negated = word.startswith(("not", "non", "un", "no "))
+    if ratio is None and cn is None and not (word and (m.group("ishw") or negated)):
+        return "", ""
+    said = None if not word else "positive" if word in ("amplified", "positive") else "negative"
+    if ratio is not None and cn is not None:
+        by_numbers = ("positive" if ratio >= 2.0 and cn >= 4.0 else "negative" if ratio < 2.0 and cn < 4.0
+                      else None)
+        detail = f"ISH ratio {m.group('ratio')}, copy number {cn_text}"
+    else:
+        by_numbers = None
+        detail = f"ISH ratio {m.group('ratio')}" if ratio is not None else f"ISH copy number {cn_text}" \
+            if cn is not None else f"ISH {word}"
+    if said and (ratio is not None or cn is not None):
+        return (said if by_numbers == said else None), detail  # the word and the numbers disagree: no status
+    return (said or by_numbers), detail
 
 # ER/PR with a score (ASCO/CAP 2020; Allred): < 1% or Allred 0-2 is negative, 1-10% "ER-low" (low positive), above
 # 10% or Allred 3-8 positive. A word the score disagrees with ("ER-positive (Allred 2)") gives no status.
@@ -311,10 +432,35 @@ def _stage(text: str) -> tuple[str | None, str | None]:
         derived.append(("IV", m.group(0)))
     found = stated or derived
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
-    extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)))
+    extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
+                                if not _former_unresectable(text, m)))
+    if not any(e in _UNRESECTABLE_WORDS for e in extent):
+        statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+        done = [m for m in _RESECTION_RE.finditer(statements)
+                if not _RESECTION_NOT_DONE_RE.search(statements, 0, m.start())]
+        if done:
+            extent.append("resected" if any(m.group("done") for m in done) else "resectable")
+        elif any(_former_unresectable(text, m) for m in _EXTENT_RE.finditer(text)):
+            extent.append("unresectable")  # "initially unresectable" and nothing since: still unresectable
     if extent:
         words = ", ".join([words, *extent] if words else extent)
     return stage, words
+
+
+def _former_unresectable(text: str, m: re.Match[str]) -> bool:
+    """An unresectable/inoperable mention the text puts in the past ("initially unresectable", "unresectable at
+    diagnosis", "originally deemed inoperable")."""
+    return (m.group(0).lower() in _UNRESECTABLE_WORDS
+            and bool(_FORMER_BEFORE_RE.search(text, max(0, m.start() - 40), m.start())
+                     or _FORMER_AFTER_RE.match(text, m.end())))
+
+
+def _split_extent(stage_text: str | None) -> tuple[str | None, list[str]]:
+    """stage_text as (the stage's words, the extent words _stage added: "unresectable", "resected", ...)."""
+    parts = [s.strip() for s in (stage_text or "").split(",") if s.strip()]
+    extent = [s for s in parts if s.lower() in _EXTENT_WORDS]
+    words = ", ".join(s for s in parts if s.lower() not in _EXTENT_WORDS)
+    return words or None, extent
 
 
 def _stated_stage(stage_text: str | None) -> bool:
@@ -345,7 +491,7 @@ _PREFIX_STATUS_RE = re.compile(
     r"(?P<pending>awaiting|pending(?:[ ]for)?|sent[ ]for|ordered[ ]for))"
     rf"(?:[ -]+(?:{_PREFIX_GAP})){{0,3}}[ -]*\Z", re.IGNORECASE)
 # A gene's own finding, which a leading negation does not reach ("no EGFR mutation, KRAS G12C": KRAS counts).
-_SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|positive|\+|amplifi", re.IGNORECASE)
+_SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|positive|\+", re.IGNORECASE)
 _LIST_SEP_RE = re.compile(r"[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[ \t]+",
                           re.IGNORECASE)
 _BOUNDARY = ".;\n()"  # a status never reaches across these (nor a leading cue across a comma)
@@ -391,8 +537,21 @@ def _her2_scores(text: str) -> list[tuple[int, int, str, str | None]]:
     """HER2 mentions with an IHC score or a low/zero word, as (start, end, marker, status), the marker keeping the
     score ("HER2 3+" -> "HER2-positive (IHC 3+)", "HER2-negative (IHC 0)" stays so: case fit reads it as HER2-zero).
     A plain "HER2-positive"/"HER2-negative" is left to the gene rules."""
-    out = []
+    out: list[tuple[int, int, str, str | None]] = []
+    for m in HER2_ISH_RE.finditer(text):  # "HER2/CEP17 ratio 2.4, copy number 5.1", "HER2 FISH not amplified"
+        status, detail = her2_ish(m)
+        if not detail:
+            continue
+        if status is None and m.group("word"):
+            marker = f"HER2 discordant (stated {m.group('word').lower()}, {detail})"
+        elif status is None:
+            marker = f"HER2 ISH unclassified ({detail.removeprefix('ISH ')})"
+        else:
+            marker = f"HER2-{status} ({detail})"
+        out.append((m.start(), m.end(), marker, status))
     for m in HER2_SCORE_RE.finditer(text):
+        if any(a <= m.start() < b for a, b, _, _ in out):
+            continue
         status, detail = her2_score(m)
         if not detail:
             if status is None:
@@ -476,8 +635,9 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
             hormone.append((m.start(), m.end(), f"{rec} discordant (stated {m.group('word').lower()}, {detail})"))
         elif status is not None:
             hormone.append((m.start(), m.end(), f"{rec}-{status}" + (f" ({detail})" if detail else "")))
-    found = [(m.start(), m.group(0)) for rx in (_BIOMARKER_RE, MMR_RE) for m in rx.finditer(text)
+    found = [(m.start(), m.group(0)) for m in _BIOMARKER_RE.finditer(text)
              if not any(a <= m.start() < b for a, b, _ in hormone)]
+    found += [(a, text[a:b]) for a, b, _ in mmr_readings(text)]  # "not MSI-H" keeps its negation
     found += [(a, marker) for a, _, marker in hormone]
     found += [(m.start(), m.group(0) + ")" * (m.group(0).count("(") - m.group(0).count(")")))
               for m in PDL1_RE.finditer(text)]  # "PD-L1 positive (TPS 30%)" keeps its parenthesis
@@ -547,15 +707,24 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
 def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
     """A follow-up turn ("what about second line?") keeps what the thread already established. Stage: the higher
     of the two (disease progresses), except that a stage the new turn states in words replaces one the thread only
-    derived from TNM or "metastatic" ("cT2N1M0", read as III, then "stage IIB": IIB)."""
-    stage_pick = max((earlier.stage, earlier.stage_text), (later.stage, later.stage_text),
+    derived from TNM or "metastatic" ("cT2N1M0", read as III, then "stage IIB": IIB). The extent words are kept
+    apart from the stage: resectability ("unresectable", "resected", "resectable") and bladder invasion each come
+    from the latest turn that states them, else from the earlier one (a later "stage IIIB" does not drop an
+    earlier "unresectable"; a later "now resected" replaces it)."""
+    (early_words, early_extent), (late_words, late_extent) = _split_extent(earlier.stage_text), \
+        _split_extent(later.stage_text)
+    stage_pick = max((earlier.stage, early_words), (later.stage, late_words),
                      key=lambda s: _STAGE_ORDER.get(s[0] or "", -1))
-    if later.stage and _stated_stage(later.stage_text) and not _stated_stage(earlier.stage_text):
-        stage_pick = (later.stage, later.stage_text)
+    if later.stage and _stated_stage(late_words) and not _stated_stage(early_words):
+        stage_pick = (later.stage, late_words)
+    extent: list[str] = []
+    for kind in (lambda e: "invasive" not in e, lambda e: "invasive" in e):  # resectability, then invasion
+        extent += [e for e in late_extent if kind(e)] or [e for e in early_extent if kind(e)]
+    stage_text = ", ".join([stage_pick[1], *extent] if stage_pick[1] else extent) or None
     return CaseFacts(
         cancer_type=later.cancer_type or earlier.cancer_type,
         stage=stage_pick[0],
-        stage_text=stage_pick[1],
+        stage_text=stage_text,
         markers=tuple(dict.fromkeys(earlier.markers + later.markers)),
         genes=tuple(dict.fromkeys(earlier.genes + later.genes)),
         prior_treatments=tuple(dict.fromkeys(earlier.prior_treatments + later.prior_treatments)),
