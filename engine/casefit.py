@@ -36,7 +36,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive", "EGFR variants" (PDQ's word),
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
                 sharing one status: "germline BRCA1, BRCA2 or PALB2 mutations" / "EGFR or ALK alterations" (any
-                one of them), "KRAS, NRAS and BRAF wild-type" (all of them); a variant is its own gene's alone
+                one of them), "KRAS, NRAS and BRAF wild-type" (all of them), also of different families ("EGFR or
+                PIK3CA mutation", "EGFR- or PIK3CA-mutated", "mutations in EGFR or PIK3CA") and written one by one
+                ("an EGFR mutation or a PIK3CA mutation": one family, alternatives); a variant is its own gene's alone
                 ("EGFR or KRAS G12C" reads KRAS G12C only),
                 "germline BRCA carriers", "ESR1 mutation", "MET exon 14 skipping", "NTRK fusion". A gene named
                 without a status ("testing for EGFR and ALK", "anti-EGFR antibody") is not a condition.
@@ -67,7 +69,8 @@ How one sentence is judged (``assess``)
     them fits and contradicts only when all of them do. Families combine as a conjunction: one contradicted family
     makes the sentence ``contradicts``. Families: stage, receptor, driver (EGFR, ALK, ROS1, KRAS, NRAS, BRAF, MET,
     RET, NTRK, HER2/ERBB2 mutation: one family because these drivers are near mutually exclusive), mmr, pdl1, and
-    one per other gene (BRCA, PIK3CA, ESR1, ...).
+    one per other gene (BRCA, PIK3CA, ESR1, ...); genes named as alternatives across families are one family named
+    by all of them ("driver+PIK3CA", "BRCA+PALB2").
     Driver exclusivity: when the case states a driver alteration (EGFR exon 19 deletion) and a sentence's condition
     is another driver the case does not mention (ALK rearrangement), the condition contradicts the case. Not for
     amplifications (MET amplification co-occurs with EGFR as a resistance mechanism).
@@ -206,12 +209,22 @@ _GENE_RE = re.compile(
 # BRAF wild-type"; altered -> any of them, wild-type -> all of them. "Germline BRCA1/2 or PALB2:" (germline, no
 # status word) is one too. Never with a variant: in "EGFR or KRAS G12C" the variant is KRAS's alone (read per gene).
 _GENE_SEP = r"(?:\s*/\s*|\s*,\s*(?:(?:and/or|or|and)\s+)?|\s+(?:and/or|or|and)\s+)"
+# "EGFR- or PIK3CA-mutated": a gene's hyphen before the separator belongs to the status after the last one
 _GENE_LIST_RE = re.compile(
-    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")+)(?![\w])"
+    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:-?" + _GENE_SEP + _GENE + r")+)(?![\w])"
     r"(?:(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
     r"[Vv]ariants?|fusions?|rearrangements?|rearranged|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
+# The status before the genes: "mutations in EGFR or PIK3CA", "alterations of BRCA1, BRCA2 or PALB2" (any of them).
+_GENE_IN_RE = re.compile(
+    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<status>(?i:mutations?|alterations?|variants?|fusions?|"
+    r"rearrangements?|amplifications?))\s+(?:in|of|affecting)\s+(?:the\s+)?"
+    r"(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")*)(?![\w])(?:\s+genes?\b)?")
+# Gene conditions written one by one and joined by "or" ("an EGFR mutation or a PIK3CA mutation", "a BRCA1
+# mutation, a BRCA2 mutation or a PALB2 mutation") are alternatives, as a list sharing one status is.
+_GENE_OR_JOIN_RE = re.compile(r"\s*(?:,\s*(?:(?P<or1>(?:and/)?or)\s+)?|\s(?P<or2>(?:and/)?or)\s+)(?:(?:an?|the)\s+)?",
+                              re.IGNORECASE)
 # A negation right before a gene condition: "without EGFR or ALK alterations", "no sensitizing EGFR mutation",
 # "negative for KRAS mutations" state the genes wild-type (read as altered, an EGFR case would fit them).
 _GENE_NEGATION_RE = re.compile(
@@ -328,6 +341,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         else:
             add((neg.start(), m.end()), replace(c, text=" ".join(text[neg.start():m.end()].split()), altered=False))
 
+    for m in _GENE_IN_RE.finditer(text):
+        if free(m) and (c := _gene_condition(m)) is not None:
+            add_gene(m, c)  # "mutations in EGFR or PIK3CA"
     for m in _GENE_LIST_RE.finditer(text):
         if free(m):
             if (c := _gene_condition(m)) is not None:
@@ -337,6 +353,7 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _GENE_RE.finditer(text):
         if free(m) and (c := _gene_condition(m)) is not None:
             add_gene(m, c)
+    _join_gene_alternatives(text, found)
     for m in _NO_DRIVER_RE.finditer(text):  # "without an actionable driver": every driver must be absent
         if free(m):
             add(m, Condition("driver", "gene", m.group(0), genes=tuple(sorted(DRIVERS)), altered=False))
@@ -387,15 +404,46 @@ def _gene_condition(m: re.Match[str]) -> Condition | None:
         return None  # a gene named without a status ("testing for EGFR and ALK") is not a condition
     if _TESTING_RE.match(m.string, m.end()):
         return None  # "BRAF mutation testing", "germline BRCA1/2 and broader testing": a test to order
-    names = [n.upper() for n in re.split(_GENE_SEP + r"(?=[A-Z])", m.group("genes"))]
+    names = [n.upper() for n in re.split(r"-?" + _GENE_SEP + r"(?=[A-Z])", m.group("genes"))]
     if any(n in ("HER2", "ERBB2") for n in names) and not (variants_text or status in _HER2_DRIVER_STATUS):
         return None  # HER2 positive/amplified is a receptor status (handled above), not a driver mutation
     genes = tuple(dict.fromkeys(g for n in names for g in _GENE_ALIASES.get(n, (n,))))
     wild = status.startswith(("wild", "negative", "not"))
     variants = frozenset(_variant(v) for v in re.findall(_VARIANT, variants_text))
-    family = "driver" if all(g in DRIVERS for g in genes) else _GENE_FAMILY.get(genes[0], genes[0])
+    family = _gene_family(genes)
     return Condition(family, "gene", " ".join(m.group(0).split()), genes=genes, altered=not wild,
                      variants=variants, exclusive=not status.startswith("amplif"))
+
+
+def _gene_family(genes: Sequence[str]) -> str:
+    """The family of a gene condition: "driver" for the near mutually exclusive drivers, "BRCA" for BRCA1/2, else
+    the gene; a list of genes of different families is one family named by all of them ("driver+PIK3CA" for
+    "EGFR or PIK3CA mutation", "BRCA+PALB2" for "BRCA1, BRCA2 or PALB2"), alternatives among themselves."""
+    return "+".join(dict.fromkeys("driver" if g in DRIVERS else _GENE_FAMILY.get(g, g) for g in genes))
+
+
+def _join_gene_alternatives(text: str, found: list[tuple[int, int, Condition]]) -> None:
+    """Gene conditions written one by one and joined by "or" ("an EGFR mutation or a PIK3CA mutation") take one
+    family, so they are judged as alternatives, like a list sharing one status. Wild-type ones are not joined
+    ("no EGFR mutation or ALK fusion" is read by the negation rules)."""
+    genes = sorted((k for k, (_, _, c) in enumerate(found) if c.kind == "gene" and c.altered),
+                   key=lambda k: found[k][0])
+    chains: list[list[int]] = []
+    has_or: list[bool] = []
+    for k in genes:
+        j = _GENE_OR_JOIN_RE.fullmatch(text, found[chains[-1][-1]][1], found[k][0]) if chains else None
+        if j is not None:
+            chains[-1].append(k)
+            has_or[-1] = has_or[-1] or bool(j.group("or1") or j.group("or2"))
+        else:
+            chains.append([k])
+            has_or.append(False)
+    for chain, joined in zip(chains, has_or):
+        if joined and len(chain) > 1:
+            family = "+".join(dict.fromkeys(f for k in chain for f in found[k][2].family.split("+")))
+            for k in chain:
+                a, b, c = found[k]
+                found[k] = (a, b, replace(c, family=family))
 
 
 def _variant(v: str) -> str:
@@ -765,7 +813,9 @@ def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
     out: list[Condition] = []
     for family in dict.fromkeys(c.family for cs in per for c in cs):
         base = family.split(":")[1] if ":" in family else "stage"
-        stated = own & {"stage", "setting", "resection"} if family == "section" else base in own
+        own_parts = {f for o in own for f in o.split("+")}  # "BRCA+PALB2" states BRCA
+        stated = own & {"stage", "setting", "resection"} if family == "section" \
+            else bool(set(base.split("+")) & own_parts)
         if not stated and all(any(c.family == family for c in cs) for cs in per):
             out += [c for cs in per for c in cs if c.family == family]
     return out
