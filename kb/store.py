@@ -6,7 +6,10 @@ Retrieval (``KnowledgeBase.retrieve``):
    nearest chunks by cosine distance (0 = same direction, 1 = unrelated, 2 = opposite). With ``hybrid`` (off by default)
    the dense top ``pool`` and a BM25 top ``pool`` from the SQLite FTS5 index beside the collection
    (:mod:`kb.lexical`) are fused by reciprocal rank fusion (k = 60) and the best ``recall_k`` are kept; chunks
-   found only lexically get their true cosine distance from their stored vectors. ``pool`` = max(2 x recall_k, 30);
+   found only lexically get their true cosine distance from their stored vectors. ``pool`` = max(2 x recall_k, 30).
+   With ``RetrievalParams.extra_queries`` (multi-query recall: a case's question sentence alone, a focused facts
+   query) each extra query's dense top ``pool`` is fused with that ranking too (weight ``multi_query_weight``) and
+   every candidate carries its cosine distance to ``query`` itself, so Stage 2 is unchanged;
 2. distance gate: keep hits with ``distance <= threshold``; when none pass, ``gate_passed`` is False, no hits are
    returned and ``closest`` (always the dense nearest chunk) says what came closest and how far. The threshold:
    ``RetrievalParams.distance_threshold`` when > 0, else the one ``oncotui kb calibrate`` stored in the collection's
@@ -22,6 +25,7 @@ lookup and no embedding work. The chunk with ``chunk_index == 0`` of each docume
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -84,6 +88,13 @@ class RetrievalParams:
     # them and set rag_confidence); "rerank": the cross-encoder orders every gate survivor. The default is
     # config.toml's rerank.order, so a caller without settings retrieves as a consult does.
     rerank_order: str = "recall"
+    # Multi-query recall (kb/EVAL.md round 5): more phrasings of the same question, e.g. a case's question sentence
+    # alone and a focused facts query. Each one's dense top ``pool`` is fused with the query's own ranking by
+    # reciprocal rank fusion, weight ``multi_query_weight`` each (the query's ranking has 1); 0 or no extra queries:
+    # the query alone. The gate is still decided on ``query`` alone, every passage kept must lie within the
+    # threshold of ``query`` (not of the phrasing that found it), and Stage 3 scores passages against ``query``.
+    extra_queries: tuple[str, ...] = ()
+    multi_query_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -985,7 +996,9 @@ class KnowledgeBase:
         vec = self._query_vector(probe)
         t = lap("embed", t_start)
         recall_k = max(1, params.recall_k)
-        pool = max(2 * recall_k, 30, gate_k) if params.hybrid else max(recall_k, gate_k)
+        extras = [q for q in dict.fromkeys(x.strip() for x in params.extra_queries)
+                  if q and q != query.strip()] if params.multi_query_weight > 0 else []
+        pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(recall_k, gate_k)
         res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
                                      include=["documents", "metadatas", "distances"])
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
@@ -1023,6 +1036,10 @@ class KnowledgeBase:
             t = time.perf_counter()
         else:
             candidates = dense[:recall_k]
+        if extras:
+            main = candidates if params.hybrid else dense
+            candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n)
+            t = lap("multi_query", t)
         # The question is in the domain when its k nearest chunks are close on average (k = 1: the nearest one);
         # then single passages beyond the threshold still drop out.
         near = [h.distance for h in dense[:gate_k]]
@@ -1051,6 +1068,38 @@ class KnowledgeBase:
         timings["total"] = time.perf_counter() - t_start
         return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings, threshold,
                                tuple(candidates), tuple(ranked), gate_k=gate_k, gate_value=gate_value)
+
+    def _multi_query(self, vec: list[float], main: list[Hit], extras: list[str], weight: float, recall_k: int,
+                     n: int) -> list[Hit]:
+        """Fuse the query's recall ranking ``main`` (its dense top ``pool``, or the hybrid fusion) with each extra
+        query's dense top ``pool`` (RRF, k = RRF_K; weight 1 for the query, ``weight`` for each extra) and keep the
+        best ``recall_k``. Every hit carries its cosine distance to the QUERY's vector, so Stage 2 judges each passage
+        against what the clinician asked, whichever phrasing found it."""
+        pool = max(2 * recall_k, 30)
+        by_id = {h.chunk_id: h for h in main}
+        rankings = [[h.chunk_id for h in main]]
+        for extra in extras:
+            res = self._collection.query(query_embeddings=[self._query_vector(extra)], n_results=max(1, min(pool, n)),
+                                         include=["documents", "metadatas"])
+            ids = []
+            for cid, doc, meta in zip(res["ids"][0], res["documents"][0], res["metadatas"][0]):
+                ids.append(cid)
+                if cid not in by_id:
+                    by_id[cid] = self._hit(cid, doc, meta, float("nan"), "multi_query")
+            rankings.append(ids)
+        fused = [cid for cid, _s in rrf(rankings, RRF_K, [1.0] + [weight] * len(extras))][:recall_k]
+        unknown = [cid for cid in fused if math.isnan(by_id[cid].distance)]  # found by an extra query only
+        if unknown:
+            import numpy as np
+
+            got = self._collection.get(ids=unknown, include=["embeddings"])
+            q = np.asarray(vec, dtype=np.float32)
+            for cid, emb in zip(got["ids"], got["embeddings"]):
+                e = np.asarray(emb, dtype=np.float32)
+                cos = float(q @ e / max(float(np.linalg.norm(q) * np.linalg.norm(e)), 1e-12))
+                by_id[cid] = replace(by_id[cid], distance=1.0 - cos)
+        # a chunk deleted between the reads has no distance: dropped rather than passed unjudged
+        return [by_id[cid] for cid in fused if not math.isnan(by_id[cid].distance)]
 
     def __repr__(self) -> str:
         return f"KnowledgeBase({self.collection_name!r} at {self.location}, embedder={self.embedder_spec!r})"
