@@ -144,6 +144,8 @@ class KBConfig(_Section):
     distance_threshold: float = Field(0.0, ge=0.0, le=2.0)  # 0: calibrated (collection) > built-in default
     hybrid: bool = False  # Stage 1 fuses BM25 (SQLite FTS5) with dense recall; off: dense only (kb/EVAL.md)
     lexical_weight: float = Field(0.25, ge=0.0, le=1.0)  # BM25's weight in the rank fusion (dense: 1)
+    # each extra phrasing's weight in multi-query recall (the case's question alone, a facts query); 0 = off
+    multi_query_weight: float = Field(0.5, ge=0.0, le=1.0)
     rerank_k: int = Field(5, ge=1)
     char_budget: int = Field(6000, ge=500)
 

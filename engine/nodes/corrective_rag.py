@@ -7,6 +7,9 @@
 - rag_confidence = mean sigmoid(rerank logit) of the relevant passages about the case's cancer (0 when none): what
   the HITL floor compares. A passage about another cancer (``Passage.other_cancer``) is never counted, and when
   only such passages are relevant the query is rewritten once, as when none is.
+- Multi-query recall: a case of several sentences also recalls with its question sentence alone and a focused
+  facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the gate, the
+  per-passage distance check and the grading still judge the whole query. The rewrite's retrieval uses none.
 - Optional HyDE: the tier model writes a short hypothetical guideline passage used as a recall anchor.
 """
 
@@ -53,6 +56,68 @@ def build_query(text: str, facts: CaseFacts) -> str:
     query = query_text(text)[:1000]
     missing = [e for e in extra if e.lower() not in query.lower()]
     return (query + (" | " + ", ".join(missing) if missing else "")).strip()
+
+
+# what a case's question asks for, read from its question sentence: (cue words, the phrase a guideline heading uses)
+_INTENTS = (
+    (("first-line", "first line", "frontline", "untreated", "newly diagnosed", "initial"), "first-line treatment"),
+    (("second-line", "progress", "refractory", "relapsed", "after"), "second-line treatment after progression"),
+    (("neoadjuvant", "preoperative", "before surgery", "before the operation", "precede"),
+     "neoadjuvant preoperative therapy"),
+    (("adjuvant", "postoperative", "after resection", "resected"), "adjuvant therapy"),
+    (("maintenance",), "maintenance therapy"),
+    (("surveillance", "monitoring", "watchful"), "active surveillance"),
+    (("recurrent", "recurrence"), "recurrent disease"),
+    (("induction",), "induction therapy"),
+    (("perioperative",), "perioperative chemotherapy"),
+    (("consolidation",), "consolidation therapy"),
+)
+_SENTENCE_RE = re.compile(r"(?<=[.?!])\s+")
+
+
+def question_sentences(text: str) -> str:
+    """The sentences of a case that ask something (end in '?'); the last sentence when none does."""
+    sentences = [x.strip() for x in _SENTENCE_RE.split(query_text(text)) if x.strip()]
+    return " ".join(x for x in sentences if x.endswith("?")) or (sentences[-1] if sentences else "")
+
+
+def intent_phrases(question: str) -> list[str]:
+    """What the question asks for, as guideline headings word it ("first-line treatment", "adjuvant therapy")."""
+    lowered = question.lower()
+    return [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
+
+
+def extra_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
+    """More phrasings of a case's question for multi-query recall (kb.store.RetrievalParams.extra_queries): the
+    question sentence alone, and a focused query of the facts plus what the question asks for ("non-small cell lung
+    cancer stage IV EGFR exon 19 deletion first-line treatment"). None for a one-sentence question (the whole text
+    is the question already), and no focused query when the case states no marker and the question no intent (it
+    would be the cancer's name alone, which recalls general sections)."""
+    cleaned = query_text(text)
+    if len([x for x in _SENTENCE_RE.split(cleaned) if x.strip()]) < 2:
+        return ()
+    question = question_sentences(text)
+    intents = intent_phrases(question)
+    out = [question]
+    if intents or facts.markers:
+        parts = [facts.cancer_type, f"stage {facts.stage}" if facts.stage else None, *facts.markers[:2], *intents[:2]]
+        out.append(" ".join(p for p in parts if p))
+    return tuple(q for q in dict.fromkeys(out) if q and q != cleaned)
+
+
+def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...]]:
+    """What a consult sends to retrieval for a clinician's raw text: the query (``build_query`` over the redacted
+    text and the facts ingestion extracts from it) and the extra queries (none when ``kb.multi_query_weight`` is 0).
+    For ``oncotui eval retrieval --as-consult``; the node itself works from the state ingestion wrote."""
+    from engine.facts import extract_facts
+    from engine.phi import redact
+
+    redacted = redact(text).text
+    r = settings.router
+    facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
+                          treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+    extras = extra_queries(redacted, facts) if settings.kb.multi_query_weight > 0 else ()
+    return build_query(redacted, facts), extras
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -126,7 +191,10 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     if ctx.settings.rag.hyde:
         anchor = await _llm_json(ctx, state, "Write a short clinical guideline paragraph that would answer: "
                                  + query, None, 160) or None
-    result = await asyncio.to_thread(kb.retrieve, query, params, anchor)
+    # multi-query recall: the gate and the grading still judge ``query``, the clinician's whole question
+    extras = extra_queries(state.case_text, state.facts) if params.multi_query_weight > 0 else ()
+    first = replace(params, extra_queries=extras) if extras else params
+    result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 
     async def graded(q: str, found: Any) -> tuple[Passage, ...]:
         # other_cancer is recorded for the clinician: the case-fit rule that keeps these passages from the model
