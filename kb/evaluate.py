@@ -12,6 +12,11 @@ A level with no rows to count (no ``relevant_section`` anywhere) gets None for i
   Prognosis``), matches the expression (``re.search``);
 * the gate applies as configured (a question refused at the gate has no hits); pass ``distance_threshold=2.0``
   in the params to measure ranking alone (kb/EVAL.md's subset figures were measured that way);
+* answer level (only rows with ``answer_terms``, a list of lower-case words or phrases): a hit is a chunk from
+  ``relevant_doc`` whose text contains every one of them (case-insensitive), i.e. the passage that names the
+  answer ("atezolizumab" and "bevacizumab"), not just one from the right section;
+* ``query_fn`` (``oncotui eval retrieval --as-consult``) turns each row's text into what a consult sends: the query
+  and its extra queries (``RetrievalParams.extra_queries``); by default the row's text is the query, alone;
 * recall@k = share of queries with a hit in the top k; MRR = mean of 1 / rank of the first hit (0 when none in
   the ranked list, which holds at most ``recall_k`` chunks).
 
@@ -71,6 +76,26 @@ def heading_path(section: str) -> str:
     return plain_section(section)
 
 
+def answer_terms(row: dict[str, Any], i: int = 0) -> list[str]:
+    """A row's ``answer_terms``, lower-cased ([] when absent); KBError when present but not a list of strings."""
+    terms = row.get("answer_terms")
+    if terms is None:
+        return []
+    if not isinstance(terms, list) or not terms or not all(isinstance(t, str) and t.strip() for t in terms):
+        raise KBError(f"row {i}: answer_terms must be a non-empty list of words or phrases: {terms!r}")
+    return [" ".join(t.lower().split()) for t in terms]
+
+
+def answer_hit(hits: Iterable[Any], doc: str, terms: list[str]) -> int | None:
+    """1-based rank of the first chunk from ``doc`` whose text contains every term (case-insensitive), or None."""
+    for rank, h in enumerate(hits, 1):
+        if Path(h.source).name == doc:
+            text = " ".join(h.text.lower().split())
+            if all(t in text for t in terms):
+                return rank
+    return None
+
+
 def first_hit(hits: Iterable[Any], doc: str, section_re: re.Pattern[str] | None) -> int | None:
     """1-based rank of the first hit (see module docstring) or None."""
     for rank, h in enumerate(hits, 1):
@@ -113,20 +138,26 @@ def unknown_documents(rows: list[dict[str, Any]], known_sources: Iterable[str]) 
 
 
 def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: bool = True,
-                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                   progress: Callable[[int, int], None] | None = None,
+                   query_fn: Callable[[str], tuple[str, tuple[str, ...]]] | None = None) -> dict[str, Any]:
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
-    ``section_mrr``, ``n`` (queries), ``n_section`` (rows with ``relevant_section``)."""
+    ``section_mrr``, ``answer_recall@1/5/15``, ``answer_mrr``, ``n`` (queries), ``n_section`` (rows with
+    ``relevant_section``), ``n_answer`` (rows with ``answer_terms``)."""
     # In recall order the cross-encoder does not move anything, so it is not run: the ranks are the same.
     rerank = rerank and params.rerank_order == "rerank"
     p = replace(params, rerank=rerank, rerank_k=max(params.recall_k, 1), char_budget=10**9)
-    doc, sec = _Acc(), _Acc()
+    doc, sec, ans = _Acc(), _Acc(), _Acc()
     for i, row in enumerate(rows, 1):
         rel = str(row.get("relevant_doc") or "")
         if not rel:
             raise KBError(f"row {i} has no relevant_doc: {row.get('query')!r}")
-        result = kb.retrieve(row["query"], p)
+        terms = answer_terms(row, i)
+        query, extras = query_fn(row["query"]) if query_fn is not None else (row["query"], ())
+        result = kb.retrieve(query, replace(p, extra_queries=tuple(extras)) if extras else p)
         ranked = result.ranked
         doc.add(first_hit(ranked, Path(rel).name, None))
+        if terms:
+            ans.add(answer_hit(ranked, Path(rel).name, terms))
         pattern = row.get("relevant_section")
         if pattern:
             try:
@@ -136,7 +167,8 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
             sec.add(first_hit(ranked, Path(rel).name, rx))
         if progress is not None:
             progress(i, len(rows))
-    return {**doc.metrics("doc"), **sec.metrics("section"), "n": doc.n, "n_section": sec.n}
+    return {**doc.metrics("doc"), **sec.metrics("section"), **ans.metrics("answer"), "n": doc.n,
+            "n_section": sec.n, "n_answer": ans.n}
 
 
 def neighbour_distances(kb: Any, queries: list[str], k: int,

@@ -147,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     er.add_argument("--no-rerank", action="store_true", help="rank by Stage 1 recall only")
     er.add_argument("--order", choices=("recall", "rerank"), help="Stage 3 order to measure (default: "
                     "rerank.order; with the default \"recall\" the ranks equal --no-rerank's)")
+    er.add_argument("--as-consult", action="store_true", help="send each question as a consult does: redacted, "
+                    "with the extracted facts appended and the extra multi-query phrasings (kb.multi_query_weight)")
     er.add_argument("--json", action="store_true", help="print one JSON object")
     eg = esub.add_parser("gate", help="share of in-domain queries passed and out-of-domain queries refused")
     eg.add_argument("--in", dest="in_file", required=True, type=Path, metavar="FILE",
@@ -935,20 +937,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"oncotui: warning: relevant_doc {name!r} is not in the knowledge base; its queries score 0 "
                   "(`oncotui kb stats --docs` lists what is indexed)", file=sys.stderr)
         params = retrieval_params(settings, **({"rerank_order": args.order} if args.order else {}))
-        metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank)
+        query_fn = None
+        if args.as_consult:
+            from engine.nodes.corrective_rag import consult_queries
+
+            def query_fn(text: str) -> tuple[str, tuple[str, ...]]:
+                return consult_queries(text, settings)
+        metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank, query_fn=query_fn)
         stage3 = "none" if args.no_rerank else params.rerank_order
         if args.json:
-            _print_json({**metrics, "stage3": stage3})
+            _print_json({**metrics, "stage3": stage3, "as_consult": bool(args.as_consult),
+                         "multi_query_weight": params.multi_query_weight if args.as_consult else None})
             return 0
         how = {"none": "without rerank (Stage 1 recall order)",
                "recall": "Stage 3 in recall order (rerank.order = \"recall\": the cross-encoder only grades, so the "
                          "ranks equal --no-rerank's; --order rerank measures its order)",
                "rerank": "Stage 3 in the cross-encoder's order"}[stage3]
-        print(f"{metrics['n']} queries ({metrics['n_section']} with relevant_section), {how}, embedding model "
-              f"{settings.embedding.model}")
-        for level in ("doc", "section"):
+        sent = (f"; sent as a consult sends them (multi_query_weight {params.multi_query_weight})"
+                if args.as_consult else "")
+        print(f"{metrics['n']} queries ({metrics['n_section']} with relevant_section, {metrics['n_answer']} with "
+              f"answer_terms), {how}, embedding model {settings.embedding.model}{sent}")
+        for level in ("doc", "section", "answer"):
             if metrics[f"{level}_mrr"] is None:
-                print(f"  {level:<8} not measured (no row has relevant_section)")
+                print(f"  {level:<8} not measured (no row has {'relevant_section' if level == 'section' else 'answer_terms'})")
                 continue
             print(f"  {level:<8} recall@1 {metrics[f'{level}_recall@1']:.3f}  @5 {metrics[f'{level}_recall@5']:.3f}"
                   f"  @15 {metrics[f'{level}_recall@15']:.3f}  MRR {metrics[f'{level}_mrr']:.3f}")
