@@ -8,7 +8,12 @@ without Stage 3. The gate is opened (threshold 2.0) so that every query runs eve
 
 Without ../shared (a checkout on another machine) it says so and exits 0.
 
-Run: .venv/bin/python bench/kb_retrieval.py [--store DIR] [--model ...] [-n 200] [--no-rerank]
+--as-consult sends each question as a consult does (redacted, facts appended, and a case's extra multi-query
+phrasings, ``kb.multi_query_weight``), e.g. with ``--set kb/case_eval/cases.jsonl``: multi-query recall embeds and
+searches up to three phrasings, so Stage 1 is what it costs.
+
+Run: .venv/bin/python bench/kb_retrieval.py [--store DIR] [--model ...] [-n 200] [--no-rerank] [--set FILE]
+     [--as-consult]
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ def main() -> int:
     ap.add_argument("--model", default=settings.embedding.model)
     ap.add_argument("--collection", default="bench")
     ap.add_argument("--no-rerank", action="store_true")
+    ap.add_argument("--as-consult", action="store_true", help="the consult's query construction (multi-query)")
     args = ap.parse_args()
     if not args.set.is_file():
         print(f"skipped: no query set at {args.set} (the shared dev set is not on this machine)")
@@ -66,20 +72,29 @@ def main() -> int:
         print(f"the knowledge base at {kb.location} is empty: ingest first (see the docstring)", file=sys.stderr)
         return 2
     params = retrieval_params(settings, rerank=not args.no_rerank, distance_threshold=2.0)  # every stage runs
+    from dataclasses import replace
+
+    sent = [(q, ()) for q in queries]
+    if args.as_consult:
+        from engine.nodes.corrective_rag import consult_queries
+
+        sent = [consult_queries(q, settings) for q in queries]
     kb.retrieve("warm-up query about breast cancer treatment", params)
     stages: dict[str, list[float]] = {k: [] for k in ("recall", "gate", "rerank", "trim", "total", "no_rerank")}
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    for q in queries:
-        tm = kb.retrieve(q, params).timings
-        recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0)
+    for q, extras in sent:
+        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras)) if extras else params).timings
+        recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0) + tm.get("multi_query", 0)
         stages["recall"].append(recall)
         for k in ("gate", "rerank", "trim", "total"):
             stages[k].append(tm.get(k, 0.0))
         stages["no_rerank"].append(tm.get("total", 0.0) - tm.get("rerank", 0.0))
     wall = time.perf_counter() - t0
     print(f"{len(queries)} queries, {kb.count()} chunks, model {kb.embedder_spec}, hybrid {params.hybrid}, "
-          f"recall_k {params.recall_k}, rerank "
+          f"recall_k {params.recall_k}, "
+          + (f"as a consult (multi_query_weight {params.multi_query_weight}), " if args.as_consult else "")
+          + "rerank "
           + ("off" if args.no_rerank else f"{settings.rerank.model} ({settings.rerank.max_tokens} tokens)")
           + f", {wall:.1f} s; load average {load:.1f} at start, "
           f"{os.getloadavg()[0]:.1f} at end")
