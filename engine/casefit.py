@@ -94,8 +94,9 @@ Where it is used
     - Evidence-locked selection (engine/nodes/specialist.py): sentences that contradict the case, and those of a
       passage about another cancer than the case's (the governor's rule, ``engine.ledger.on_case``), are not
       offered to the model (not in the prompt, not in the schema enum); sentences that state a fitting condition
-      are listed first. None left -> no model is called, the Critic rejects the attempt and the consult ends in the
-      safe refusal (engine/nodes/critic.py).
+      are listed first, and within each fit class recommendations before trial narrative and statistics
+      (``select``, ``sentence_kind``). None left -> no model is called, the Critic rejects the attempt and the
+      consult ends in the safe refusal (engine/nodes/critic.py).
     - Governor (engine/governor.py): a claim that contradicts the case is blocked ("does not apply to this case:
       ..."); a claim whose condition the case does not state is released only as qualified ("applies if ...");
       sections are judged when ``govern`` is given the passages.
@@ -903,14 +904,64 @@ def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
     return CaseFit("none", notes=tuple(notes))
 
 
+# What a sentence does, for the order evidence-locked candidates are offered in (``sentence_kind``). A
+# recommendation: "Treatment options for ... include", "X is a standard treatment option", "X is recommended",
+# "X should be offered", "the FDA approved X for ...". Trial narrative and statistics: a trial's design or
+# results ("randomly assigned", "phase III", "[NCT...]", "HR, 0.78", "95% CI", "P = .003", "median OS ... months",
+# "n = 389", "Evidence (...)").
+_RECOMMEND_RE = re.compile(
+    r"\b(?:treatment|therapy|management|therapeutic)\s+(?:options?|approach(?:es)?)\b[^.;]*\binclude|"
+    r"\b(?:is|are|was|were|remains?|became|becomes|has\s+become)\s+(?:(?:a|an|the|one|now|also|considered|often|"
+    r"generally|widely|currently)\s+)*(?:standard|preferred|recommended|reasonable|acceptable|appropriate|"
+    r"accepted|established|first-line|second-line|frontline|indicated|approved)\b|"
+    r"\b(?:standard|preferred)\s+(?:of\s+care|treatment|therapy|option|approach|regimen)|"
+    r"\b(?:treatment|therapy|therapeutic)\s+option\b|"
+    r"\brecommend(?:s|ed|ation)?\b|"
+    r"\b(?:should|may|can|could)\s+(?:also\s+)?(?:be\s+)?(?:offered|considered|used|given|treated|receive|recommended|"
+    r"preferred|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
+    r"\b(?:FDA|EMA|Food\s+and\s+Drug\s+Administration)\b[^.;]{0,40}\bapprov|\bapproved\s+(?:for|as|in)\b|"
+    r"\bis\s+an?\s+(?:\w+\s+){0,3}option\b",
+    re.IGNORECASE)
+_NARRATIVE_RE = re.compile(
+    r"\brandomly\s+assigned\b|\brandomi[sz]ed\b|\bphase\s+(?:I{1,3}|[1-3])(?:/I{1,3}|/[1-3])?\b|\bNCT\d{6,}|"
+    r"\btrials?\b|\bstud(?:y|ies)\b|\bmeta-analys[ie]s\b|\bretrospective\b|\bcohort\b|\benrolled\b|"
+    r"\b(?:included|enrolled|of)\s+[\d,]+\s+patients\b|\bn\s*=\s*\d|\bHR\b[,:=]?\s*\d|\bhazard\s+ratio\b|"
+    r"\b\d+(?:\.\d+)?%\s*CI\b|\bconfidence\s+interval\b|(?<![\w])P\s*[=<>]\s*\.?\d|"
+    r"\bmedian\s+(?:OS|PFS|DFS|EFS|RFS|overall\s+survival|progression-free\s+survival|follow-up|survival|duration)\b|"
+    r"\b\d+(?:\.\d+)?\s+months\b|\bobjective\s+response\s+rate\b|\badverse\s+events?\s+occurred\b|"
+    r"\b(?:the|each|both)\s+(?:\w+[\s-]+){0,3}arms?\b|^\s*Evidence\s*\(|\bLevel\s+of\s+evidence\b",
+    re.IGNORECASE)
+# Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
+_STATISTICS_RE = re.compile(
+    r"\brandomly\s+assigned\b|\bNCT\d{6,}|\bn\s*=\s*\d|\bHR\b[,:=]?\s*\d|\bhazard\s+ratio\b|"
+    r"\b\d+(?:\.\d+)?%\s*CI\b|(?<![\w])P\s*[=<>]\s*\.?\d|\b(?:included|enrolled)\s+[\d,]+\s+patients\b|"
+    r"^\s*Evidence\s*\(", re.IGNORECASE)
+
+
+def sentence_kind(text: str) -> int:
+    """0: a recommendation ("X is a standard treatment option", "Treatment options ... include", "X is recommended",
+    "the FDA approved X for ..."); 1: neither; 2: trial narrative or statistics ("In the phase III ... trial, 1,171
+    patients were randomly assigned", "median OS was 16.4 months (HR, 0.78)", "Evidence (pembrolizumab):"). A
+    recommendation that also gives a trial's statistics is 1. Link targets and citation markers are not read."""
+    plain = re.sub(r"\]\([^)]*\)", "]", text or "")  # "[HIMALAYA](/clinicaltrials/NCT03298451)": the words only
+    plain = re.sub(r"\[\[[^\]]*\]\([^)]*\)\]|\[\[[^\]]*\]\]", " ", plain).replace("*", "")  # "[[12](...)]", "*P*"
+    recommends = bool(_RECOMMEND_RE.search(plain))
+    if recommends:
+        return 1 if _STATISTICS_RE.search(plain) else 0
+    return 2 if _NARRATIVE_RE.search(plain) else 1
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
-    conditions, then those whose condition the case does not state; dropped maps a sentence id to the reason.
-    ``sections``: passage id -> section path, for the stage a sentence inherits from its section."""
+    conditions, then those whose condition the case does not state; within each of these, recommendations come
+    before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
+    the first sentence it is offered), then in passage order. Nothing is dropped for its kind. Dropped maps a
+    sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
+    section."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
-    kept: list[tuple[int, int, str]] = []
+    kept: list[tuple[int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
@@ -920,8 +971,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         else:  # a sentence that states a condition fitting the case ranks before one fitting only by its section
             own = fit if not section else assess(text, case)
             kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
-                         i, sid))
-    return {sid: sentences[sid] for _, _, sid in sorted(kept)}, dropped
+                         sentence_kind(text), i, sid))
+    return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
 
 def other_cancer(passage: Passage, facts: CaseFacts) -> bool:

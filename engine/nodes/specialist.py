@@ -7,10 +7,11 @@ Evidence-locked mode (``evidence_locked``: engine.evidence_locked, or "auto" and
 passages are shown split into numbered sentences and the model answers only ``{"sentences": [ids]}`` under a
 schema whose ids are an enum (``engine.safety.locked_schema``); the draft is those sentences, verbatim. Only
 sentences that do not contradict the case facts (their section's stage included) and come from a passage about the
-case's cancer are offered, those that fit the case first (``engine.casefit.locked_candidates``): the model cannot
-pick "Stage I ..." for a stage III case, nor a pancreatic line for a lung case. When none is left no model is
-called: the Critic rejects the empty draft with the case-fit reason and, as no retry can change that, the consult
-goes to the safe refusal.
+case's cancer are offered, those that fit the case first and, within that, recommendations before trial narrative
+and statistics (``engine.casefit.locked_candidates``; a small model tends to pick the first sentence offered): the
+model cannot pick "Stage I ..." for a stage III case, nor a pancreatic line for a lung case. When none is left no
+model is called: the Critic rejects the empty draft with the case-fit reason and, as no retry can change that, the
+consult goes to the safe refusal.
 """
 
 from __future__ import annotations

@@ -1,0 +1,97 @@
+"""Evidence-locked order (engine/casefit.py ``select`` / ``sentence_kind``, used by engine/nodes/specialist.py):
+within one fit class a recommendation is offered before trial narrative and statistics, so a small model that picks
+the first sentence it is offered picks the recommendation. Nothing is dropped for its kind. Passages are written
+for these tests in the manner of guideline summaries (not copied from any)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import locked_candidates, sentence_kind
+from engine.nodes.specialist import build_locked_messages
+from engine.safety import passage_sentences
+from engine.state import CaseFacts, ConsultState, Passage, Retrieval
+
+
+def passage(pid: str, title: str, section: str, text: str) -> Passage:
+    return Passage(pid, f"c-{pid}", title, "guide.md", section, None, text, 0.2, 4.0, True)
+
+
+HCC = passage("E1", "Liver Cancer Treatment", "Treatment of Advanced HCC > First-line systemic therapy", (
+    "In a global, open-label, phase III trial (NCT01234567), 1,150 patients with unresectable HCC were randomly "
+    "assigned to a combination of two checkpoint inhibitors, a single checkpoint inhibitor, or a multikinase "
+    "inhibitor. The median OS was 16.4 months with the combination and 13.8 months with the kinase inhibitor "
+    "(HR, 0.78; 95% CI, 0.65-0.93). Grade 3 or higher adverse events occurred in about half of the patients in each "
+    "arm. The combination of two checkpoint inhibitors improved overall survival and is approved for first-line "
+    "treatment of unresectable HCC. Atezolizumab plus bevacizumab is a standard treatment option for patients "
+    "with preserved liver function."))
+HCC_FACTS = CaseFacts(cancer_type="hepatocellular carcinoma", stage="IV", stage_text="metastatic")
+
+NSCLC = passage("E1", "Non-Small Cell Lung Cancer Treatment", "Stage IV NSCLC > PD-L1 expression of 50% or more", (
+    "Evidence (pembrolizumab): In a randomized trial, 305 patients whose tumours had PD-L1 expression of at least "
+    "50% were assigned to pembrolizumab or platinum chemotherapy. Progression-free survival was longer with "
+    "pembrolizumab (median, 10.3 vs. 6.0 months; P < .001). Pembrolizumab alone is recommended as first-line "
+    "therapy for metastatic NSCLC with PD-L1 expression of at least 50% and no EGFR or ALK alteration."))
+NSCLC_FACTS = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="stage IV",
+                        markers=("PD-L1 TPS 80%", "EGFR negative", "ALK negative"))
+
+
+def order(passages: list[Passage], facts: CaseFacts) -> list[str]:
+    kept, dropped = locked_candidates(passages, facts)
+    assert not dropped
+    return [text for _, text in kept.values()]
+
+
+def test_a_recommendation_is_offered_before_the_trial_that_supports_it() -> None:
+    offered = order([HCC], HCC_FACTS)
+    assert offered[0].startswith(("The combination of two checkpoint inhibitors improved", "Atezolizumab plus"))
+    assert offered[1].startswith(("The combination of two checkpoint inhibitors improved", "Atezolizumab plus"))
+    trial = next(i for i, s in enumerate(offered) if s.startswith("In a global, open-label"))
+    assert trial >= 2
+    # nothing dropped, only reordered
+    assert sorted(offered) == sorted(text for _, text in passage_sentences([HCC]).values())
+
+
+def test_a_recommendation_comes_before_evidence_statistics() -> None:
+    offered = order([NSCLC], NSCLC_FACTS)
+    assert offered[0].startswith("Pembrolizumab alone is recommended"), offered
+    assert any(s.startswith("Evidence (pembrolizumab)") or "randomized trial" in s for s in offered[1:])
+
+
+def test_fit_class_still_comes_first() -> None:
+    """Guard: the kind orders sentences only within a fit class."""
+    # a trial sentence that fits the case by its own condition stays before a recommendation that states none
+    p = passage("E1", "Breast Cancer Treatment", "Metastatic Breast Cancer", (
+        "Chemotherapy is a standard treatment option for patients whose disease progresses on endocrine therapy. "
+        "In a randomized trial of 500 patients with HER2-positive metastatic disease, median PFS was 18.5 months "
+        "with the antibody combination."))
+    facts = CaseFacts(cancer_type="breast cancer", stage="IV", stage_text="metastatic", markers=("HER2-positive",),
+                      genes=("HER2",))
+    offered = order([p], facts)
+    assert offered[0].startswith("In a randomized trial"), offered
+
+
+def test_the_prompt_lists_the_recommendation_first() -> None:
+    state = ConsultState(thread_id="PT-0001", consult_id="c1", case_text="Metastatic HCC, Child-Pugh A. First line?",
+                         facts=HCC_FACTS, retrieval=Retrieval(query="q", passages=(HCC,), gate_passed=True))
+    user = build_locked_messages(state)[1]["content"]
+    listed = [line for line in user.splitlines() if line.startswith("[E1.s")]
+    assert "trial" not in listed[0] and ("approved" in listed[0] or "standard" in listed[0]), listed
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Treatment options for stage IV disease include systemic therapy and palliative radiation therapy.", 0),
+    ("Radical cystectomy is a standard treatment option for muscle-invasive disease.", 0),
+    ("Adjuvant chemotherapy is recommended for resected stage III colon cancer.", 0),
+    ("The drug improved overall survival and is approved for previously treated disease.", 0),
+    ("The FDA approved the conjugate for previously treated metastatic disease.", 0),
+    ("In the phase III trial, 1,171 patients were randomly assigned in a 1:1:1 ratio to three arms.", 2),
+    ("The median OS was 16.4 months in the combination arm (HR, 0.78; 95% CI, 0.65-0.93; *P* = .0035).", 2),
+    ("Evidence (pembrolizumab):", 2),
+    ("The randomized study [NCT02576509] compared the two agents.", 2),
+    ("Mitotane is an adrenolytic drug with a narrow therapeutic window.", 1),
+    # a recommendation that quotes its trial's statistics is neither first nor last
+    ("Based on a phase III trial (HR, 0.62), the combination is a standard option.", 1),
+])
+def test_sentence_kind(text: str, kind: int) -> None:
+    assert sentence_kind(text) == kind
