@@ -315,6 +315,7 @@ class KnowledgeBase:
         self._rebuild_of: str | None = None  # while rebuilding: the collection the replacement will take over
         self._client = self._connect()
         try:
+            self._recover_swap(name)
             if rebuild:
                 # a model that cannot embed would end a rebuild with nothing: prove it works before anything else
                 problem = self._embedder_problem()
@@ -452,6 +453,30 @@ class KnowledgeBase:
             elif lexical.exists():
                 lexical.unlink()  # the old collection's index; rebuilt from the collection when next used
         self._collection = self._client.get_collection(target, embedding_function=self._ef())
+
+    def _recover_swap(self, target: str) -> None:
+        """Finish or undo a ``finish_rebuild`` swap that a crash interrupted; its ``<target>-replaced`` collection
+        says one was under way. Without ``target`` (the crash fell between its two renames) the replaced collection,
+        the old data, takes its name back: as when a rebuild is interrupted, the old knowledge base stays, and the
+        next rebuild drops the replacement left beside it. With ``target`` (the crash fell after the new collection
+        took the name) the swap is finished: the replaced collection is dropped and the replacement's lexical index
+        moved into place."""
+        aside = _staging_name(target, "replaced")
+        try:
+            replaced = self._client.get_collection(aside, embedding_function=self._ef())
+        except Exception:  # no swap was interrupted (the usual case)
+            return
+        try:
+            self._client.get_collection(target, embedding_function=self._ef())
+        except Exception:
+            replaced.modify(name=target)
+            return
+        self._client.delete_collection(aside)
+        lexical = self._lexical_path()
+        if lexical is not None:
+            staged = lexical.with_name(f"lexical-{_staging_name(target)}.sqlite3")
+            if staged.exists():
+                os.replace(staged, lexical)
 
     def abandon_rebuild(self) -> None:
         """Drop the replacement built since ``rebuild=True``; the existing collection is used again, as it was
