@@ -8,8 +8,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "Stages I, II, and III" (a list is
                 the span from its lowest to its highest stage), "stage II and above", bare lettered
                 sub-stages ("IIIA", "IB"; bare "IV" is not one: it also means intravenous), "early-stage"/"early
-                disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV),
-                "non-metastatic", "limited-stage" (I-III), "extensive-stage" (IV), "localised" (not metastatic);
+                disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV; not
+                "metastatic potential/risk/spread": a tumour's risk, not its stage), "non-metastatic",
+                "limited-stage" (I-III), "extensive-stage" (IV), "localised" (not metastatic);
                 "early" is 0-II (contradicts III: "Early tumours may be managed with surgery alone")
     setting     the early, operable setting: "adjuvant", "neoadjuvant", "perioperative", "pre-/postoperative",
                 "resected"/"resectable" (not "unresectable", not "can be fully resected", not in a sentence about
@@ -109,8 +110,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import (DASHES, HER2_ISH_RE, HER2_SCORE_RE, PDL1_RE, her2_ish, her2_score, mmr_readings,
-                          pdl1_range)
+from engine.facts import (DASHES, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, her2_ish, her2_score,
+                          mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, passage_sentences
 from engine.state import CaseFacts, Passage
@@ -156,7 +157,7 @@ _STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?![\w])")
 _BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")
 _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b", re.IGNORECASE)),
-    ("metastatic", re.compile(r"(?<!non-)(?<!non )(?<!non)\b(?:oligo)?metastatic\b", re.IGNORECASE)),
+    ("metastatic", re.compile(r"(?<!non-)(?<!non )(?<!non)\b(?:oligo)?metastatic\b" + NOT_A_STAGE, re.IGNORECASE)),
     ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
     ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
                             r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),

@@ -144,7 +144,12 @@ _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", 
 # Dashes written for a hyphen ("hormone receptor\u2013positive", "ER\u2013negative"): read as "-" (same length).
 DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
 _TNM_RE = re.compile(r"\b[cpy]?T(?:[0-4x]|is)[a-d]?\s*N([0-3x])[a-c]?\s*M([01x])[a-c]?\b", re.IGNORECASE)
-_METASTATIC_RE = re.compile(r"(?<!non-)(?<!non )\b(?:metastatic|metastases|metastasis|metastasized)\b", re.IGNORECASE)
+# "metastatic potential", "metastatic risk", "propensity for metastatic spread": a tumour's risk, not its stage.
+# Shared with case fit.
+NOT_A_STAGE = (r"(?![ -](?:potential|propensity|capacity|ability|risk|rates?|spread|failures?|"
+               r"behaviou?r)\b)")
+_METASTATIC_RE = re.compile(
+    r"(?<!non-)(?<!non )\b(?:metastatic" + NOT_A_STAGE + r"|metastases|metastasis|metastasized)\b", re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
 _UNKNOWN_PRIMARY_RE = re.compile(
     r"unknown primary|primary (?:site |tumou?r )?(?:is |remains |was )?unknown|occult primary|\bCUP\b", re.IGNORECASE)

@@ -103,3 +103,38 @@ def test_a_gene_section_is_not_inherited_over_a_mixed_list_naming_it() -> None:
     line = "Olaparib is recommended for germline BRCA1, BRCA2, or PALB2 mutations."
     fit = assess(line, case("breast cancer, germline PALB2 mutation"), ("Germline BRCA1 and BRCA2 Variants",))
     assert fit.verdict == "fits", fit
+
+
+# --------------------------------------------------------------------------- a stage that is not stated
+
+NO_STAGE = "colon cancer, KRAS G12D; what are the treatment options?"
+
+
+def test_a_stage_neutral_section_does_not_qualify_a_sentence() -> None:
+    """Guard: a section naming no stage ("Treatment Option Overview ...") adds no stage to its sentences, so a case
+    without a stage gets no "applies if ..." for a sentence that states none itself."""
+    line = "Surgery is the mainstay of curative treatment, and systemic therapy is chosen by the tumour's biology."
+    for section in ("## Treatment Option Overview for Colon Cancer", "## Treatment Option Overview",
+                    "## General Information About Colon Cancer > ### Prognostic Factors"):
+        assert assess(line, case(NO_STAGE), (section,)).verdict == "none", section
+    # a section that names the stage still qualifies it
+    fit = assess(line, case(NO_STAGE), ("## Treatment of Stage IV and Recurrent Colon Cancer",))
+    assert fit.verdict == "unknown" and "Stage IV" in fit.reason
+
+
+@pytest.mark.parametrize("line", [
+    "Tumours with a high metastatic potential are offered adjuvant chemotherapy after resection.",
+    "The metastatic risk of small tumours is low, and surgery alone is usually enough.",
+    "Because of its propensity for metastatic spread, the tumour is staged with CT of the chest and abdomen.",
+])
+def test_metastatic_as_a_tumours_potential_is_no_stage_condition(line: str) -> None:
+    fit = assess(line, case(NO_STAGE))
+    assert "metastatic" not in fit.reason, fit
+    # and a stage III case is not told the line does not apply because it "states metastatic"
+    assert assess(line, case("stage III colon cancer, resected")).verdict != "contradicts"
+
+
+def test_metastatic_disease_is_still_a_condition() -> None:
+    line = "Patients with metastatic disease may receive FOLFOX with bevacizumab."
+    assert assess(line, case(NO_STAGE)).verdict == "unknown"
+    assert assess(line, case("stage III colon cancer")).verdict == "contradicts"

@@ -129,3 +129,8 @@ def test_merge_takes_the_later_resection_state() -> None:
     # and the other way: resected earlier, unresectable recurrence later
     merged = merge_facts(facts("stage III colon cancer, resected"), facts("now an unresectable recurrence"))
     assert case_from_facts(merged).unresectable, merged.stage_text
+
+
+def test_metastatic_potential_is_no_stage() -> None:
+    assert facts("node-negative colon cancer with high metastatic potential on gene expression").stage is None
+    assert facts("colon cancer, metastatic to the liver").stage == "IV"
