@@ -944,7 +944,15 @@ _CARE_TIMES_PLACES = frozenset(
     "daycare handover handoff checkout checkin intake triage weekends nights desk nursing bedrest".split())
 _TITLE_BEFORE_RE = re.compile(r"(?<![\w'’-])(?:" + "|".join(sorted(_TITLES)) + r")\.?[ ]{1,2}\Z", re.I)
 _NOT_PLACE_AFTER_RE = re.compile(r"['’]s\b|[ ]et[ ]al\b|[ ]*,[ ]*(?:MD|M\.D\.|RN|DO|NP|PhD)\b")  # a person's
-_PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near)[ ]\Z")
+_PLACE_PREP_END_RE = re.compile(r"(?<![\w'’-])(?:in|near|In|Near)[ ]\Z")
+_TIME_WORDS = _wordset("last next this since until after before during prior recently previously")
+# verbs of care or residence before "in"/"at"/"from"/...: in a Title Case note the capitalised word after them is a
+# place even when it is English ("Treated In Reading", "Lives In Florence")
+_PLACE_VERBS = _wordset(
+    "treated seen lives lived living resides resided residing born moved relocated transferred referred admitted "
+    "hospitalized hospitalised followed works worked working raised stationed located based diagnosed operated "
+    "evaluated discharged returned travelled traveled visiting staying stays stayed imaged biopsied scanned "
+    "radiated irradiated receiving received resected grew")
 
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
@@ -973,6 +981,11 @@ _ORG_OF_HEADS = _wordset(
     "university college institute bank hospital school society department center centre academy museum "
     "church sisters daughters friends board")
 _ORG_CONNECT = {"of", "the", "and", "&", "for", "de", "du", "la", "der", "y"}
+# words before an organisation name that are not part of it ("the", "Two Nordic Lymphoma Group Trials")
+_ORG_LEAD_DROP = _wordset("the a an at in to two three four five six seven eight nine ten several both")
+# prepositions that a Title Case note capitalises ("Seen At Springfield Clinic", "Transferred From Bangor To Mercy
+# Hospital"): an organisation name before its head does not reach back over one
+_ORG_STOP_PREPS = _wordset("at in to from with by on via near into per")
 # "Mass General", "Toronto General (Hospital)": a hospital named "<place> General", whose words are all common
 # ("mass" is prose) so the uncommon-word test cannot find it.  These words before "General" make a rank or an
 # office instead ("Surgeon General", "Attorney General"); a capitalised word after it that is prose makes a
@@ -1682,16 +1695,15 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
                     break  # "Jeremy Hartmann of Acme Inc": the person is not part of the organisation
                 j -= 1
                 continue
-            if w[0].isupper():
+            if w[0].isupper() and (f not in _ORG_STOP_PREPS or first is None):
                 first = j
                 j -= 1
                 continue
-            break
+            break  # a capitalised preposition of a Title Case note ends the name: "Seen At Springfield Clinic"
         if first is None:
             continue
         # drop leading connectors / sentence-initial function words
-        while first < k and text[toks[first][0]:toks[first][1]].lower() in _ORG_CONNECT | {"the", "a", "an",
-                                                                                        "at", "in", "to"}:
+        while first < k and text[toks[first][0]:toks[first][1]].lower() in _ORG_CONNECT | _ORG_LEAD_DROP:
             first += 1
         if first >= k:
             continue
@@ -2579,10 +2591,20 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
-                    not _PROSE_AFTER_RE.match(text, e0):
-                # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales"), not prose
-                # ("at Vantor Global in Oslo, which ...": punctuation or a lower-case content word follows)
-                continue
+                    not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS:
+                # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales", "Factors in
+                # Folliculotropic Mycosis"), not prose ("at Vantor Global in Oslo, which ...": punctuation or a
+                # lower-case content word follows).  Read so: an English word, or any word with a capitalised
+                # clinical word after it.  A word after a verb of care or residence ("Treated In Reading Last Year")
+                # or a word that is no English before a time, a date or a preposition ("Seen In Duluth On ...") is a
+                # town in a Title Case note
+                nxt = re.match(r"[ ]([A-Z][a-z]+)\b", text[e0:e0 + 30])
+                if _english(lw) or (nxt and nxt.group(1).lower() in _VOCAB and
+                                    _fold(nxt.group(1)) not in _HARD_STOP and nxt.group(1).lower() not in _TIME_WORDS):
+                    continue
+            if pm and text[pm.start()].isupper() and not _sentence_start(text, pm.start()) and _english(lw) and \
+                    not (prev_word and prev_word.group(1).lower() in _PLACE_VERBS):
+                continue  # Title Case: "Interested In Reading Materials"; "Treated In Reading" stays a place
             if pm and lw in _CARE_TIMES_PLACES and text[pm.start()].isupper() and \
                     not _sentence_start(text, pm.start()):
                 # "Dr. Patel At Bedside": a capitalised preposition inside a sentence is Title Case writing, where a

@@ -1128,3 +1128,32 @@ def test_zip_plus_four_after_a_state_is_no_phone(text, expected):
 ])
 def test_labelled_numbers_in_digit_groups(text, expected):
     assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a Title Case note kept the town: a capitalised common word before "In" read as a heading
+    ("Patient Treated In Reading Last Year", "Patient Treated In [LOCATION_1] Last Year"),
+    ("Patient Was Seen In Duluth On 03/04/2024", "Patient Was Seen In [LOCATION_1] On [DATE_1]"),
+    ("Follow-Up in Duluth Next Week", "Follow-Up in [LOCATION_1] Next Week"),
+    ("Follow-Up In Houston With Dr. Patel", "Follow-Up In [LOCATION_1] With Dr. [PERSON_1]"),
+    # the organisation starts after the capitalised preposition, not at the start of the note
+    ("Seen At Springfield Clinic For Follow-Up", "Seen At [ORGANIZATION_1] For Follow-Up"),
+    ("Transferred From Bangor To Portland Medical Center",
+     "Transferred From [LOCATION_1] To [ORGANIZATION_1]"),
+    # ordinary capitalised words and headings stay
+    # an English word after another verb is no town; a cooperative group after a number word is no organisation
+    ("Patient Interested In Reading Materials", "Patient Interested In Reading Materials"),
+    ("Results From Two Nordic Lymphoma Group Trials", "Results From Two Nordic Lymphoma Group Trials"),
+])
+def test_title_case_notes_lose_the_town(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Prognostic Factors in Folliculotropic Mycosis Fungoides",
+    "Antibody Response to Ganglioside Vaccine",
+    "Further Evidence to Tip the Scales.",
+    "Seen In Clinic Today. Continue Treatment At Home.",
+])
+def test_title_case_headings_keep_their_clinical_words(text):
+    assert redact(text).text == text
