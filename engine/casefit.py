@@ -113,7 +113,7 @@ from typing import Literal
 from engine.facts import (DASHES, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, her2_ish, her2_score,
                           mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
-from engine.safety import drug_names, passage_sentences
+from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
 
 Fit = Literal["fits", "unknown", "contradicts"]
@@ -952,14 +952,43 @@ def sentence_kind(text: str) -> int:
     return 2 if _NARRATIVE_RE.search(plain) else 1
 
 
+_OPTIONS_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:]*\binclude", re.IGNORECASE)
+
+
+def recommended_items(passages: Sequence[Passage]) -> set[str]:
+    """Sentence ids (as ``passage_sentences`` numbers them) of list items under a recommendation's list header
+    ("Treatment options for stage IV disease include:" then "1. Surgery with chemotherapy."): the header is not
+    offered (it says nothing alone), so its items are the recommendation. Items under another header ("Evidence
+    (pembrolizumab):" then the trials) are not. Empty for a passage whose units do not split as it does."""
+    out: set[str] = set()
+    for p in passages:
+        ids: list[tuple[str, bool]] = []  # (sentence, under a recommendation's header), offered ones only
+        under = False
+        for kind, unit in text_units(p.text):
+            pieces = split_sentences(unit) if kind in ("text", "list") else []
+            ids += [(s, under and kind == "list") for s in pieces if not list_header(s)]
+            headers = [s for s in pieces if list_header(s)]
+            if headers:
+                under = bool(_OPTIONS_HEADER_RE.search(headers[-1]) or _RECOMMEND_RE.search(headers[-1]))
+            elif kind != "list":
+                under = False
+        offered = [text for pid, text in passage_sentences([p]).values()]
+        if [s for s, _ in ids] != offered:
+            continue  # the units did not split as the passage does: no guess
+        out |= {f"{p.id}.s{j}" for j, (_, item) in enumerate(ids, 1) if item}
+    return out
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
-           sections: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           sections: Mapping[str, str] | None = None,
+           recommended: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
     conditions, then those whose condition the case does not state; within each of these, recommendations come
     before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
     the first sentence it is offered), then in passage order. Nothing is dropped for its kind. Dropped maps a
     sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
-    section."""
+    section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
+    recommendations."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
     kept: list[tuple[int, int, int, str]] = []
@@ -972,7 +1001,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         else:  # a sentence that states a condition fitting the case ranks before one fitting only by its section
             own = fit if not section else assess(text, case)
             kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
-                         sentence_kind(text), i, sid))
+                         0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
 
@@ -988,7 +1017,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
-                           {p.id: p.section for p in passages})
+                           {p.id: p.section for p in passages}, recommended_items(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

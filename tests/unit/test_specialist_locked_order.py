@@ -95,3 +95,23 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
 ])
 def test_sentence_kind(text: str, kind: int) -> None:
     assert sentence_kind(text) == kind
+
+
+LISTED = passage("E1", "Colon Cancer Treatment", "Treatment of Stage IV and Recurrent Colon Cancer", (
+    "Evidence (anti-EGFR antibodies):\n\n"
+    "1. A randomized phase III trial enrolled 1,198 patients with untreated colon cancer, who were randomly "
+    "assigned to chemotherapy with or without an anti-EGFR antibody.\n"
+    "2. Median overall survival was 23.5 months with the antibody and 20.0 months without it (HR, 0.80).\n\n"
+    "Most patients are treated with palliative intent.\n\n"
+    "Treatment options for stage IV colon cancer include:\n\n"
+    "1. Surgical resection of isolated liver or lung metastases in selected patients.\n"
+    "2. Combination chemotherapy with a targeted agent chosen by RAS, BRAF and MMR status.\n"))
+
+
+def test_items_under_a_treatment_options_header_are_offered_first() -> None:
+    facts = CaseFacts(cancer_type="colon cancer", stage="IV", stage_text="metastatic")
+    offered = order([LISTED], facts)
+    assert offered[0].startswith("Surgical resection of isolated") and offered[1].startswith("Combination"), offered
+    assert offered[2].startswith("Most patients"), offered
+    assert offered[3].startswith("A randomized phase III") or offered[3].startswith("Median"), offered
+    assert len(offered) == 5  # the two list headers are not offered (engine.safety.passage_sentences)
