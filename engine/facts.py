@@ -47,7 +47,10 @@ Rules, each tested:
   (...)". HER2 by ISH alone (``her2_ish``, ASCO/CAP dual-probe groups): "HER2/CEP17 ratio 2.4, copy number 5.1"
   (group 1) or "HER2 FISH amplified" -> "HER2-positive (ISH ...)"; "ratio 1.3, copy number 3.1" (group 5), "HER2 not
   amplified" -> "HER2-negative (ISH ...)"; groups 2-4, or a ratio without a copy number -> "HER2 ISH unclassified
-  (...)" (no status). "HER2-low", "HER2-ultralow", "HER2-zero" are kept as written. None of these but positive counts.
+  (...)" (no status). IHC 2+ followed by ISH numbers ("HER2 IHC 2+, FISH ratio 1.4, copy number 2.6") is read
+  together: group 1 -> "HER2-positive (IHC 2+, ISH-positive: ...)", group 5 -> "HER2-low (IHC 2+, ISH-negative:
+  ...)", other groups stay "HER2 equivocal (IHC 2+)". "HER2-low", "HER2-ultralow", "HER2-zero" are kept as
+  written. None of these but positive counts.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
   ("cisplatin-eligible", "cisplatin ineligible", "candidate for surgery", "would prefer surgery").
@@ -303,10 +306,7 @@ def her2_score(m: re.Match[str]) -> tuple[str | None, str]:
 # Shared with case fit.
 _ISH_NUM = (r"\d{1,2}(?:\.\d{1,2})?(?![\d.])"
             r"(?![ \t]*(?:or|and)[ \t]+(?:more|higher|greater|above|less|lower|below|fewer))")  # not "2.0 or more"
-HER2_ISH_RE = re.compile(
-    r"(?<![\w-])(?:HER2|ERBB2)(?:/neu)?(?P<cep>[ \t]*/[ \t]*CEP[ \t-]?17)?"
-    r"(?:[ \t]*[:(,-]?[ \t]*(?:(?:gene|by|on|status|testing|test|result|dual[- ]probe)[ \t]+)*"
-    r"(?P<ishw>(?:F|S|C|DD?)ISH|ISH|in[ -]situ[ ]hybridi[sz]ation))?"
+_ISH_TAIL = (
     r"(?:[ \t]*[:(,-]?[ \t]*(?P<word>not[ ]amplified|non-?amplified|unamplified|no[ ]amplification|amplified|"
     r"positive|negative)\b)?"
     r"(?:[ \t]*[:(,;]?[ \t]*(?:(?:HER2[ \t]*/[ \t]*CEP[ \t-]?17|signal)[ \t]+)?ratio(?:[ \t]+(?:of|is|was))*[ \t]*[:=]?"
@@ -314,7 +314,15 @@ HER2_ISH_RE = re.compile(
     r"(?:[ \t]*(?:[,;(]|with|and)?[ \t]*(?:(?:with|and)[ \t]+)?(?:(?:an?|the)[ \t]+)?(?:(?:average|mean)[ \t]+)?"
     r"(?:HER2[ \t]+)?(?:gene[ \t]+)?(?:copy[ \t]+numbers?|copies(?:[ \t]+per[ \t]+cell)?|signals?[ \t]+per[ \t]+cell)"
     rf"(?:[ \t]+(?:of|is|was))*[ \t]*[:=]?[ \t]*(?P<cn>{_ISH_NUM})|[ \t]+with[ \t]+(?P<cn2>{_ISH_NUM})[ \t]+"
-    r"(?:HER2[ \t]+)?(?:signals|copies)(?:[ \t]+per[ \t]+cell)?)?", re.IGNORECASE)
+    r"(?:HER2[ \t]+)?(?:signals|copies)(?:[ \t]+per[ \t]+cell)?)?")
+HER2_ISH_RE = re.compile(
+    r"(?<![\w-])(?:HER2|ERBB2)(?:/neu)?(?:[ \t]*/[ \t]*CEP[ \t-]?17)?"
+    r"(?:[ \t]*[:(,-]?[ \t]*(?:(?:gene|by|on|status|testing|test|result|dual[- ]probe)[ \t]+)*"
+    r"(?P<ishw>(?:F|S|C|DD?)ISH|ISH|in[ -]situ[ ]hybridi[sz]ation))?" + _ISH_TAIL, re.IGNORECASE)
+# An ISH result after an IHC 2+ ("HER2 IHC 2+, FISH ratio 2.4, copy number 5.2"): read with the score (facts only)
+_IHC_THEN_ISH_RE = re.compile(
+    r"(?:[ \t]+(?:by|on)[ \t]+IHC\b)?[ \t]*(?:[,;/(]|with|and|by|on)?[ \t]*(?:(?:with|and|by|on)[ \t]+)?"
+    r"(?P<ishw>(?:F|S|C|DD?)ISH|ISH|in[ -]situ[ ]hybridi[sz]ation)" + _ISH_TAIL, re.IGNORECASE)
 
 
 def her2_ish(m: re.Match[str]) -> tuple[str | None, str]:
@@ -558,6 +566,15 @@ def _her2_scores(text: str) -> list[tuple[int, int, str, str | None]]:
         if any(a <= m.start() < b for a, b, _, _ in out):
             continue
         status, detail = her2_score(m)
+        if status == "equivocal" and (ish := _IHC_THEN_ISH_RE.match(text, m.end())):
+            ish_status, ish_detail = her2_ish(ish)
+            if ish_detail and ish_status is not None:
+                # ASCO/CAP: IHC 2+ with ISH group 1 is HER2-positive, with group 5 (ISH-negative) HER2-low; the
+                # marker says "ISH-positive"/"ISH-negative", as case fit reads it with the score
+                status = "positive" if ish_status == "positive" else "low"
+                words = ish_detail.removeprefix("ISH ")
+                out.append((m.start(), ish.end(), f"HER2-{status} ({detail}, ISH-{ish_status}: {words})", status))
+                continue
         if not detail:
             if status is None:
                 continue

@@ -134,3 +134,14 @@ def test_merge_takes_the_later_resection_state() -> None:
 def test_metastatic_potential_is_no_stage() -> None:
     assert facts("node-negative colon cancer with high metastatic potential on gene expression").stage is None
     assert facts("colon cancer, metastatic to the liver").stage == "IV"
+
+
+@pytest.mark.parametrize("note, status, altered", [
+    ("breast cancer, HER2 IHC 2+, FISH ratio 2.4, copy number 5.2", "positive", True),
+    ("breast cancer, HER2 2+ by IHC; FISH ratio 1.4 with 2.6 signals per cell", "low", False),
+    ("breast cancer, HER2 IHC 2+, FISH ratio 2.1, copy number 3.2", None, False),   # group 2: IHC work-up
+])
+def test_her2_ihc_2_plus_read_with_the_ish_numbers_after_it(note: str, status: str | None, altered: bool) -> None:
+    f = facts(note)
+    assert case_from_facts(f).receptors.get("HER2") == status, f.markers
+    assert ("HER2" in f.genes) is altered
