@@ -34,6 +34,7 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 any case ("HER2-Positive"); "estrogen/progesterone receptor-positive" are ER/PR; Markdown emphasis
                 is ignored ("*EGFR* variants")
     no driver   "without an actionable driver", "driver-negative" (every driver gene unaltered)
+    either way  "with or without", "whether or not", "regardless of" before a gene or MMR term: no condition
     gene        a gene with a status: "EGFR exon 19 deletion or L858R", "ALK rearrangement", "ALK-positive", "EGFR variants" (PDQ's word),
                 "KRAS G12C", "KRAS/NRAS mutations" (either), "RAS wild-type" (KRAS and NRAS wild-type), a list
                 sharing one status: "germline BRCA1, BRCA2 or PALB2 mutations" / "EGFR or ALK alterations" (any
@@ -110,8 +111,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import (DASHES, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, her2_ish, her2_score,
-                          mmr_readings, pdl1_range)
+from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, her2_ish,
+                          her2_score, mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -335,6 +336,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HR", "negative"), ("HER2", "negative"))))
     def add_gene(m: re.Match[str], c: Condition) -> None:
         """A gene condition, turned wild-type by a negation just before it ("without EGFR or ALK alterations")."""
+        if EITHER_WAY_RE.search(text, 0, m.start()):  # "with or without EGFR mutations": no condition
+            taken.append((m.start(), m.end()))
+            return
         neg = _GENE_NEGATION_RE.search(text, 0, m.start())
         if neg is None or not c.altered:
             add(m, c)

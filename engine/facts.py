@@ -196,11 +196,15 @@ _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|tr
 # A negation before a run of MMR terms ("not MSI-H", "non-MSI-H/dMMR", "negative for MSI-H", "no dMMR") or a
 # negative result after it ("MSI-H negative"): a negated MSI-H/dMMR is MSS/pMMR; a negated MSS/pMMR is read as
 # nothing (it is not the same as MSI-H). A result not yet known ("MSI-H testing pending", "awaiting MSI-H") is
-# nothing too.
+# nothing too, and so is one either way ("with or without dMMR", "whether or not MSI-H").
 _MMR_RUN_SEP_RE = re.compile(r"[ \t]*(?:/|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
 _MMR_NEG_BEFORE_RE = re.compile(
-    r"(?:\b(?:no|not|without|negative[ ]for|absence[ ]of|lack[ ]of)(?:[ ]+(?:evidence[ ]of|an?|any))?[ ]+|"
+    r"(?:(?<!\bor[ ])\b(?:no|not|without|negative[ ]for|absence[ ]of|lack[ ]of)(?:[ ]+(?:evidence[ ]of|an?|any))?[ ]+|"
     r"\bnon[ -]?)\Z", re.IGNORECASE)
+# Either way: "with or without dMMR", "whether or not MSI-H", "regardless of MSI status": no reading. Shared with
+# case fit (a gene condition after it is none either).
+EITHER_WAY_RE = re.compile(r"\b(?:with[ ]or[ ]without|whether[ ]or[ ]not|regardless[ ]of|irrespective[ ]of|"
+                           r"independent(?:ly)?[ ]of)(?:[ ]+(?:an?|any|the|their|its|known))?[ ]+\Z", re.IGNORECASE)
 _MMR_PENDING_BEFORE_RE = re.compile(
     r"\b(?:awaiting|pending|not[ ](?:yet[ ])?tested[ ]for|to[ ]be[ ]tested[ ]for|testing[ ]for|tested[ ]for)[ ]+\Z",
     re.IGNORECASE)
@@ -226,7 +230,7 @@ def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
         start, end = run[0].start(), run[-1].end()
         before = text[max(0, start - 40):start]
         neg = _MMR_NEG_BEFORE_RE.search(before)
-        pending = _MMR_PENDING_BEFORE_RE.search(before)
+        pending = _MMR_PENDING_BEFORE_RE.search(before) or EITHER_WAY_RE.search(before)
         after = _MMR_AFTER_RE.match(text, end)
         if not (neg or pending or after):  # as written, each term on its own ("MSI-H/dMMR")
             out += [(m.start(), m.end(), "deficient" if m.group("d") else "proficient") for m in run]

@@ -138,3 +138,14 @@ def test_metastatic_disease_is_still_a_condition() -> None:
     line = "Patients with metastatic disease may receive FOLFOX with bevacizumab."
     assert assess(line, case(NO_STAGE)).verdict == "unknown"
     assert assess(line, case("stage III colon cancer")).verdict == "contradicts"
+
+
+@pytest.mark.parametrize("line", [
+    "Adjuvant chemotherapy is offered to patients with stage III colon cancer with or without dMMR.",
+    "Adjuvant chemotherapy is offered for stage III colon cancer whether or not MSI-H is present.",
+    "For stage III colon cancer, adjuvant chemotherapy is offered with or without KRAS mutations.",
+    "For stage III colon cancer, adjuvant chemotherapy is offered regardless of BRAF V600E status.",
+])
+def test_either_way_is_no_condition(line: str) -> None:
+    for note in ("stage III colon cancer, MSI-H, KRAS G12D, BRAF V600E", "stage III colon cancer, MSS, KRAS wild-type"):
+        assert assess(line, case(note)).verdict == "fits", (line, note)
