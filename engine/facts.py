@@ -136,8 +136,8 @@ _RESECTION_RE = re.compile(
     r"\b(?P<done>resected|(?:R0|R1|complete|curative|radical)[ ]resection|underwent[ ](?:\w+[ ]){0,3}resection)\b|"
     r"\b(?P<able>(?:now|became|become|converted[ ]to)[ ]resectable)\b", re.IGNORECASE)
 _RESECTION_NOT_DONE_RE = re.compile(
-    r"\b(?:not|never|cannot|can|could|may|might|to|would|should|will|if|whether|unless|potentially|possibly)"
-    r"(?:[ ]+\w+){0,2}[ ]+\Z", re.IGNORECASE)
+    r"\b(?:(?:can|cannot|could|may|might|to|would|should|will)(?:[ ]+not)?[ ]+(?:be|been|get)[ ]+(?:\w+[ ]+)?|"
+    r"(?:not|never|if|whether|unless|potentially|possibly)[ ]+(?:\w+[ ]+){0,2})\Z", re.IGNORECASE)
 _FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|first|once)\b[^.;,]{0,25}\Z",
                                re.IGNORECASE)
 _FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
@@ -243,6 +243,7 @@ def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
         else:
             out.append((a, b, "proficient"))
     return out
+
 
 # HER2 by its IHC score (ASCO/CAP): 3+, or 2+ with ISH amplification, is HER2-positive; 1+, or 2+ without ISH
 # amplification, is HER2-low; 0 is HER2-zero (neither positive nor low: HER2-low therapy does not apply); 2+ without
@@ -751,7 +752,9 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         cancer_type=later.cancer_type or earlier.cancer_type,
         stage=stage_pick[0],
         stage_text=stage_text,
-        markers=tuple(dict.fromkeys(earlier.markers + later.markers)),
+        # a marker the later turn repeats takes its place: case fit reads the last of conflicting ones ("MSI-H",
+        # then "not MSI-H", then "MSI-H" again: deficient)
+        markers=tuple(dict.fromkeys([m for m in earlier.markers if m not in later.markers] + list(later.markers))),
         genes=tuple(dict.fromkeys(earlier.genes + later.genes)),
         prior_treatments=tuple(dict.fromkeys(earlier.prior_treatments + later.prior_treatments)),
         performance_status=later.performance_status or earlier.performance_status,

@@ -145,3 +145,20 @@ def test_her2_ihc_2_plus_read_with_the_ish_numbers_after_it(note: str, status: s
     f = facts(note)
     assert case_from_facts(f).receptors.get("HER2") == status, f.markers
     assert ("HER2" in f.genes) is altered
+
+
+def test_merge_reads_the_latest_of_conflicting_markers() -> None:
+    first = facts("metastatic colon cancer, MSI-H")
+    second = merge_facts(first, facts("correction: not MSI-H on repeat testing"))
+    assert case_from_facts(second).mmr == "proficient"
+    third = merge_facts(second, facts("outside lab confirms MSI-H"))
+    assert case_from_facts(third).mmr == "deficient", third.markers
+
+
+@pytest.mark.parametrize("note, resected", [
+    ("liver metastases initially unresectable; referred to surgery and resected", True),
+    ("liver metastases initially unresectable; could not be resected after chemotherapy", False),
+    ("initially unresectable; may be resected if response continues", False),
+])
+def test_resection_done_or_not(note: str, resected: bool) -> None:
+    assert case_from_facts(facts(note)).unresectable is not resected, facts(note).stage_text
