@@ -1014,6 +1014,9 @@ _ORG_NOUN_RE = re.compile(rf"(?:{_ORG_NOUNS})\b")  # cheap anchor for the patter
 _ORG_IS_A_RE = re.compile(
     r"((?:[A-Z][\w'’&-]{1,40}[ ]){1,4})(?:is|was)[ ](?:a|an|the)[ ](?:[\w-]{1,30}[ ]){0,4}?"
     rf"(?:{_ORG_NOUNS})\b")
+_ORG_IS_A_RE_I = re.compile(
+    r"((?:[^\W\d_][\w'’&-]{1,40}[ ]){1,4})(?:is|was)[ ](?:a|an|the)[ ](?:[\w-]{1,30}[ ]){0,4}?"
+    rf"(?:{_ORG_NOUNS})\b")
 # lower-case text: "... vandelay industries inc."
 _ORG_SUFFIX_LOWER_RE = re.compile(
     r"((?:[^\W\d_][\w'’&-]{0,40}[ ]{1,2}){1,3})(?:inc|llc|ltd|corp|gmbh|plc)\b\.?")
@@ -1051,7 +1054,7 @@ _NOTE_VERBS = _wordset("""
     adds removed removes placed obtained informed informs reassured counseled counselled counsels updated
     contacted agreeing recommending noting reporting stating also then today tonight now again already still
     just personally herself himself who which that as about re regarding flew retired died denies denied
-    endorses endorsed complains complained tolerates tolerated notified paged aware
+    endorses endorsed complains complained tolerates tolerated notified paged aware works worked lives lived
 """)
 
 
@@ -1346,6 +1349,19 @@ def _addr_words_ok(words: str, lower_mode: bool, allow_vocab: bool = False) -> b
     return True
 
 
+_STRONG_STREET_TYPES = _wordset("street st avenue ave road rd boulevard blvd lane ln drive dr court ct terrace ter "
+                                "highway hwy parkway pkwy")
+_SENTENCE_END_IN_RE = re.compile(r"[^\W\d_]{4,}\.[ ]+\S")  # "months. The": a sentence end inside a street name
+
+
+def _addr_name_word(words: str, english_ok: bool = False) -> bool:
+    """Some word of a street name found in lower-case or ALL-CAPS text is neither prose nor (unless ``english_ok``)
+    English ("kaevu", "spiga"; "countess" before "close"): without case, such a run is prose ("via ambulatory pump
+    over", "represents a common")."""
+    return any(len(f) > 1 and f not in _VOCAB and (english_ok or not _english(f)) and f not in _ADDR_PARTICLES
+               for f in (_fold(w.strip(".,'’")) for w in words.split()))
+
+
 _ADDR_PARTICLES = _wordset(
     "u ul st av avda nan dei degli delle dello dal della do da das dos du d y e i na nad pod v von van zu "
     "zum zur am an auf im sur sous les aux del de la le l el al o of the")
@@ -1393,6 +1409,11 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
     out: list[tuple[int, int, str]] = []
     add = out.append
     for m in _iter(_ADDR_US_RE_I, low, ".,/:-") if lower_mode else _iter(_ADDR_US_RE, text, ".,/:-"):
+        if _SENTENCE_END_IN_RE.search(m.group(1)):
+            continue  # "24 months. The primary end point": a sentence ends inside the "street name"
+        if lower_mode and low[m.end(1):m.end()].strip(" .") not in _STRONG_STREET_TYPES and \
+                not _addr_name_word(text[m.start(1):m.end(1)], english_ok=True):
+            continue  # lower-case or ALL-CAPS prose: "11 represents a common", "1 gastroesophageal junction"
         if _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
             e = m.end()
             if text[e - 1] == "." and low[m.end(1):e - 1] not in _STREET_TYPE_ABBR:
@@ -1409,6 +1430,9 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
             continue
         if m.group(1) and not _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
             continue
+        if _SENTENCE_END_IN_RE.search(m.group(1) or "") or re.match(r"(?:the|a|an)\b", low[m.start(1):m.start(1) + 4]) \
+                or (lower_mode and not _addr_name_word(text[m.start(1):m.end(1)])):
+            continue  # English prose: "via the cobas 4800", "via ambulatory pump over 22 h", "place within 6"
         add((m.start(), m.end(), "ADDRESS"))
     for m in _iter(_ADDR_LEAD_PREFIX_RE, low, ".,/:-"):
         s, e = m.start(), m.end()
@@ -1453,7 +1477,9 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
         # code ("2 CheckMate 714", "177 Lu-DOTA 0", "2003 CL 001"), not a street name
         if _addr_words_ok(m.group(1), lower_mode) and not any(
                 _CAMEL_CASE_RE.search(w) or any(p.isupper() and len(p) <= 4 for p in w.split("-"))
-                for w in m.group(1).split()):
+                for w in m.group(1).split()) and not (lower_mode and (
+                    not _addr_name_word(m.group(1)) or any(len(p) <= 2 for w in m.group(1).split()
+                                                            for p in w.split("-")))):
             add((m.start(), m.end(), "ADDRESS"))
     src = low if lower_mode else text
     for m in _iter(_ADDR_UNIT_RE_I, low) if lower_mode else _iter(_ADDR_UNIT_RE, text):
@@ -1653,11 +1679,105 @@ def _tokens(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_ORG_HEAD_RE_I = _ci(r"(?<![\w'’-])" + _ORG_HEAD_RE.pattern)
+# heads of places of care: in lower-case text the name before one needs only a word that is not oncology prose
+# ("mercy hospital", "st. mary's medical center"); other heads need one that is no English word ("allstate insurance
+# group", "pixia corp."; not "the control group", "a support group")
+_CARE_HEADS = _wordset("hospital hospitals clinic clinics infirmary hospice") | {
+    "medical center", "medical centre", "health center", "health centre", "cancer center", "cancer centre",
+    "cancer institute", "health system", "nursing home", "rehabilitation center", "surgery center",
+    "surgical center", "medical group", "oncology associates", "medical associates"}
+# words of prose that name hospitals too ("springfield memorial hospital", "mass general hospital")
+_ORG_NAME_COMMON = _wordset("general memorial regional community university medical saint st st. mount mt "
+                            "county city state children's childrens women's womens") | {"st."}
+# words that say what kind of place of care it is, not which ("a teaching hospital", "the veterans hospital")
+_CARE_KINDS = _wordset("teaching local community academic tertiary quaternary veterans private public rural urban "
+                       "district psychiatric rehabilitation outside nearby affiliated partner satellite specialty "
+                       "outpatient inpatient day walk-in free mobile pediatric paediatric cancer oncology dental eye "
+                       "military army navy hometown regional major large small big new old other same different")
+_ORG_UNIV_OF_RE_I = re.compile(
+    r"(?<![\w'’-])(?:university|hospital|institute|college|clinic)[ ]of[ ]((?:the[ ])?(?:[^\W\d_][\w'’-]{1,40}"
+    r"(?:[ ]|(?=[\s,.;:)]|$))){1,4})")
+
+
+def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
+    """Organisations in lower-case (or ALL-CAPS) text: the run of words right before an organisation head that are
+    not prose ("seen at mercy hospital", "works at allstate insurance group", "pixia corp."), and "university of
+    <name>" ("university of iowa hospitals")."""
+    out: list[tuple[int, int]] = []
+    ew = _english_words()
+    for m in _iter(_ORG_HEAD_RE_I, low):
+        hs, he = m.start(), m.end()
+        head = re.sub(r"\s+", " ", low[hs:he].rstrip("."))
+        care = head in _CARE_HEADS
+        words = list(re.finditer(r"[^\W\d_][\w'’&.-]*", low[max(0, hs - 120):hs]))
+        base = max(0, hs - 120)
+        run: list[re.Match] = []
+        for w in reversed(words):
+            end = base + w.end()
+            gap = low[end:(base + run[0].start()) if run else hs]
+            if gap not in (" ", ". ") or (gap == ". " and w.group().rstrip(".") not in ("st", "mt")):
+                break
+            f = _fold(w.group().rstrip("."))
+            if f.endswith(("'s", "’s")):
+                f = f[:-2]
+            if f in _ORG_STOP_PREPS or f in _NOTE_VERBS or f in _PLACE_VERBS or f in _ORG_CONNECT or \
+                    f in _ORG_LEAD_DROP or (f in _HARD_STOP and f not in _ORG_NAME_COMMON) or \
+                    (f in _VOCAB and f not in _ORG_NAME_COMMON and not _ORG_HEAD_RE_I.fullmatch(f)):
+                break
+            run.insert(0, w)
+            if len(run) == 4:
+                break
+        if not run:
+            continue
+        names = [_fold(w.group().rstrip(".")) for w in run]
+        names = [x[:-2] if x.endswith(("'s", "’s")) else x for x in names]
+        if names[0] in _ORG_EXEMPT_FIRST or any(x in _ORG_EXEMPT_ANY or x in _ORG_GENERIC_BODY for x in names):
+            continue
+        if care:
+            ok = any(x not in _VOCAB and x not in _ORG_NAME_COMMON and x not in _CARE_KINDS and len(x) > 2 and
+                     not (x.endswith(("ing", "ed")) and _english(x)) for x in names)
+        else:
+            ok = any(x not in _VOCAB and x not in ew and not (x.endswith("s") and x[:-1] in ew) and len(x) > 2
+                     for x in names)
+        if not ok:
+            continue
+        s = base + run[0].start()
+        e = he
+        if head in _ORG_KIND_HEADS:
+            if re.search(r"(?:,|\band|&)[ ]\Z", low[max(0, s - 5):s]):
+                continue  # "the jones, smith and davis orchestra": the firm-name rule takes the names
+            e = hs - 1  # "the [ORGANIZATION_1] orchestra": the kind of body identifies no one, the name does
+        elif low[e - 1] == "." and head not in ("inc", "ltd", "corp", "co"):
+            e -= 1
+        if out and s < out[-1][1]:  # "boston consulting group": one name with two heads
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
+            continue
+        out.append((s, e))
+    for m in _iter(_ORG_UNIV_OF_RE_I, low):
+        e = m.start(1)
+        for w in re.finditer(r"\S+", m.group(1)):
+            f = _fold(w.group().strip(".,;:"))
+            if f == "the" and e == m.start(1):
+                continue
+            if f in _HARD_STOP or f in _VOCAB or f in _ORG_STOP_PREPS or f in _NOTE_VERBS:
+                break
+            e = m.start(1) + w.start() + len(w.group().rstrip(".,;:"))
+        if e > m.start(1):
+            s = m.start()
+            for k, (a, b) in enumerate(out):  # "university of iowa hospitals": one name with the head after it
+                if a < e and s < b:
+                    s, e = min(a, s), max(b, e)
+                    out[k] = (-1, -1)
+            out.append((s, e))
+    return sorted((s, e) for s, e in out if s >= 0 and mask.free(s, e))
+
+
 def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: _Mask,
           lower_mode: bool) -> list[tuple[int, int]]:
     out = []
     if lower_mode:
-        return out
+        return _lower_orgs(text, _lowered(text), mask)
     import bisect
     tstarts = [t[0] for t in toks]
     for m in _iter(_ORG_HEAD_RE, text):
@@ -1838,6 +1958,15 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
         for m in _iter_win(_ORG_IS_A_RE, text, _windows(_ORG_NOUN_RE, low, 260, 0)):
             take(m.start(1), _trim(text, m.start(1), m.end(1))[1])
     else:
+        if " is " in low or " was " in low:  # "coden is a design agency", "persint is an investment bank"
+            for m in _iter_win(_ORG_IS_A_RE_I, low, _windows(_ORG_NOUN_RE, low, 260, 0)):
+                ws = list(re.finditer(r"\S+", m.group(1)))
+                k = len(ws)
+                while k > 0 and k > len(ws) - 3 and _uncommon([ws[k - 1].group()]) and \
+                        _fold(ws[k - 1].group()) not in _HARD_STOP:
+                    k -= 1
+                if k < len(ws):
+                    take(m.start(1) + ws[k].start(), m.start(1) + ws[-1].end())
         for m in _iter_win(_ORG_SUFFIX_LOWER_RE, low, _windows(_ORG_SUFFIX_ANCHOR_RE, low, 130, 1)):
             s = m.start(1)
             for w in re.finditer(r"\S+", m.group(1)):  # the name starts after the last function word
@@ -2004,6 +2133,53 @@ _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
 _VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
 
 
+_TRIAL_WORDS_RE = re.compile(r"\b(?:trials?|study|studies|phase|randomi[sz]ed|multicent(?:re|er)|open-label)\b")
+_BRACKETED_RE = re.compile(r"[(\[]([^\W\d_]{2,12})[)\]]")
+
+
+def _acronym_of(words: list[str], abbr: str) -> bool:
+    """``abbr`` spells the start of a word among ``words`` (the words before it) and then letters of the following
+    words in order, each word starting a letter: "loss of heterozygosity" -> loh, "whole-exome sequencing" -> wes."""
+    for a in range(len(words)):
+        if not words[a].startswith(abbr[0]):
+            continue
+        rest = "".join(words[a:])
+        k = 0
+        for c in rest:
+            if k < len(abbr) and c == abbr[k]:
+                k += 1
+        if k == len(abbr):
+            return True
+    return False
+
+
+def _shouted_non_names(low: str, toks: list[tuple[int, int]], lowers: list[str]) -> tuple[frozenset[str], set[int]]:
+    """Acronyms and trial names of an ALL-CAPS text read in lower case, which look like names there: the words
+    defined in brackets after the words they abbreviate ("whole-exome sequencing (wes)": no name anywhere in the
+    text) and the tokens of trial names where they stand (glued to a number: "ariel2", "krystal-1"; right before
+    "trial" / "study"; in brackets before one, a trial link or a colon and trial words: "(noah) study",
+    "[katherine](/clinicaltrials/...)", "(juliet): a multicentre ... phase 2")."""
+    acronyms: set[str] = set()
+    trial_at: set[int] = set()
+    starts = {s0: i for i, (s0, _e0) in enumerate(toks)}
+    for m in _BRACKETED_RE.finditer(low):
+        abbr = m.group(1)
+        before = re.findall(r"[^\W\d_]+", low[max(0, m.start() - 100):m.start()])[-8:]
+        before = [w for w in before if w not in ("and", "or", "of", "the", "for", "with", "in")] or before
+        after = low[m.end() - 1:m.end() + 20]
+        if _acronym_of(before, abbr):
+            acronyms.add(_fold(abbr))
+        elif re.match(r"[)\]]{1,2}[ ]?(?:trials?|study|studies)\b|\]\(/clinicaltrials", after) or \
+                (re.match(r"[)\]]{1,2}:", after) and _TRIAL_WORDS_RE.search(low, m.end(), m.end() + 150)):
+            k = starts.get(m.start(1))
+            if k is not None:
+                trial_at.add(k)
+    for i, (_s0, e0) in enumerate(toks):
+        if re.match(r"-?\d|[ ]?(?:trials?|study|studies|protocol|regimen)\b", low[e0:e0 + 12]):
+            trial_at.add(i)
+    return frozenset(acronyms), trial_at
+
+
 def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
            ends: dict[int, int], mask: _Mask, lower_mode: bool,
            shouted: bool = False) -> list[tuple[int, int, tuple[str, ...]]]:
@@ -2023,6 +2199,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 free[k] = False
 
     capv = [w[0].isupper() and (len(w) == 1 or (not w.isupper() and not w[1].isupper())) for w in words]
+    # an ALL-CAPS text read in lower case: its acronyms and trial names look like names ("LOSS OF HETEROZYGOSITY
+    # (LOH)", "THE [KATHERINE](/CLINICALTRIALS/...) TRIAL", "ARIEL2", "THE MARIANNE STUDY"): standing alone, such
+    # a word is no name
+    acronyms, trial_at = _shouted_non_names(low, toks, lowers) if shouted else (frozenset(), set())
 
     def cap(i: int) -> bool:
         return capv[i]
@@ -2078,6 +2258,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if shouted and f not in _FIRST_NAMES and f not in _CENSUS_NAMES and (_english(lowers[i]) or _is_drugish(f)) \
                 and not after_first_name(i):
             return False  # an English or medical word in capitals ("CAUSED BY THAWING"; not "JOSEPH L. PATER")
+        if (f in acronyms or i in trial_at) and not after_first_name(i) and \
+                not (i + 1 < n and joinable(i + 1) and folds[i + 1] in _CENSUS_NAMES):
+            return False  # an acronym or trial name of the text ("(LOH)", "ARIEL2"); not "LAURA SMITH"
         if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f) or \
                 (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES) or _TNM_RE.fullmatch(w):  # "on Tuesdays", "Tisb"
             return False
@@ -2271,6 +2454,11 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             continue  # "...name on the account? User: Ann Lee": a speaker label, the name follows it
         naming = bool(re.search(r"name|call|known", m.group()))
         j = extend(k, naming, True)
+        if j is not None and shouted and (re.fullmatch(r"(?:not[ ])?by[ \t]*", m.group()) or
+                                          low[max(0, m.start() - 5):m.start()] == "also ") and \
+                folds[k] not in _FIRST_NAMES and folds[k] not in _CENSUS_NAMES and \
+                sum(1 for x in range(k, j + 1) if not initial(x)) < 2:
+            continue  # "EVIDENCED BY LOH", "FOLLOWED BY FOLFOX6", "ALSO KNOWN AS LACTOTROPH": a bare "by" in capitals
         if j is not None:
             found.append((k, j))
 
