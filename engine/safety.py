@@ -8,8 +8,11 @@ Rules (each has a test):
 2. citation    - every recommendation cites at least one evidence id, and every id names a retrieved passage.
 3. absolute    - absolute language ("always", "never fails", "guaranteed", "100% cure", "cures all") is rejected.
 4. dose        - a dose or schedule (e.g. "75 mg/m2", "every 21 days") must appear in a passage it cites.
-5. drug        - a drug or regimen name (by suffix: -mab, -nib, -platin, -taxel, ...; or a known regimen
-                 acronym) must appear in a passage it cites.
+5. drug        - a drug or regimen name must appear in a passage it cites. Names are recognised by suffix
+                 (-mab, -nib, -platin, -taxel, ...), as a known regimen acronym (``_REGIMENS``) or from the
+                 curated list of oncology drugs without such a suffix (``ONCOLOGY_DRUGS``: "arsenic trioxide",
+                 "cyclophosphamide", "prednisone", ...; multi-word names match across spaces, hyphens and line
+                 breaks, and a listed synonym backs the name: "5-FU" in a passage backs "fluorouracil").
 6. support     - lexical entailment proxy: at least half of a recommendation's content words must occur in the
                  passages it cites (an unsupported sentence from a tiny model fails here).
 7. term        - a word of 6+ letters found neither in the retrieved passages nor in an English or oncology
@@ -101,6 +104,110 @@ _DRUG_SUFFIX_RE = re.compile(
 _REGIMENS = ("FOLFIRINOX", "NALIRIFOX", "FOLFOX", "FOLFIRI", "CAPOX", "XELOX", "FLOT", "R-CHOP", "CHOP", "ABVD",
              "BEP", "AC-T", "TC", "CMF", "ECF", "EOX", "MVAC", "GemCis", "PEM")
 _REGIMEN_RE = re.compile(r"\b(?:" + "|".join(re.escape(r) for r in _REGIMENS) + r")\b")
+# Oncology drugs the suffix rule above misses (none ends in one of its suffixes; some are several words), each with
+# the other names it is written as: any of them in a cited passage backs the drug, and ``drug_names`` reports the
+# first. One home: the drug rule and ``drug_names`` (the ledger's contradiction check, the HITL gate, case fit).
+ONCOLOGY_DRUGS: tuple[tuple[str, ...], ...] = (
+    # cytotoxic chemotherapy
+    ("arsenic trioxide",), ("all-trans retinoic acid", "tretinoin", "ATRA"),
+    ("azacitidine",), ("busulfan",), ("chlorambucil",), ("cladribine",), ("clofarabine",),
+    ("cyclophosphamide",), ("cytarabine", "ara-C"), ("dacarbazine",), ("eribulin",), ("etoposide",),
+    ("fludarabine",), ("fluorouracil", "5-fluorouracil", "5-FU"), ("hydroxyurea", "hydroxycarbamide"),
+    ("ixabepilone",), ("leucovorin", "folinic acid"), ("lurbinectedin",), ("melphalan",), ("mercaptopurine",),
+    ("mitotane",), ("mitoxantrone",), ("nelarabine",), ("pemetrexed",), ("procarbazine",),
+    ("streptozocin",), ("temozolomide",), ("thioguanine",), ("thiotepa",), ("tipiracil",), ("trabectedin",),
+    ("trifluridine",), ("vinblastine",), ("vincristine",), ("vindesine",), ("vinorelbine",),
+    # endocrine therapy
+    ("exemestane",), ("fulvestrant",), ("elacestrant",), ("toremifene",), ("raloxifene",), ("megestrol",),
+    ("leuprolide", "leuprorelin"), ("goserelin",), ("triptorelin",), ("histrelin",), ("relugolix",),
+    ("octreotide",), ("lanreotide",),
+    # corticosteroids
+    ("prednisone",), ("prednisolone",), ("methylprednisolone",), ("dexamethasone",), ("hydrocortisone",),
+    # targeted, immune and other systemic therapy
+    ("everolimus",), ("temsirolimus",), ("sirolimus",), ("venetoclax",), ("midostaurin",), ("belzutifan",),
+    ("tazemetostat",), ("selinexor",), ("aldesleukin", "interleukin-2", "IL-2"),
+    ("interferon alfa", "interferon alpha", "peginterferon alfa"), ("sipuleucel-T",), ("tebentafusp",),
+    ("talimogene laherparepvec", "T-VEC"), ("bacillus Calmette-Guérin", "bacillus Calmette-Guerin", "BCG"),
+    ("tisagenlecleucel",), ("axicabtagene ciloleucel",), ("lisocabtagene maraleucel",),
+    ("idecabtagene vicleucel",), ("ciltacabtagene autoleucel",), ("brexucabtagene autoleucel",),
+    ("lutetium Lu 177 dotatate", "177Lu-dotatate", "lutetium-177 dotatate"),
+    ("lutetium Lu 177 vipivotide tetraxetan", "177Lu-PSMA-617", "lutetium-177 PSMA-617"),
+    ("radium-223", "radium Ra 223 dichloride"), ("zoledronic acid",), ("pamidronate",),
+)
+
+
+def _name_key(text: str) -> str:
+    """A drug name's words, lower-cased and joined by one space ("all-trans  retinoic\nacid" -> "all trans retinoic
+    acid"): names match across spaces, hyphens and line breaks."""
+    return " ".join(re.split(r"[\s\-]+", text.lower().strip()))
+
+
+_DRUG_KEYS = {_name_key(name): names[0].lower() for names in ONCOLOGY_DRUGS for name in names}
+_DRUG_FIRST_WORDS = {k.split()[0]: max(len(x.split()) for x in _DRUG_KEYS if x.split()[0] == k.split()[0])
+                     for k in _DRUG_KEYS}  # first word -> the most words a name starting with it has
+_NAME_WORD_RE = re.compile(r"\w+")
+_NAME_GAP_RE = re.compile(r"[\s\-]+")
+
+
+def _listed_drugs(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, as written, key) of each ``ONCOLOGY_DRUGS`` name in ``text``, longest first at each word: a
+    dictionary look-up of word runs (one regex of every name costs 100 ms on a long passage)."""
+    words = [(m.start(), m.end(), m.group(0).lower()) for m in _NAME_WORD_RE.finditer(text)]
+    out, i = [], 0
+    while i < len(words):
+        most = _DRUG_FIRST_WORDS.get(words[i][2], 0)
+        n = 1 if most else 0
+        while n < most and i + n < len(words) and _NAME_GAP_RE.fullmatch(text, words[i + n - 1][1], words[i + n][0]):
+            n += 1  # the words a name could span: joined by spaces, hyphens or line breaks only
+        for k in range(n, 0, -1):
+            key = " ".join(w for _, _, w in words[i:i + k])
+            if key in _DRUG_KEYS:
+                a, b = words[i][0], words[i + k - 1][1]
+                out.append((a, b, text[a:b], _DRUG_KEYS[key]))
+                i += k
+                break
+        else:
+            i += 1
+    return out
+
+
+def named_drugs(text: str) -> list[tuple[str, str]]:
+    """Every drug or regimen name in ``text`` as (the name as written, its key) in text order: a listed drug's key is
+    its first name in ``ONCOLOGY_DRUGS`` (so synonyms share it), a suffix or regimen match's is itself, lower-cased.
+    A suffix match inside a listed name ("5-fluorouracil") is that name's, not a second one."""
+    listed = _listed_drugs(text)
+    other = [(m.start(), m.end(), m.group(0), m.group(0).lower())
+             for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text))
+             if not any(a < m.end() and m.start() < b for a, b, _, _ in listed)]
+    return [(surface, key) for _, _, surface, key in sorted(listed + other)]
+
+
+@functools.lru_cache(maxsize=64)  # the same passages back every claim of a draft
+def _drug_keys(text: str) -> frozenset[str]:
+    return frozenset(key for _, key in named_drugs(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def unbacked_drugs(text: str, cited: str) -> list[str]:
+    """Drug names of ``text`` (as written, once each) that ``cited`` does not contain under any of their names."""
+    named = named_drugs(text)
+    if not named:
+        return []
+    cited_keys = _drug_keys(cited)
+    cited_folded = _folded(cited)
+    out: list[str] = []
+    for surface, key in named:
+        if key in cited_keys or _folded(surface) in cited_folded:
+            continue
+        if surface not in out:
+            out.append(surface)
+    return out
+
+
 _STOPWORDS = frozenset(
     "a an and are as at be been by can could consider considered for from has have if in into is it its may might "
     "of on or per should such than that the their then there these this those to was were which while who will "
@@ -251,17 +358,17 @@ def claim_rule_issues(label: str, text: str, evidence: Sequence[str], passages: 
     issues: list[str] = []
     if m := _INSTRUCTION_RE.search(text):
         issues.append(f"instruction: {label} contains instruction-like text ('{m.group(0)}')")
-    cited_lower = " ".join(strip_instructions(passages[e].text) for e in evidence).lower()
+    cited = " ".join(strip_instructions(passages[e].text) for e in evidence)
+    cited_lower = cited.lower()
     if m := _ABSOLUTE_RE.search(text):
         issues.append(f"absolute: {label} uses absolute language ('{m.group(0)}')")
     for m in _DOSE_RE.finditer(text):
         if " ".join(m.group(0).lower().split()) not in " ".join(cited_lower.split()):
             issues.append(f"dose: {label} states '{m.group(0)}', which its cited passages do not")
     named = set()
-    for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text)):
-        if m.group(0).lower() not in cited_lower:
-            named.add(m.group(0).lower())
-            issues.append(f"drug: {label} names '{m.group(0)}', absent from its cited passages")
+    for name in unbacked_drugs(text, cited):
+        named |= {name.lower(), *name.lower().split()}  # the term rule does not report a word of it again
+        issues.append(f"drug: {label} names '{name}', absent from its cited passages")
     every_passage = " ".join(strip_instructions(p.text) for p in passages.values())
     try:
         unknown = [t for t in unknown_terms(text, every_passage) if t.lower() not in named]
@@ -337,8 +444,9 @@ def strip_instructions(text: str) -> str:
 
 
 def drug_names(text: str) -> set[str]:
-    """Drug and regimen names the rules recognise, lower-cased (the ledger's contradiction check uses them)."""
-    return {m.group(0).lower() for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text))}
+    """Drug and regimen names the rules recognise, lower-cased, a listed drug's synonyms as one name
+    (``named_drugs``; the ledger's contradiction check, the HITL gate and case fit use them)."""
+    return set(_drug_keys(text))
 
 
 def check_recommendation(i: int, rec: Recommendation, passages: dict[str, Passage]) -> list[str]:
