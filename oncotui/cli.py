@@ -301,12 +301,74 @@ class ConsultPrinter:
                            f"`oncotui hitl show {event.approval_id}`, then runs `oncotui hitl approve "
                            f"{event.approval_id} --reviewer ID` (or reject with --note). Nothing is released until "
                            "then.", soft_wrap=True)  # unwrapped, so the commands can be copied whole from a pipe
+            self.hitl_stop(event)
         elif kind == "Final":
             from rich.markdown import Markdown
 
             title = {"released": "Answer", "reviewed": "Answer (reviewed)", "refused": "Safe refusal"}[event.status]
             self.out.rule(title)
             self.out.print(Markdown(event.report))
+
+
+    def hitl_stop(self, event: Any) -> None:
+        """On stdout, where a released answer would be: that nothing is released yet and why, the draft's claims
+        marked not yet released (as `hitl show` lists them), and the commands that decide the item."""
+        aid = event.approval_id
+        commands = review_commands(aid)
+        lines = ["No answer is released until a reviewer signs this consult off. It waits because:",
+                 *(f"  - {reason}" for reason in event.reasons or ("-",))]
+        claims = self._draft_claims(aid)
+        if claims:
+            lines += ["", f"Draft claims, NOT YET RELEASED, and their release state {CLAIM_STATES_NOTE}:",
+                      *claim_lines(claims)]
+        lines += ["", "Next, a reviewer other than the clinician who asked (ID: the reviewer's own id, e.g. dr.lee):",
+                  f"  oncotui hitl show {aid}", "      read the draft, its claims and the cited passages",
+                  f"  {commands['approve']}", "      release the answer",
+                  f"  {commands['reject']}", "      or refuse it (the clinician gets the safe refusal and the note)"]
+        self.out.rule(f"Not released: waiting for a reviewer ({aid})")
+        for line in lines:  # plain text, unwrapped: "[E1.s2]" is no markup and a command stays whole
+            self.out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def _draft_claims(self, approval_id: str) -> list[dict[str, Any]] | None:
+        """The queued draft's claims as `hitl show` reads them; None when they cannot be read (then the commands
+        still say how to see them)."""
+        if self.settings is None:
+            return None
+        from engine.checkpoint import CheckpointStore
+
+        try:
+            store = CheckpointStore(self.settings.db_path)
+            item = store.approval(approval_id)
+            cp = store.latest(item.thread_id, item.consult_id) if item is not None else None
+        except Exception:  # noqa: BLE001 - only what is shown is at stake: the item is queued already
+            return None
+        if item is None or cp is None:
+            return None
+        return _hitl_item_data(item, cp.state, self.settings)["claims"]
+
+
+def review_commands(approval_id: str) -> dict[str, str]:
+    """The commands that decide an approval item: `hitl show` and a consult stopped at the HITL gate print them."""
+    return {
+        "approve": f"oncotui hitl approve {approval_id} --reviewer ID [--note \"...\"]",
+        "approve_with_edits": f"oncotui hitl show {approval_id} --draft > edited.md; (edit it) oncotui hitl "
+                              f"approve {approval_id} --reviewer ID --edit-file edited.md",
+        "reject": f"oncotui hitl reject {approval_id} --reviewer ID --note \"why\"",
+    }
+
+
+CLAIM_STATES_NOTE = "(blocked claims are never released, whatever the decision)"
+
+
+def claim_lines(claims: list[dict[str, Any]]) -> list[str]:
+    """One claim a line: id, release state, support, citations, text, then why (``_hitl_item_data``'s claims)."""
+    lines = []
+    for c in claims:
+        cites = ", ".join(c["sentence_ids"] or c["evidence"]) or "no citation"
+        lines.append(f"  {c['id']}  {c['state']:<9} support {c['support']:.2f}  [{cites}]  {c['text']}")
+        if c["reasons"]:
+            lines.append(f"      {'; '.join(c['reasons'])}")
+    return lines
 
 
 def _escape(text: str) -> str:
@@ -366,7 +428,11 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
     status, model_failed, empty_kb = "", False, False
     async for event in stream:
         if as_json:
-            _print_json(event.to_json())
+            data = event.to_json()
+            if event.kind == "HitlRequired":  # an added key: what to run next
+                data["commands"] = {"show": f"oncotui hitl show {event.approval_id}",
+                                    **review_commands(event.approval_id)}
+            _print_json(data)
         else:
             printer(event)  # type: ignore[misc]
         if event.kind == "Final":
@@ -528,12 +594,9 @@ def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
             print(f"  +{f['weight']:.2f} {f['name']} ({f['detail']})")
     print("\nCase (identifiers redacted):")
     print(_indent(data["case_text"] or "(not stored)"))
-    print("\nClaims and their release state (blocked claims are never released, whatever the decision):")
-    for c in data["claims"] or []:
-        cites = ", ".join(c["sentence_ids"] or c["evidence"]) or "no citation"
-        print(f"  {c['id']}  {c['state']:<9} support {c['support']:.2f}  [{cites}]  {c['text']}")
-        if c["reasons"]:
-            print(f"      {'; '.join(c['reasons'])}")
+    print(f"\nClaims and their release state {CLAIM_STATES_NOTE}:")
+    for line in claim_lines(data["claims"] or []):
+        print(line)
     if data["claims"] is None:
         print("  (no claim ledger)")
     print("\nCited passages:")
@@ -596,12 +659,7 @@ def _hitl_item_data(item: Any, state: Any, settings: Any) -> dict[str, Any]:
                       "page": p.page, "source": p.source, "distance": p.distance, "rerank_score": p.rerank_score,
                       "relevant": p.relevant, "other_cancer": p.other_cancer, "text": p.text}
                      for p in (retrieval.passages if retrieval else ())],
-        "commands": {
-            "approve": f"oncotui hitl approve {item.id} --reviewer ID [--note \"...\"]",
-            "approve_with_edits": f"oncotui hitl show {item.id} --draft > edited.md; (edit it) oncotui hitl "
-                                  f"approve {item.id} --reviewer ID --edit-file edited.md",
-            "reject": f"oncotui hitl reject {item.id} --reviewer ID --note \"why\"",
-        },
+        "commands": review_commands(item.id),
     }
 
 
