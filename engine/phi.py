@@ -689,7 +689,14 @@ def _clinical_compound(word: str) -> bool:
     """'T-cell', 'Ph-positive', 'Non-Hodgkin': hyphenated words with a common or one-letter part."""
     if "-" not in word:
         return False
-    return any(len(p) <= 1 or p.lower() in _VOCAB or _fold(p) in _EPONYMS for p in word.split("-"))
+    parts = word.split("-")
+    if len(parts) == 2 and _fold(parts[0]) in _NAME_PREFIX_PARTICLES and parts[1][:1].isupper() and \
+            parts[1].lower() not in _VOCAB:
+        return False  # "Al-Khatib", "El-Sayed", "Abu-Bakr": a surname with its particle
+    return any(len(p) <= 1 or p.lower() in _VOCAB or _fold(p) in _EPONYMS for p in parts)
+
+
+_NAME_PREFIX_PARTICLES = frozenset("al el abu abd ben bin bou ibn ould".split())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -709,7 +716,7 @@ _MON_ANCHOR_RE = re.compile(_MON)
 _PHONE_ANCHOR_RE = re.compile(r"\d\d[ .)-]{1,2}\(?\d\d|\d{7}|\+[ ]?\d|\(\d")
 _DATE_RES = [
     # 2022-03-14, 2022/03/14, 2022.03.14 (+ time)
-    re.compile(rf"{_YEAR}([-/.])(?:0?[1-9]|1[0-2])\1{_DAY}(?![\w/]|[.-]\d){_TIME}"),
+    re.compile(rf"{_YEAR}([-/.])(?:0?[1-9]|1[0-2])\1{_DAY}(?!(?!T\d)[\w/]|[.-]\d){_TIME}"),  # ...T14:22:07Z too
     # 03/14/2022, 14-03-2022, 3/14/22, 14.03.2022 (+ time)
     re.compile(rf"{_DAY}([/-]){_DAY}\1(?:{_YEAR}|\d\d)(?![\w/]|[.-]\d){_TIME}"),
     re.compile(rf"{_DAY}\.{_DAY}\.{_YEAR}(?![\w/]|[.-]\d){_TIME}"),
@@ -724,6 +731,13 @@ _DATE_RES = [
     # 14-Mar-2022
     re.compile(rf"{_DAY}-{_MON}-(?:{_YEAR}|\d\d)\b"),
 ]
+# a month and day without a year right after "on", "since", "until", "dated", "through" ("f/u on 4/2"); not a
+# fraction of a dose or of a group ("on 1/2 tab", "on 1/3 of patients", "on 3/4 items")
+_MONTH_DAY_CUE_RE = re.compile(
+    r"(?:on|since|until|till|dated|through|thru|scheduled|rescheduled|planned|due|done|performed|completed|"
+    r"obtained|drawn|admitted|discharged)[ ]((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
+    r"(?![\w/%]|[.,-]\d|[ ](?:of|dose|tab|tablet|strength|the|cup|pill|vial)\b|"
+    r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u)s\b)[a-z]{1,20}s\b)")  # nor a count of things: "on 3/4 items"
 # lower-case documents: month names in any case, but only in full dates with a year
 _MON_I = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE_RES_LOWER = [
@@ -786,11 +800,11 @@ _SSN_LABEL_RE = _ci(
     r"(?:SSN|SS#|social[ ]security(?:[ ](?:number|no\.?|#))?)[ \t]*(?:is|:|#|-)?[ \t]*(\d{3}[- ]?\d{2}[- ]?\d{4})\b")
 
 _ID_LABEL_RE = _ci(
-    r"(?:MRN|MR#|medical[ ]record|record|chart|account|acct|licen[cs]e|DL|device|serial|policy|member|"
+    r"(?:MRN|MR#|medical[ ]record|record|chart|account|acct|licen[cs]e|DL|device|serial|SN|S/N|policy|member|"
     r"medicare|medicaid|medi-cal|MBI|HICN|"
     r"subscriber|insurance|health[ ]plan|beneficiary|certificate|card|IBAN|plate|VIN|patient[ ]ID|"
     r"ID|identifier|accession|encounter|case|FIN|CSN|NPI|DEA|passport|visa|claim|group|pin|badge|"
-    r"employee|routing|bank|specimen|requisition|order)"
+    r"employee|routing|bank|specimen|requisition|order|user[ ]?name|user[ ]id|login|log-in)"
     r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
     r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
 # a licence or ID number after its issuing state ("License MA S1234567", "DL# CA D1234567", "license no. NY
@@ -809,6 +823,7 @@ _MBI_L = "[AC-HJKMNP-RT-Y]"
 _MBI_RE = re.compile(
     rf"[1-9]{_MBI_L}[{_MBI_L[1:-1]}0-9]\d([- ]?){_MBI_L}[{_MBI_L[1:-1]}0-9]\d\1{_MBI_L}{{2}}\d\d(?![\w-])")
 _MBI_ANCHOR_RE = re.compile(r"[1-9][A-Z][A-Z0-9]\d")
+_MAC_RE = re.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![\w:-])")
 _CARD_RE = re.compile(r"\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}(?![\w]|[.-]\d)")
 _LONG_DIGITS_RE = re.compile(r"\d{8,30}(?![\w]|[.,]\d)")
 _DIGIT5_RE = re.compile(r"\d{5,}")
@@ -957,7 +972,7 @@ _PLACE_VERBS = _wordset(
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
     r"(?:Hospitals?|Clinics?|Medical[ ]Cent(?:er|re)|Health[ ]Cent(?:er|re)|Cancer[ ]Cent(?:er|re)|"
-    r"Cancer[ ]Institute|Medical[ ]Group|Health[ ]System|Health[ ]Services|Healthcare|Health[ ]Care|"
+    r"Cancer[ ]Institute|Medical[ ]Group|Health[ ]System|Health[ ]Network|Health[ ]Services|Healthcare|Health[ ]Care|"
     r"Infirmary|Hospice|Institute|University|College|Laborator(?:y|ies)|Labs|Pharmacy|Nursing[ ]Home|"
     r"Rehabilitation[ ]Cent(?:er|re)|Surgery[ ]Cent(?:er|re)|Surgical[ ]Cent(?:er|re)|Oncology[ ]Associates|"
     r"Medical[ ]Associates|Inc|Incorporated|LLC|L\.L\.C\.|Ltd|Limited|Corp|Corporation|PLC|GmbH|Group|"
@@ -1006,7 +1021,7 @@ _ORG_GENERIC_HEADS = _wordset(
 # bodies named by their kind ("the Halvorsen Orchestra"): only the name before the head is redacted
 _ORG_KIND_HEADS = _wordset("orchestra choir chorus club") | {"country club"}
 # "worked for Initech", "employed by Vandelay Industries": the capitalised words after it
-_ORG_WORK_CUE_RE = _ci(r"(?:work(?:s|ed|ing)?|employed|job|intern(?:ed|ing)?)[ ](?:for|at|by)[ ]")
+_ORG_WORK_CUE_RE = _ci(r"(?:(?:work(?:s|ed|ing)?|job|intern(?:ed|ing)?)[ ](?:for|at)|employed[ ](?:for|at|by))[ ]")
 # "Initech is a software company", "Vandelay was an import-export firm"
 _ORG_NOUNS = (r"company|firm|agency|bank|start-?up|corporation|business|manufacturer|provider|retailer|brand|"
               r"consultancy|organi[sz]ation|non-?profit|charity|insurer|publisher|studio|label|employer")
@@ -1254,6 +1269,8 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         for rx in _DATE_RES_LOWER:
             for m in rx.finditer(text):
                 add((m.start(), m.end(), "DATE"))
+    for m in _iter_win(_MONTH_DAY_CUE_RE, low, num_wins):  # "seen on 4/2", "since 11/14": a date without its year
+        add((m.start(1), m.end(1), "DATE"))
 
     for m in _BIRTH_YEAR_RE.finditer(text):
         add((m.start(1), m.end(1), "DATE"))
@@ -1277,6 +1294,9 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             add((s, _id_groups_end(text, s, e), "ID_LABEL"))
     for m in _iter_win(_MBI_RE, text, _windows(_MBI_ANCHOR_RE, text, 0, 16)):
         add((m.start(), m.end(), "ID_LABEL"))
+    if ":" in text or "-" in text:
+        for m in _iter(_MAC_RE, text, ":-"):  # a device's MAC address
+            add((m.start(), m.end(), "ID_LABEL"))
     for m in _iter(_CARD_RE, text, "+.-"):
         add((m.start(), m.end(), "ID_CARD"))
     for m in _iter(_LONG_DIGITS_RE, text, "+.-"):
@@ -1431,7 +1451,7 @@ def _addresses(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, st
         if m.group(1) and not _addr_words_ok(text[m.start(1):m.end(1)], lower_mode, allow_vocab=True):
             continue
         if _SENTENCE_END_IN_RE.search(m.group(1) or "") or re.match(r"(?:the|a|an)\b", low[m.start(1):m.start(1) + 4]) \
-                or (lower_mode and not _addr_name_word(text[m.start(1):m.end(1)])):
+                or ((lower_mode or head.isupper()) and not _addr_name_word(text[m.start(1):m.end(1)])):
             continue  # English prose: "via the cobas 4800", "via ambulatory pump over 22 h", "place within 6"
         add((m.start(), m.end(), "ADDRESS"))
     for m in _iter(_ADDR_LEAD_PREFIX_RE, low, ".,/:-"):
@@ -1590,8 +1610,11 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
             pl = _PLACE_RE.match(text, p)
             if pl:
                 chunk = pl.group()
+                cut = re.search(r"(?<=[^\W\d_]{3})\.[ ]", chunk)  # "77 Beacon St, Boston. Emergency contact: ..."
+                if cut:
+                    chunk = chunk[:cut.start()]
                 words = re.findall(r"[^\W\d_][\w'’.-]*", chunk)
-                after = text[pl.end():pl.end() + 2]
+                after = text[pl.start() + len(chunk):pl.start() + len(chunk) + 2]
                 ok = bool(words) and not after.startswith(":") and len(chunk) <= 60 and \
                     _fold(words[0].strip(".'’")) not in _SIGN_OFFS  # "12 Oak Street\nThanks": a closing, no city
                 if ok and blank and not re.search(r"\d", chunk):
@@ -1616,7 +1639,7 @@ def _extend_address(text: str, s: int, e: int, mask: _Mask, lower_mode: bool) ->
                         ok = False
                         break
                 if ok:
-                    got = pl.end()
+                    got = pl.start() + len(chunk)
         if got is None:  # a country/state/province (or the "nan" of a blank field) closing the block
             cm = _ADDR_COUNTRY_TAIL_RE.match(text, p)
             if cm:
@@ -1690,6 +1713,8 @@ _CARE_HEADS = _wordset("hospital hospitals clinic clinics infirmary hospice") | 
 # words of prose that name hospitals too ("springfield memorial hospital", "mass general hospital")
 _ORG_NAME_COMMON = _wordset("general memorial regional community university medical saint st st. mount mt "
                             "county city state children's childrens women's womens") | {"st."}
+# words before a group that make it an arm of a study ("in the folfox group", "each group")
+_ARM_DETERMINERS = _wordset("the a an this that each either both per every which whose")
 # words that say what kind of place of care it is, not which ("a teaching hospital", "the veterans hospital")
 _CARE_KINDS = _wordset("teaching local community academic tertiary quaternary veterans private public rural urban "
                        "district psychiatric rehabilitation outside nearby affiliated partner satellite specialty "
@@ -1721,6 +1746,8 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
             f = _fold(w.group().rstrip("."))
             if f.endswith(("'s", "’s")):
                 f = f[:-2]
+            if "-" in f and all(not x or x in _VOCAB or x in _ORG_STOP_PREPS for x in re.split(r"-+", f)):
+                break  # "study--pediatric oncology", "chemotherapy-first group": prose joined by hyphens
             if f in _ORG_STOP_PREPS or f in _NOTE_VERBS or f in _PLACE_VERBS or f in _ORG_CONNECT or \
                     f in _ORG_LEAD_DROP or (f in _HARD_STOP and f not in _ORG_NAME_COMMON) or \
                     (f in _VOCAB and f not in _ORG_NAME_COMMON and not _ORG_HEAD_RE_I.fullmatch(f)):
@@ -1734,9 +1761,13 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
         names = [x[:-2] if x.endswith(("'s", "’s")) else x for x in names]
         if names[0] in _ORG_EXEMPT_FIRST or any(x in _ORG_EXEMPT_ANY or x in _ORG_GENERIC_BODY for x in names):
             continue
+        before = re.search(r"(\S+)[ ]\Z", low[max(0, base + run[0].start() - 20):base + run[0].start()])
         if care:
             ok = any(x not in _VOCAB and x not in _ORG_NAME_COMMON and x not in _CARE_KINDS and len(x) > 2 and
                      not (x.endswith(("ing", "ed")) and _english(x)) for x in names)
+        elif (before and before.group(1) in _ARM_DETERMINERS and head not in _ORG_KIND_HEADS) or any(
+                _is_drugish(x) or re.search(r"\d", x) or not re.search(r"[aeiouy]", x) for x in names):
+            continue  # an arm of a trial ("in the folfox group", "the egfr tki group"), a drug or an acronym
         else:
             ok = any(x not in _VOCAB and x not in ew and not (x.endswith("s") and x[:-1] in ew) and len(x) > 2
                      for x in names)
@@ -1755,6 +1786,10 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
             continue
         out.append((s, e))
     for m in _iter(_ORG_UNIV_OF_RE_I, low):
+        before = re.search(r"(\S+)[ ]\Z", low[max(0, m.start() - 20):m.start()])
+        bw = before.group(1) if before else ""
+        if bw and ((bw in _ORG_EXEMPT_FIRST and bw != "the") or (bw in _VOCAB and bw not in _ORG_LEAD_DROP)):
+            continue  # "national cancer institute of canada": a body named by what it is
         e = m.start(1)
         for w in re.finditer(r"\S+", m.group(1)):
             f = _fold(w.group().strip(".,;:"))
@@ -2095,7 +2130,7 @@ DR DRS MR MRS MS MX
 """.split())  # the last line: titles ("Seen by DR SMITH"), the name after them is rule 1b's
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
-    r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|signed(?:[ ]by)?|"
+    r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|pt|signed(?:[ ]by)?|"
     r"electronically[ ]signed(?:[ ]by)?|attending(?:[ ]physician)?|physician|provider|surgeon|"
     r"oncologist|radiologist|pathologist|referring(?:[ ]physician|[ ]provider)?|pcp|cc|"
     r"emergency[ ]contact|contact|contact[ ]person|next[ ]of[ ]kin|guardian|mother|father|spouse|"
@@ -2430,6 +2465,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     for m, k in label_hits:
         label = re.sub(r"\s+", " ", m.group(1).lower())
         strong = label in _NAME_LABELS
+        if label == "pt" and text[m.start(1):m.start(1) + 2] == "PT" and not shouted:
+            continue  # "PT: Ambulating 100 ft": physical therapy, not the patient
         j = extend(k, strong, True, allcaps=strong)
         if j is None and not strong and not lower_mode and words[k].isupper():
             # an ALL-CAPS name after another label ("PATIENT: HARRIET QUELLWOOD"; not "PATIENT: STABLE"): words
@@ -2446,6 +2483,14 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             nm = [x for x in range(k, j + 1) if not initial(x)]
             if not nm or (len(nm) == 1 and folds[nm[0]] not in _FIRST_NAMES and lowers[nm[0]] in _VOCAB):
                 continue
+            if label == "pt" and len(nm) == 1 and folds[nm[0]] not in _CENSUS_NAMES and _english(lowers[nm[0]]):
+                continue  # "Pt: Ambulating with walker"
+        # "Pt: HOLLOWAY, RUTH A.", "Name: Smith, John": the given name after the surname and a comma
+        if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and first_name(j + 1) and free[j + 1] and \
+                (words[j + 1].isupper() == words[j].isupper()):
+            j += 1
+            while j + 1 < n and joinable(j + 1) and initial(j + 1) and free[j + 1]:
+                j += 1
         found.append((k, j))
 
     # 3. verbal cues: "seen by", "my name is", "follow up with", "said", "Hi ..."
@@ -2628,6 +2673,23 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                     (first_line or any(folds[x] in _FIRST_NAMES for x in ws)):
                 found.append((k, j))
 
+    # "REFERRING: DR. NWACHUKWU, OBIORA", "Dr. Okafor, Chidi": a surname found alone, then a comma and the given name
+    # (a listed first name or a word that is no English) closing the line or the bracket
+    for r, (a, b) in enumerate(found):
+        if a != b or b + 1 >= n or text[toks[b][1]:toks[b + 1][0]] != ", " or not free[b + 1]:
+            continue
+        g = b + 1
+        if words[g].isupper() != words[b].isupper() or not (cap(g) or words[g].isupper()) or len(words[g]) < 3:
+            continue
+        if not (first_name(g) or (lowers[g] not in _VOCAB and not _english(lowers[g]) and
+                                  folds[g] not in _HARD_STOP and not _is_drugish(folds[g]))):
+            continue
+        e = g
+        if e + 1 < n and joinable(e + 1) and initial(e + 1):
+            e += 1
+        if re.match(r"[ \t.]*(?:$|\n|[);(])", text[toks[e][1]:toks[e][1] + 4]):
+            found[r] = (a, e)
+
     is_person = [False] * n
     for a, b in found:
         for x in range(a, b + 1):
@@ -2744,6 +2806,12 @@ _STATE_ZIP_ANCHOR_RE = re.compile(r"[A-Z]{2}[ ]{1,2}\d{5}")
 _CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
 _PLACE_PAREN_RE = re.compile(
     r"[ ]\([A-Z](?:[^\W\d_]|['’.-]){1,40}(?:[ ][A-Z](?:[^\W\d_]|['’.-]){1,40}){0,2}\)")
+_PLACE_FOLLOWERS = _wordset("in at on for with and or since until till to from by last this that where who which "
+                            "before after during when while but then now is was")
+_LOWER_PLACE_CUE_RE = re.compile(
+    r"(?:female|male|man|woman|gentleman|lady|patient|pt|resident|native|veteran|farmer|family)[ ]from[ ]|"
+    r"(?:treated|seen|hospitali[sz]ed|admitted|diagnosed|transferred|referred|operated|staying|stays|works|"
+    r"worked|raised)[ ](?:in|at|from|near)[ ]")
 _PROSE_AFTER_RE = re.compile(r"[,;(]|[ ](?!(?:the|a|an|of|and|or|in|on|for|to|with|at|by|from|vs)\b)[a-z]")
 
 
@@ -2753,6 +2821,18 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
     hits = []
     if lower_mode:
         hits = [starts.get(m.end()) for m in _iter(_CITY_CUE_RE, low)]
+        # weaker cues of a lower-case note ("93 year old female from ypsilanti", "treated in kalamazoo"): the word
+        # after them is a place only when it is no English word either
+        for m in _iter(_LOWER_PLACE_CUE_RE, low):
+            k = starts.get(m.end())
+            if k is not None:
+                w = low[toks[k][0]:toks[k][1]]
+                nxt = re.match(r"[ ]([a-z]+)", low[toks[k][1]:toks[k][1] + 30])
+                if len(re.findall(r"[aeiou]", w)) >= (1 if len(w) >= 5 else 2) and not _english(w) and \
+                        w not in _VOCAB and not _is_drugish(w) and _fold(w) not in _EPONYMS and \
+                        _fold(w) not in _HARD_STOP and not (nxt and nxt.group(1) in _VOCAB and
+                                                            nxt.group(1) not in _PLACE_FOLLOWERS):
+                    hits.append(k)  # not "treated in folfox arm", "diagnosed in pdac"
     else:
         for i, (s0, e0) in enumerate(toks):
             if text[s0].isupper() and low[s0 - 1:s0] in (" ", "\t") and _cue_possible(text, s0) and \
@@ -2779,7 +2859,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
-                    not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS:
+                    not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS and \
+                    prev_word.group(1).lower() not in _STREET_TYPE_ABBR:  # "77 Beacon St in Boston"
                 # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales", "Factors in
                 # Folliculotropic Mycosis"), not prose ("at Vantor Global in Oslo, which ...": punctuation or a
                 # lower-case content word follows).  Read so: an English word, or any word with a capitalised
@@ -2863,6 +2944,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             words = text[s:e].split()
             if all(w.lower() in _VOCAB for w in words) or any(len(w) > 1 and w[1].isupper() for w in words):
                 continue
+            if any(c.isdigit() for c in text[s:e]) or any(_clinical_compound(w) for w in words) or \
+                    re.fullmatch(r"(?:[A-Za-z]\.){2,}", text[s:e]):
+                continue  # "T3, T4, OR N1" (Oregon?), "B-LYMPHOCYTE, OR", "(E.G., CT)": a list in capitals
             if mask.free(s, e):
                 out.append((s, e))
         for m in _iter_win(_CITY_ZIP_RE, text, _windows(_STATE_ZIP_ANCHOR_RE, text, 130, 16)):

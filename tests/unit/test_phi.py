@@ -833,7 +833,7 @@ def test_our_demo_titles_are_not_names():
 # --- a verb after a name is not part of it ------------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
-    ("dr. smith saw her on 3/4", "dr. [PERSON_1] saw her on 3/4"),
+    ("dr. smith saw her on 3/4", "dr. [PERSON_1] saw her on [DATE_1]"),  # a month and day is a date
     ("dr. smith said she is fine.", "dr. [PERSON_1] said she is fine."),
     ("dr. john smith saw her today.", "dr. [PERSON_1] saw her today."),
     ("dr. o'brien recommended surgery.", "dr. [PERSON_1] recommended surgery."),
@@ -849,7 +849,7 @@ def test_lower_case_note_keeps_the_verb_after_a_name(text, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("Dr. Smith Recommended adjuvant chemo.", "Dr. [PERSON_1] Recommended adjuvant chemo."),
-    ("Dr. Smith Saw Her On 3/4.", "Dr. [PERSON_1] Saw Her On 3/4."),
+    ("Dr. Smith Saw Her On 3/4.", "Dr. [PERSON_1] Saw Her On [DATE_1]."),
     ("Dr Smith Notes Improvement.", "Dr [PERSON_1] Notes Improvement."),
     ("Dr. Smith Agrees With Plan.", "Dr. [PERSON_1] Agrees With Plan."),
     ("Mr. Jones Tolerated Cycle 3 Well. Mrs. Jones Denies Pain.", "Mr. [PERSON_1] Tolerated Cycle 3 Well. "
@@ -1212,6 +1212,66 @@ def test_lower_case_organisations(text, expected):
     "the control group and a support group met at the local hospital, a community hospital and the cancer center.",
     "a teaching hospital; the veterans hospital; patients in the treatment group received care at the clinic.",
     "the drug is a kinase inhibitor; medicare is a federal insurer.",
+    "PATIENTS IN THE FOLFOX GROUP HAD LONGER PFS THAN THE ECX GROUP; NATIONAL CANCER INSTITUTE OF CANADA TRIALS.",
 ])
 def test_lower_case_kinds_of_hospital_and_groups_stay(text):
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    # leaks found on hand-written oncology notes
+    ("Bx by Dr. Yusuf Al-Khatib (IR) today.", "Bx by Dr. [PERSON_1] (IR) today."),  # "Al-" read as a clinical compound
+    ("Insulin pump SN: NG1234567H; S/N 4471-22.", "Insulin pump SN: [ID_1]; S/N [ID_2]."),
+    ("Records from Dr. Fenwick's office (Kettering Health Network).",
+     "Records from Dr. [PERSON_1]'s office ([ORGANIZATION_1])."),
+    ("Follow up on 4/2; stable since 11/14.", "Follow up on [DATE_1]; stable since [DATE_2]."),
+    ("Patient lives at 77 Beacon St, Boston. Emergency contact: Marla.",
+     "Patient lives at [ADDRESS_1]. Emergency contact: [PERSON_1]."),
+    ("Lives at 77 Beacon St in Boston.", "Lives at [ADDRESS_1] in [LOCATION_1]."),
+])
+def test_leaks_on_hand_written_notes(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Continue on 1/2 tab daily; responded on 1/3 of patients; score on 3/4 items; ratio 4/2.",
+    "Al-Anon meeting weekly. El-Nino effects.",
+])
+def test_fractions_and_hyphenated_words_stay(text):
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Fax cover sheet. Pt: HOLLOWAY, RUTH A.", "Fax cover sheet. Pt: [PERSON_1]."),
+    ("Patient: Garcia, Maria L. DOB 1/2/1950", "Patient: [PERSON_1]. DOB [DATE_1]"),
+    ("Patient portal username: hquimby1931", "Patient portal username: [ID_1]"),
+    # not a patient, an employer or a city: physical therapy, a mechanism, a list of stages in capitals
+    ("PT: Ambulating 100 ft with walker. Pt: stable, afebrile.",
+     "PT: Ambulating 100 ft with walker. Pt: stable, afebrile."),
+    ("It works by blocking CYP17.", "It works by blocking CYP17."),
+    ("Stage table. PATIENTS WITH PATHOLOGICAL T3, T4, OR NODE-POSITIVE DISEASE (E.G., CT).",
+     "Stage table. PATIENTS WITH PATHOLOGICAL T3, T4, OR NODE-POSITIVE DISEASE (E.G., CT)."),
+    ("Mixed note. 5-FU ADMINISTERED VIA AMBULATORY PUMP OVER 22 H.",
+     "Mixed note. 5-FU ADMINISTERED VIA AMBULATORY PUMP OVER 22 H."),
+])
+def test_labels_usernames_and_capitals_in_mixed_notes(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("REFERRING: DR. NWACHUKWU, OBIORA\nCC: breast mass", "REFERRING: DR. [PERSON_1]\nCC: breast mass"),
+    ("Seen by Dr. Okafor, Chidi (fellow).", "Seen by Dr. [PERSON_1] (fellow)."),
+    ("Hub MAC 00:1A:2B:3C:4D:5E.", "Hub MAC [ID_1]."),
+    ("Signed on 2025-03-09T14:22:07Z", "Signed on [DATE_1]"),
+    ("PET/CT scheduled 2/25; labs drawn 3/1.", "PET/CT scheduled [DATE_1]; labs drawn [DATE_2]."),
+])
+def test_more_leaks_on_hand_written_notes(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Dr. Smith, Oncology, agreed. Completed 2/3 of planned doses. Time 12:30:45.",
+])
+def test_department_after_a_doctor_and_fractions_stay(text):
+    text_out = redact(text).text
+    assert "Oncology" in text_out and "2/3" in text_out and "12:30:45" in text_out
