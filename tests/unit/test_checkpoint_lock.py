@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,10 @@ def test_a_runner_that_opened_the_file_before_the_holder_removed_it_locks_the_ne
     with store.running("c1"):
         b = threading.Thread(target=runner_b)
         b.start()
-        while not flocks_by_b:  # B has opened the file A holds
-            threading.Event().wait(0.01)
+        deadline = time.monotonic() + 10
+        while not flocks_by_b and not errors and time.monotonic() < deadline:  # B has opened the file A holds
+            time.sleep(0.01)
+        assert flocks_by_b, errors
     a_done.set()  # A has unlinked its file and released it
     assert b_inside.wait(10) and not errors, errors
     assert len(flocks_by_b) == 2  # B's first file was stale, so it opened the path again
@@ -98,6 +101,9 @@ PROCESS = textwrap.dedent("""
     data, marker = Path(sys.argv[1]), Path(sys.argv[1]) / "inside"
     store = CheckpointStore(data / "oncotui.db")
     ran = refused = 0
+    (data / f"ready-{os.getpid()}").touch()
+    while not (data / "go").exists():  # start together, however long the imports took
+        time.sleep(0.01)
     deadline = time.monotonic() + float(sys.argv[2])
     while time.monotonic() < deadline:
         try:
@@ -121,6 +127,12 @@ def test_processes_contending_for_one_consult_never_run_it_together_and_leave_no
     root = Path(__file__).resolve().parents[2]
     procs = [subprocess.Popen([sys.executable, "-c", PROCESS, str(tmp_path), "2.0"], cwd=root,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("ready-*"))) < 4 and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break  # one failed at start: its output says why
+        time.sleep(0.05)
+    (tmp_path / "go").touch()
     results = [p.communicate(timeout=60) for p in procs]
     for p, (out, err) in zip(procs, results, strict=True):
         assert p.returncode == 0, out + err
