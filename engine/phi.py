@@ -21,8 +21,9 @@ Deliberately kept (not identifiers under Safe Harbor, or clinical content):
   * countries and US states on their own (inside an address block the whole block is redacted).
 
 How it works (all rule based):
-  1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, IDs (after a label, a
-     licence number after its state: "License MA S1234567", Medicare MBIs "1EG4-TE5-MK73"), ZIP codes,
+  1. regular expressions for structured identifiers (email, URL, IP, SSN, dates, phones, MAC addresses, IDs (after
+     a label such as MRN, SN, S/N or username, a licence number after its state: "License MA S1234567", Medicare
+     MBIs "1EG4-TE5-MK73"), ZIP codes,
      street addresses incl. international forms and multi-line address blocks (redacted line by line, each line
      with the block's placeholder, so line breaks and quoting stay), ages > 89: "94-year-old",
      "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
@@ -37,7 +38,10 @@ How it works (all rule based):
      2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
      a nationality or a place, coordination ("A, B and C" next to a known name), dialogue speakers and
      propagation of already-found name tokens;
-  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes, hospitals
+  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes (in lower-case
+     text too: "seen at mercy hospital", "university of iowa hospitals", "allstate insurance group"; not "a
+     teaching hospital", "the control group", "in the folfox group"; a name before its head stops at a capitalised
+     preposition of a Title Case note: "Seen At [ORGANIZATION_1]"), hospitals
      called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
      for", "X is a ... company", the letterhead line above an address and a venue named right before one,
@@ -50,7 +54,13 @@ How it works (all rule based):
 
 An ALL-CAPS text is read as a lower-case one (its case says nothing about names); in it a word of four letters or
 fewer, or an English or medical word, is a name only when it is a listed name ("CAUSED BY HL", "FOLLOWED BY IFRT"
-stay).  Windows line ends are read as "\n".
+stay), a single word after a bare "BY" or "ALSO KNOWN AS" only when listed ("EVIDENCED BY LOH", "FOLLOWED BY
+FOLFOX6"), an abbreviation the text defines in brackets never ("LOSS OF HETEROZYGOSITY (LOH)"), nor a trial name
+where it stands ("ARIEL2", "THE PATRICIA STUDY", "[KATHERINE](/CLINICALTRIALS/...)"), and a street address needs a
+word that is no English prose ("VIA AMBULATORY PUMP OVER 22 H", "24 MONTHS. THE PRIMARY END POINT" stay).  In Title
+Case notes a capitalised word after "In"/"At"/"From" is a town when it is no English word or follows a verb of care
+or residence ("Seen In Duluth On ...", "Treated In Reading"), not in a heading ("Factors in Folliculotropic
+Mycosis").  Windows line ends are read as "\n".
 
 Dates: intervals kept, calendar dates removed (no calendar date keeps its year, and no shift is applied; bare years
 are the exception listed above).  Every DATE span
@@ -62,8 +72,9 @@ context given to ``redact_after`` already held placeholders) the suffix names it
 Parsed with ``strptime``: ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/"
 and "-" and day first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
 "March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
-Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14") are not
-parsed and keep a plain ``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
+Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14"; "4/2" right after "on",
+"since", "scheduled" ..., not a fraction: "on 1/2 tab", "on 3/4 items") are not parsed and keep a plain
+``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
 spelling.  The offset is a count of days or months, never a year or month name, so an interval alone
 does not identify the patient; it can coincide with a day-of-month digit by chance.
 
@@ -2678,6 +2689,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     for r, (a, b) in enumerate(found):
         if a != b or b + 1 >= n or text[toks[b][1]:toks[b + 1][0]] != ", " or not free[b + 1]:
             continue
+        if not ((a > 0 and lowers[a - 1] in _TITLES and lowers[a - 1] != "drs") or
+                re.search(r":[ \t]*\Z", text[max(0, toks[a][0] - 4):toks[a][0]])):
+            continue  # right after a title or a label only: "Drs. Feldman, Okonkwo, Lindqvist" are three people
         g = b + 1
         if words[g].isupper() != words[b].isupper() or not (cap(g) or words[g].isupper()) or len(words[g]) < 3:
             continue

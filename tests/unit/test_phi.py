@@ -1275,3 +1275,8 @@ def test_more_leaks_on_hand_written_notes(text, expected):
 def test_department_after_a_doctor_and_fractions_stay(text):
     text_out = redact(text).text
     assert "Oncology" in text_out and "2/3" in text_out and "12:30:45" in text_out
+
+
+def test_a_list_of_surnames_after_drs_stays_one_placeholder_each():
+    r = redact("Tumor board: Drs. Feldman, Okonkwo, Lindqvist (rad onc), Chen (path).")
+    assert r.text == "Tumor board: Drs. [PERSON_1], [PERSON_2], [PERSON_3] (rad onc), [PERSON_4] (path)."
