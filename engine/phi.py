@@ -1724,6 +1724,12 @@ _CARE_HEADS = _wordset("hospital hospitals clinic clinics infirmary hospice") | 
 # words of prose that name hospitals too ("springfield memorial hospital", "mass general hospital")
 _ORG_NAME_COMMON = _wordset("general memorial regional community university medical saint st st. mount mt "
                             "county city state children's childrens women's womens") | {"st."}
+# heads of companies and bodies that lower-case text names by: the others ("imaging", "oncology", "medicine") too
+# often follow a test or a study there
+_LOWER_ORG_HEADS = _wordset(
+    "inc incorporated llc l.l.c ltd limited corp corporation plc gmbh company co sons brothers bros partners "
+    "associates holdings industries enterprises technologies software consulting solutions insurance group bank "
+    "trust capital analytics media networks research services systems orchestra choir chorus club") | {"country club"}
 # words before a group that make it an arm of a study ("in the folfox group", "each group")
 _ARM_DETERMINERS = _wordset("the a an this that each either both per every which whose")
 # words that say what kind of place of care it is, not which ("a teaching hospital", "the veterans hospital")
@@ -1746,6 +1752,8 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
         hs, he = m.start(), m.end()
         head = re.sub(r"\s+", " ", low[hs:he].rstrip("."))
         care = head in _CARE_HEADS
+        if not care and head not in _LOWER_ORG_HEADS:
+            continue  # "psma imaging", "siopen biology": without case these heads name services and studies
         words = list(re.finditer(r"[^\W\d_][\w'’&.-]*", low[max(0, hs - 120):hs]))
         base = max(0, hs - 120)
         run: list[re.Match] = []
@@ -1770,6 +1778,11 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
             continue
         names = [_fold(w.group().rstrip(".")) for w in run]
         names = [x[:-2] if x.endswith(("'s", "’s")) else x for x in names]
+        # a specialty or a negated kind is no name: "urology clinic", "nonacademic hospitals", "co-operative group"
+        names = [x for x in names if not x.endswith(("ology", "ologic", "ological")) and x not in ("u.s", "u.k") and
+                 not (x.startswith(("non", "co-")) and (_english(x[3:].lstrip("-")) or x[3:].lstrip("-") in _VOCAB))]
+        if not names:
+            continue
         if names[0] in _ORG_EXEMPT_FIRST or any(x in _ORG_EXEMPT_ANY or x in _ORG_GENERIC_BODY for x in names):
             continue
         before = re.search(r"(\S+)[ ]\Z", low[max(0, base + run[0].start() - 20):base + run[0].start()])
@@ -1780,8 +1793,8 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
                 _is_drugish(x) or re.search(r"\d", x) or not re.search(r"[aeiouy]", x) for x in names):
             continue  # an arm of a trial ("in the folfox group", "the egfr tki group"), a drug or an acronym
         else:
-            ok = any(x not in _VOCAB and x not in ew and not (x.endswith("s") and x[:-1] in ew) and len(x) > 2
-                     for x in names)
+            ok = any(x not in _VOCAB and x not in ew and not (x.endswith("s") and x[:-1] in ew) and len(x) > 3 and
+                     len(re.findall(r"[aeiou]", x)) >= 2 for x in names)  # a name, not an acronym: "ecx group"
         if not ok:
             continue
         s = base + run[0].start()

@@ -1280,3 +1280,10 @@ def test_department_after_a_doctor_and_fractions_stay(text):
 def test_a_list_of_surnames_after_drs_stays_one_placeholder_each():
     r = redact("Tumor board: Drs. Feldman, Okonkwo, Lindqvist (rad onc), Chen (path).")
     assert r.text == "Tumor board: Drs. [PERSON_1], [PERSON_2], [PERSON_3] (rad onc), [PERSON_4] (path)."
+
+
+def test_caseless_text_keeps_specialties_study_arms_and_imaging():
+    text = ("UROLOGY CLINIC VISITS IN NONFEDERAL U.S. HOSPITALS; THE CO-OPERATIVE GROUP; PSMA-TARGETED PET IMAGING; "
+            "ECX GROUP VERSUS EGFR TKI GROUP.")
+    assert redact(text).text == text
+    assert redact("SEEN AT MERCY HOSPITAL.").text == "SEEN AT [ORGANIZATION_1]."
