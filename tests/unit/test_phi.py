@@ -249,16 +249,26 @@ def test_non_string_input_does_not_raise():
     assert redact(12345).text == "12345"  # type: ignore[arg-type]
 
 
-def test_large_note_is_fast():
+def test_large_note_redacts_in_linear_time():
+    """A 200 KB note is redacted whole and in time proportional to its length. A ratio of the best of two runs
+    against a quarter of the text, not a wall-clock bound: the machines are shared and noisy (200 KB took 0.5 s
+    idle and 1.2 s at load 3 on 2 cores)."""
     chunk = (CLINICAL + "\nPatient: John Smith, MRN 12345678, seen 03/14/2022 at Mercy Hospital, "
              "phone 555-123-4567, 123 Main Street, Springfield, IL 62704.\n")
     big = (chunk * (200_000 // len(chunk) + 1))[:200_000]
     redact(big[:5000])  # warm caches
-    t0 = time.perf_counter()
-    r = redact(big)
-    dt = time.perf_counter() - t0
-    assert "John Smith" not in r.text
-    assert dt < 3.0, f"200 KB took {dt:.2f}s"  # typically ~0.5 s; generous bound for slow CI machines
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            r = redact(text)
+            times.append(time.perf_counter() - t0)
+        assert "John Smith" not in r.text
+        return min(times)
+
+    small, large = best(big[:50_000]), best(big)
+    assert large < 8 * max(small, 0.02), (small, large)  # linear gives about 4x
 
 
 @pytest.mark.parametrize("unit", ["1 ", "a1-", "A. ", "x", "Mr Smith ", "Dear John ", "lives in Boston ",
