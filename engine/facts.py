@@ -81,18 +81,22 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
                      r"(?:adeno)?carcinoma of the (?:sigmoid )?colon"),
     ("rectal cancer", r"(?<!colo)rectal (?:cancer|carcinoma|adenocarcinoma)|(?:adeno)?carcinoma of the rectum"),
     ("pancreatic neuroendocrine tumor", r"pancreatic neuroendocrine (?:tumou?r|neoplasm|carcinoma)|\bpNET\b"),
-    ("pancreatic adenocarcinoma", r"pancreatic (?:ductal )?(?:adenocarcinoma|cancer|carcinoma)|\bPDAC\b|"
-                                  r"adenocarcinoma of the pancreas|cancer of the pancreas"),
+    ("pancreatic adenocarcinoma", r"pancreatic (?:(?:head|body|tail|uncinate) )?(?:ductal )?(?:adenocarcinoma|cancer|"
+                                  r"carcinoma)|\bPDAC\b|(?:adeno)?carcinoma of the (?:(?:head|body|tail) of the )?"
+                                  r"pancreas|cancer of the pancreas|adenocarcinoma of the pancreatic (?:head|body|tail)"),
     ("prostate cancer", r"prostate (?:cancer|carcinoma|adenocarcinoma)|\bmCRPC\b|castration[- ]resistant prostate"),
     ("uveal melanoma", r"uveal melanoma|ocular melanoma"),
     ("melanoma", r"melanoma"),
     ("ovarian cancer", r"ovarian (?:cancer|carcinoma)|high[- ]grade serous (?:ovarian )?carcinoma"),
-    ("gastric cancer", r"gastric (?:cancer|carcinoma|adenocarcinoma)|stomach cancer|gastroesophageal junction"),
-    ("esophageal cancer", r"o?esophageal (?:cancer|carcinoma|adenocarcinoma)"),
+    ("gastric cancer", r"gastric (?:cancer|carcinoma|adenocarcinoma)|stomach cancer|gastroesophageal junction|"
+                       r"(?:adeno)?carcinoma of the stomach"),
+    ("esophageal cancer", r"o?esophageal (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|"
+                          r"(?:adeno|squamous cell )?carcinoma of the (?:distal |proximal |mid-?)?o?esophagus"),
     ("hepatocellular carcinoma", r"hepatocellular carcinoma|\bHCC\b|liver cancer"),
     ("cholangiocarcinoma", r"cholangiocarcinoma|bile duct cancer|biliary tract cancer"),
     ("gallbladder cancer", r"gallbladder (?:cancer|carcinoma)"),
-    ("renal cell carcinoma", r"renal cell (?:carcinoma|cancer)|\bRCC\b|kidney cancer"),
+    ("renal cell carcinoma", r"(?:(?:clear|non-clear)[- ]cell |papillary |chromophobe )?renal (?:cell )?(?:carcinoma|"
+                             r"cancer)|\bRCC\b|kidney cancer|clear[- ]cell (?:renal|kidney)"),
     ("urothelial carcinoma", r"urothelial (?:carcinoma|cancer)|bladder (?:cancer|carcinoma)"),
     ("glioblastoma", r"glioblastoma|\bGBM\b"),
     ("glioma", r"glioma|astrocytoma|oligodendroglioma"),
@@ -106,17 +110,38 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("leukemia", r"leuka?emia|\bAML\b|\bCLL\b|\bALL\b|\bCML\b"),
     ("multiple myeloma", r"(?:multiple )?myeloma"),
     ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b|"
-                                             r"oropharyngeal (?:cancer|carcinoma)"),
+                                             r"(?:oropharyngeal|laryngeal|hypopharyngeal|oral cavity|oral tongue|"
+                                             r"tonsillar) (?:squamous cell )?(?:cancer|carcinoma)|squamous cell "
+                                             r"carcinoma of the (?:oropharynx|larynx|hypopharynx|oral cavity|tongue|"
+                                             r"tonsil|base of (?:the )?tongue)"),
+    ("nasopharyngeal carcinoma", r"nasopharyngeal (?:cancer|carcinoma)|carcinoma of the nasopharynx|\bNPC\b"),
     ("thyroid cancer", r"thyroid (?:cancer|carcinoma)"),
-    ("cervical cancer", r"cervical (?:cancer|carcinoma)"),
+    ("cervical cancer", r"cervical (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|(?:squamous cell |adeno)?"
+                        r"carcinoma of the (?:uterine )?cervix|cervix (?:cancer|carcinoma)"),
     ("endometrial cancer", r"endometrial (?:cancer|carcinoma)|uterine (?:cancer|carcinoma)"),
     ("thymic carcinoma", r"thymic carcinoma|thymoma"),
     ("adrenocortical carcinoma", r"adrenocortical carcinoma"),
     ("Merkel cell carcinoma", r"merkel cell carcinoma"),
-    ("anal cancer", r"anal (?:cancer|carcinoma)"),
+    ("anal cancer", r"anal (?:canal |margin )?(?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma "
+                    r"of the (?:anus|anal canal)"),
     ("cancer of unknown primary", r"cancer of unknown primary|carcinoma of unknown primary|\bCUP\b"),
 )
 _TYPE_RES = tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in CANCER_TYPES)
+# When a note names no cancer, a cancer-specific operation or score still says which one it is ("right
+# hemicolectomy for a pT3N1a adenocarcinoma", "Gleason 3+3"): read only then, as named types are more exact.
+IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
+    ("colon cancer", r"\b(?:hemi|sigmoid |total |subtotal )?colectomy"),
+    ("rectal cancer", r"low anterior resection|abdominoperineal resection|total mesorectal excision|\bTME\b"),
+    ("esophageal cancer", r"o?esophagectomy"),
+    ("pancreatic adenocarcinoma", r"\bwhipple\b|pancreaticoduodenectomy|distal pancreatectomy"),
+    ("prostate cancer", r"\bgleason\b|prostatectomy"),
+    ("breast cancer", r"mastectomy|lumpectomy"),
+    ("urothelial carcinoma", r"\bcystectomy|\bTURBT\b"),
+    ("renal cell carcinoma", r"nephrectomy"),
+    ("hepatocellular carcinoma", r"\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
+                                 r"tumou?r)|\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
+)
+_IMPLIED_RES = tuple((name, re.compile(pattern, re.IGNORECASE | re.DOTALL)) for name, pattern in IMPLIED_TYPES)
 
 _ROMAN = {"0": "0", "1": "I", "2": "II", "3": "III", "4": "IV", "i": "I", "ii": "II", "iii": "III", "iv": "IV"}
 _STAGE_ORDER = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4}
@@ -431,7 +456,10 @@ def _best_cancer_type(text: str) -> str | None:
             key = (-(m.end() - m.start()), m.start(), name)
             if best is None or key < best:
                 best = key
-    return best[2] if best else None
+    if best:
+        return best[2]
+    implied = [(m.start(), name) for name, rx in _IMPLIED_RES if (m := rx.search(text))]
+    return min(implied)[1] if implied else None
 
 
 def _stage(text: str) -> tuple[str | None, str | None]:

@@ -155,6 +155,7 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "leukemia": (r"leuka?emias?|(?-i:AML|CLL|ALL|CML)", ""),
     "multiple myeloma": (r"myelomas?|plasma[- ]cell neoplasms?|plasmacytomas?", ""),
     "head and neck squamous cell carcinoma": (_HEAD_NECK + r"|(?-i:HNSCC)", ""),
+    "nasopharyngeal carcinoma": (r"nasopharyn\w*|(?-i:NPC)", ""),
     "thyroid cancer": (r"thyroid", ""),
     "cervical cancer": (r"cervix|cervical (?:cancers?|carcinomas?|neoplasia)", ""),
     "endometrial cancer": (r"endometri(?:al|um)|uterine (?:cancers?|carcinomas?)|corpus uteri", ""),

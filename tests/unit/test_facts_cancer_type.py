@@ -1,0 +1,74 @@
+"""Which cancer a note is about, as clinicians write it: the organ's name with words between ("pancreatic head
+adenocarcinoma"), "carcinoma of the cervix", and, when no cancer is named, the operation or score that implies one.
+A case without a cancer type loses the other-cancer check, the focused retrieval query and the rare-cancer weight."""
+
+import pytest
+
+from engine.facts import extract_facts
+from engine.ledger import CASE_TERMS
+from engine.facts import CANCER_TYPES, IMPLIED_TYPES
+
+GENES = ["EGFR", "KRAS", "BRCA2", "KIT"]
+
+
+def cancer(text: str) -> str | None:
+    return extract_facts(text, genes=GENES, treatment_keywords=["chemotherapy"], rare_cancers=["pancreatic", "anal"]
+                         ).cancer_type
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Pancreatic head adenocarcinoma resected by Whipple, pT2N1.", "pancreatic adenocarcinoma"),
+    ("Adenocarcinoma of the head of the pancreas, borderline resectable.", "pancreatic adenocarcinoma"),
+    ("Clear cell renal carcinoma with lung metastases after nephrectomy.", "renal cell carcinoma"),
+    ("Papillary renal cell carcinoma, metastatic.", "renal cell carcinoma"),
+    ("Squamous cell carcinoma of the cervix, FIGO IB3.", "cervical cancer"),
+    ("Cervical adenocarcinoma, stage IIB.", "cervical cancer"),
+    ("Recurrent HPV-positive oropharyngeal squamous cell carcinoma, PD-L1 CPS 20.",
+     "head and neck squamous cell carcinoma"),
+    ("Squamous cell carcinoma of the base of tongue, T2N1.", "head and neck squamous cell carcinoma"),
+    ("Locoregionally advanced nasopharyngeal carcinoma, T3N2M0, EBV-positive.", "nasopharyngeal carcinoma"),
+    ("Anal canal squamous cell carcinoma, T2N1, HIV negative.", "anal cancer"),
+    ("Squamous cell carcinoma of the anus, T3N0.", "anal cancer"),
+    ("Adenocarcinoma of the distal esophagus, T3N1.", "esophageal cancer"),
+    ("Esophageal squamous cell carcinoma, cT2N0.", "esophageal cancer"),
+    ("Adenocarcinoma of the stomach, cT3N1M0.", "gastric cancer"),
+])
+def test_named_cancer_with_words_between(text, expected):
+    assert cancer(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Right hemicolectomy for a pT3N1a adenocarcinoma, pMMR. Adjuvant therapy?", "colon cancer"),
+    ("After neoadjuvant chemoradiation and esophagectomy, residual ypN1 disease. Next step?", "esophageal cancer"),
+    ("PSA 5.2, Gleason 3+3 in 2 of 12 cores, cT1c. Management?", "prostate cancer"),
+    ("Status post Whipple, pT2N1 adenocarcinoma. Adjuvant options?", "pancreatic adenocarcinoma"),
+    ("Hepatitis C cirrhosis, Child-Pugh A, a 9 cm liver mass with portal vein invasion.",
+     "hepatocellular carcinoma"),
+    ("BCLC stage C, ECOG 1, no prior systemic therapy.", "hepatocellular carcinoma"),
+])
+def test_operation_or_score_implies_the_cancer_when_none_is_named(text, expected):
+    assert cancer(text) == expected
+
+
+def test_a_named_cancer_beats_an_implied_one():
+    # a colectomy done for rectal cancer, a mastectomy history in a lung cancer note
+    assert cancer("Rectal adenocarcinoma, low anterior resection planned after a prior colectomy.") == "rectal cancer"
+    assert cancer("Prior mastectomy in 2010; now stage IV lung adenocarcinoma, EGFR exon 19.") == \
+        "non-small cell lung cancer"
+
+
+def test_no_cancer_is_invented():
+    assert cancer("Liver mass on ultrasound, no history of liver disease. Next imaging?") is None
+    assert cancer("Type 2 diabetes with chronic kidney disease. First-line therapy?") is None
+
+
+def test_implied_cancer_counts_as_rare_like_a_named_one():
+    facts = extract_facts("Status post Whipple, pT2N1 adenocarcinoma.", genes=GENES, treatment_keywords=[],
+                          rare_cancers=["pancreatic"])
+    assert facts.rare
+
+
+def test_every_cancer_type_has_case_words():
+    """Each type facts can emit names its passages for the other-cancer check (ledger.CASE_TERMS)."""
+    names = {name for name, _ in CANCER_TYPES} | {name for name, _ in IMPLIED_TYPES}
+    assert names <= set(CASE_TERMS)
