@@ -132,7 +132,7 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line (from a section)
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
@@ -476,6 +476,7 @@ class Case:
     pdl1_text: str = ""  # as the marker says, for the reasons
     unresectable: bool = False  # stated unresectable/inoperable (engine.facts puts it in stage_text)
     invasion: str | None = None  # bladder: "muscle-invasive" / "non-muscle-invasive" (from stage_text too)
+    line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
 
 
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
@@ -550,7 +551,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
     invasion = next((value for value, rx in _INVASION_RES if rx.search(extent)), None)
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
-                unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion)
+                unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line)
 
 
 def _derive_hormone_receptor(r: dict[str, str]) -> None:
@@ -621,6 +622,14 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
                                                          f"({'MSI-H/dMMR' if case.mmr == 'deficient' else 'MSS/pMMR'})")
     if c.kind == "pdl1":
         return _fit_pdl1(c, case)
+    if c.kind == "line":
+        if case.line is None:
+            return "unknown", ""
+        if case.line == c.value:
+            return "fits", ""
+        # a first-line option for a case that progressed stays open (the progression may have been on adjuvant
+        # therapy); a later-line one does not apply to an untreated case
+        return ("contradicts", "untreated") if c.value == "later" else ("unknown", "")
     return "unknown", ""
 
 
@@ -792,6 +801,27 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 _STAGE_LIKE = ("stage", "setting", "resection", "invasion")  # the disease's extent, not a subgroup
 
 
+# Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
+# "EGFR-directed therapy after first-line chemotherapy" (later, though it says first-line), "Treatment Options for
+# Newly Diagnosed ... (First-Line Therapy)"). Not "relapsed"/"recurrent" alone (first-line treatment of recurrent
+# disease), nor "refractory" alone ("Refractory anemia" is a disease).
+_LATER_SECTION_RE = re.compile(
+    r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogressive (?:stage|disease)\b|\bafter (?:first[- ]line|"
+    r"progression|prior)\b|\bpreviously treated\b|\bpretreated\b|\b(?:platinum|chemotherapy)[- ]refractory\b|"
+    r"\brefractory to\b", re.IGNORECASE)
+_FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:previously )?untreated\b|"
+                               r"\bfront[- ]?line\b|\btreatment[- ]na[iï]ve\b", re.IGNORECASE)
+
+
+def _line_condition(parts: Sequence[str]) -> Condition | None:
+    """The line of therapy the deepest heading that names one states (family "section:line")."""
+    for p in reversed(parts):
+        value = "later" if _LATER_SECTION_RE.search(p) else "first" if _FIRST_SECTION_RE.search(p) else None
+        if value:
+            return Condition(family="section:line", kind="line", text=p, value=value)
+    return None
+
+
 def section_conditions(section: str) -> list[Condition]:
     """The conditions a passage's section path names, each with the heading that names it as its text. Stage and
     setting ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic) are one family of
@@ -808,7 +838,8 @@ def section_conditions(section: str) -> list[Condition]:
             else:
                 key = f":{c.receptors[0][0]}" if c.kind == "receptor" and len(c.receptors) == 1 else ""
                 out.append(replace(c, family=f"section:{c.family}{key}", text=p))
-    return out
+    line = _line_condition(parts)
+    return out + [line] if line else out
 
 
 def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
@@ -862,6 +893,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 label = f"early, operable setting ({label.lower()})"
             elif family == "section":
                 label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
+            elif family == "section:line":
+                label = f"the line of therapy of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             elif family.startswith("section"):
                 label = f"the subgroup of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             unknown.append(label)

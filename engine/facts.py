@@ -729,6 +729,27 @@ def _performance(text: str) -> str | None:
     return None
 
 
+# The line of therapy a note states, for case fit's line-of-therapy sections ("Second-line systemic therapy" does not
+# apply to an untreated case). "first": untreated ("treatment-naive", "no prior systemic therapy", "de novo
+# metastatic", or the question asks for first-line treatment); "later": "progressed on/after", "second-line",
+# "previously treated". Both or neither: None ("relapsed after adjuvant FOLFOX; first-line options?" is not judged).
+_FIRST_LINE_RE = re.compile(
+    r"\btreatment[- ]na[iï]ve\b|\b(?:previously |otherwise )?untreated\b|\b(?:no|without) (?:prior|previous) "
+    r"(?:systemic |palliative |anticancer |oncologic )?(?:therapy|treatment|chemo\w*|systemic)|\bnot (?:yet |been "
+    r"|previously )*treated\b|\bde novo\b|\bfirst[- ]line\b|\bfront[- ]?line\b", re.IGNORECASE)
+_LATER_LINE_RE = re.compile(
+    r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogress(?:ed|ion|ing)\s+(?:on|after|despite|through|while "
+    r"on|during)\b|\brefractory to\b|\b(?:previously|heavily) treated\b|\bpretreated\b", re.IGNORECASE)
+_LINE_NEGATION_RE = re.compile(r"\b(?:no|not|without|nor)\s+(?:\w+\s+)?\Z", re.IGNORECASE)
+
+
+def _line(text: str) -> str | None:
+    first = bool(_FIRST_LINE_RE.search(text))
+    later = any(not _LINE_NEGATION_RE.search(text[max(0, m.start() - 20):m.start()])
+                for m in _LATER_LINE_RE.finditer(text))
+    return "first" if first and not later else "later" if later and not first else None
+
+
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
@@ -756,6 +777,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         performance_status=_performance(text),
         unknown_primary=unknown_primary,
         rare=is_rare(cancer_type, rare_cancers),
+        line=_line(text),
     )
 
 
@@ -788,4 +810,5 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         performance_status=later.performance_status or earlier.performance_status,
         unknown_primary=earlier.unknown_primary or later.unknown_primary,
         rare=earlier.rare or later.rare,
+        line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
     )

@@ -27,6 +27,7 @@ class CaseFacts:
     performance_status: str | None = None  # "ECOG 1", "KPS 80"
     unknown_primary: bool = False
     rare: bool = False
+    line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
 
 
 @dataclass(frozen=True)

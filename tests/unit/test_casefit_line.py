@@ -1,0 +1,71 @@
+"""Line of therapy: a guideline section written for a later line ("Second-line systemic therapy", "EGFR-directed
+therapy after first-line chemotherapy") does not apply to an untreated case. An audit consult for a treatment-naive
+EGFR-mutant case released gefitinib-after-chemotherapy trial lines as "supported"."""
+
+import pytest
+
+from engine.casefit import assess, case_from_facts, section_conditions
+from engine.facts import extract_facts, merge_facts
+
+GENES = ["EGFR", "ALK", "KRAS"]
+LATER = ("Treatment of Progressive Stage IV, Relapsed, and Recurrent NSCLC > Treatment Options for Progressive "
+         "Stage IV, Relapsed, and Recurrent NSCLC (Second-Line Therapy) > EGFR-directed therapy > EGFR-directed "
+         "therapy after first-line chemotherapy (for patients with EGFR-sensitizing variants) > Gefitinib")
+FIRST = ("Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC > Treatment Options for Newly "
+         "Diagnosed Stage IV, Relapsed, and Recurrent NSCLC (First-Line Therapy) > EGFR tyrosine kinase inhibitors")
+
+
+def facts(text: str):
+    return extract_facts(text, genes=GENES, treatment_keywords=["chemotherapy", "carboplatin"], rare_cancers=[])
+
+
+@pytest.mark.parametrize("text, line", [
+    ("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, ECOG 1. First-line treatment?", "first"),
+    ("De novo metastatic breast cancer, no prior treatment. What now?", "first"),
+    ("Treatment-naive metastatic melanoma, BRAF V600E.", "first"),
+    ("Metastatic NSCLC progressed after carboplatin and pembrolizumab. Second-line options?", "later"),
+    ("Previously treated metastatic colon cancer, RAS wild-type.", "later"),
+    ("Stage IIIA NSCLC, chemoradiation completed without progression on imaging. Consolidation?", None),
+    ("Stage II colon cancer resected two years ago. Follow-up?", None),
+    ("Progressed on adjuvant capecitabine; untreated for metastatic disease.", None),  # both: not judged
+])
+def test_the_line_a_note_states(text, line):
+    assert facts(text).line == line
+
+
+def test_later_line_section_does_not_apply_to_an_untreated_case():
+    case = case_from_facts(facts("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, no prior systemic therapy. "
+                                 "First-line treatment?"))
+    fit = assess("Gefitinib improved survival in never-smokers.", case, [LATER])
+    assert fit.verdict == "contradicts"
+    assert "untreated" in fit.reason and "after first-line chemotherapy" in fit.reason
+    assert assess("Osimertinib is a standard option.", case, [FIRST]).verdict == "fits"
+
+
+def test_previously_treated_case_keeps_later_lines_and_only_qualifies_first_line_ones():
+    case = case_from_facts(facts("Metastatic NSCLC, EGFR exon 19 deletion, progressed on chemotherapy."))
+    assert assess("Gefitinib improved survival.", case, [LATER]).verdict == "fits"
+    fit = assess("Osimertinib is a standard option.", case, [FIRST])
+    assert fit.verdict == "unknown" and "line of therapy" in fit.reason
+
+
+def test_unstated_line_is_a_qualifier_not_a_block():
+    case = case_from_facts(facts("Stage IV lung adenocarcinoma, EGFR exon 19 deletion. Options?"))
+    fit = assess("Gefitinib improved survival.", case, [LATER])
+    assert fit.verdict == "unknown" and fit.reason.startswith("applies if the line of therapy")
+
+
+@pytest.mark.parametrize("section", [
+    "Treatment of Relapsed Small Cell Lung Cancer",  # relapsed alone: first-line treatment of recurrent disease
+    "Myelodysplastic Syndromes > Refractory anemia with excess blasts (RAEB)",  # a disease, not a line
+    "Treatment Option Overview > Surgery",
+])
+def test_headings_that_name_no_line(section):
+    assert not [c for c in section_conditions(section) if c.kind == "line"]
+
+
+def test_a_follow_up_turn_moves_the_line_on():
+    first = facts("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, treatment naive.")
+    later = facts("Now progressing on osimertinib. What about second line?")
+    assert merge_facts(first, later).line == "later"
+    assert merge_facts(first, facts("What dose?")).line == "first"
