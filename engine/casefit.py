@@ -18,6 +18,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
                 "Resected"/"resectable" is also a family of its own that an unresectable case contradicts.
     invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
+    line        from a section only: the line of therapy its deepest heading names ("Second-line systemic therapy",
+                "Progressive Stage IV", "after first-line chemotherapy": later; "First-Line Therapy", "Newly
+                Diagnosed": first). A later line contradicts an untreated case (engine.facts ``line``); a first
+                line only qualifies a case that progressed (it may have progressed on adjuvant therapy)
     section     a sentence inherits the conditions its passage's section path names, family by family, for each
                 family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
