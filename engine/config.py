@@ -156,6 +156,9 @@ class RagConfig(_Section):
     min_relevant: int = Field(1, ge=1)
     rewrite: Literal["rule", "llm"] = "rule"
     hyde: bool = False
+    # a case's focused facts + intent query also scores (grades) the first retrieval's passages: max logit of the
+    # two (kb/EVAL.md round 5b); only with a cancer type and two or more sentences
+    grade_focused_query: bool = True
 
 
 class EngineConfig(_Section):

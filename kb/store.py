@@ -15,7 +15,11 @@ Retrieval (``KnowledgeBase.retrieve``):
    ``RetrievalParams.distance_threshold`` when > 0, else the one ``oncotui kb calibrate`` stored in the collection's
    metadata, else the embedder's built-in default (``DEFAULT_THRESHOLDS``);
 3. rerank the survivors with the cross-encoder (query against title + heading path + passage) and keep the best
-   ``rerank_k`` (``rerank=False`` keeps the fused recall order instead);
+   ``rerank_k`` (``rerank=False`` keeps the fused recall order instead). With ``RetrievalParams.grade_queries``
+   (a case's focused facts + intent query, kb/EVAL.md round 5b) each scored hit's ``rerank_score`` is the max of its
+   logit against ``query`` and against each grade query: the gate and recall are unchanged, the score (what grades
+   a passage relevant) is higher where a focused phrasing matches better, and with ``rerank_order = "rerank"`` the
+   order follows that max. No grade queries: one cross-encoder pass, as before;
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -92,9 +96,15 @@ class RetrievalParams:
     # alone and a focused facts query. Each one's dense top ``pool`` is fused with the query's own ranking by
     # reciprocal rank fusion, weight ``multi_query_weight`` each (the query's ranking has 1); 0 or no extra queries:
     # the query alone. The gate is still decided on ``query`` alone, every passage kept must lie within the
-    # threshold of ``query`` (not of the phrasing that found it), and Stage 3 scores passages against ``query``.
+    # threshold of ``query`` (not of the phrasing that found it), and Stage 3 scores passages against ``query``
+    # (and ``grade_queries``, below).
     extra_queries: tuple[str, ...] = ()
     multi_query_weight: float = 0.5
+    # Grade queries (kb/EVAL.md round 5b): Stage 3 also scores each passage it scores against these phrasings and
+    # keeps the max logit per passage (so the cross-encoder of a long vignette does not grade the passage that names
+    # the answer irrelevant). Recall and the gate are unchanged; with rerank_order "rerank" the order uses the max.
+    # Empty (the default): the query alone, no extra cross-encoder pass.
+    grade_queries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1079,7 +1089,11 @@ class KnowledgeBase:
         if params.rerank:
             keep_order = params.rerank_order == "recall"
             pool = passed[:max(1, params.rerank_k)] if keep_order else passed
-            scores = self.rerank_scores(query, [context_text(h.title, h.section, h.page, h.text) for h in pool])
+            texts = [context_text(h.title, h.section, h.page, h.text) for h in pool]
+            scores = self.rerank_scores(query, texts)
+            for grader in dict.fromkeys(x.strip() for x in params.grade_queries):
+                if grader and grader != query.strip():  # the max over the query and each grade query
+                    scores = [max(float(a), float(b)) for a, b in zip(scores, self.rerank_scores(grader, texts))]
             scored = [replace(h, rerank_score=float(sc)) for h, sc in zip(pool, scores)]
             ranked = (scored + passed[len(pool):] if keep_order
                       else sorted(scored, key=lambda h: h.rerank_score, reverse=True))

@@ -9,7 +9,13 @@
   only such passages are relevant the query is rewritten once, as when none is.
 - Multi-query recall: a case of several sentences also recalls with its question sentence alone and a focused
   facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the gate, the
-  per-passage distance check and the grading still judge the whole query. The rewrite's retrieval uses none.
+  per-passage distance check and the grading still judge the whole query (plus the focused grade query below).
+  The rewrite's retrieval uses none.
+- Focused grading (``rag.grade_focused_query``, kb/EVAL.md round 5b): for a case of several sentences whose cancer
+  type is known and that states a marker or asks an intent, the focused query ("hepatocellular carcinoma first-line
+  treatment") is also sent as a grade query: each passage's rerank logit is the max of its logit against the whole
+  query and against the focused one, so the passage naming the answer of a long vignette is not graded irrelevant
+  (and counts towards rag_confidence with that logit). Only in the first retrieval; recall and the gate unchanged.
 - Optional HyDE: the tier model writes a short hypothetical guideline passage used as a recall anchor.
 """
 
@@ -87,28 +93,54 @@ def intent_phrases(question: str) -> list[str]:
     return [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
 
 
+def _sentence_count(cleaned: str) -> int:
+    return len([x for x in _SENTENCE_RE.split(cleaned) if x.strip()])
+
+
+def focused_query(text: str, facts: CaseFacts) -> str:
+    """The facts plus what the question asks for ("non-small cell lung cancer stage IV EGFR exon 19 deletion
+    first-line treatment"); "" when the case states no marker and the question no intent (it would be the cancer's
+    name alone, which recalls general sections)."""
+    intents = intent_phrases(question_sentences(text))
+    if not (intents or facts.markers):
+        return ""
+    parts = [facts.cancer_type, f"stage {facts.stage}" if facts.stage else None, *facts.markers[:2], *intents[:2]]
+    return " ".join(p for p in parts if p)
+
+
 def extra_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
     """More phrasings of a case's question for multi-query recall (kb.store.RetrievalParams.extra_queries): the
-    question sentence alone, and a focused query of the facts plus what the question asks for ("non-small cell lung
-    cancer stage IV EGFR exon 19 deletion first-line treatment"). None for a one-sentence question (the whole text
-    is the question already), and no focused query when the case states no marker and the question no intent (it
-    would be the cancer's name alone, which recalls general sections)."""
+    question sentence alone, and the ``focused_query``. None for a one-sentence question (the whole text is the
+    question already)."""
     cleaned = query_text(text)
-    if len([x for x in _SENTENCE_RE.split(cleaned) if x.strip()]) < 2:
+    if _sentence_count(cleaned) < 2:
         return ()
-    question = question_sentences(text)
-    intents = intent_phrases(question)
-    out = [question]
-    if intents or facts.markers:
-        parts = [facts.cancer_type, f"stage {facts.stage}" if facts.stage else None, *facts.markers[:2], *intents[:2]]
-        out.append(" ".join(p for p in parts if p))
+    out = [question_sentences(text), focused_query(text, facts)]
     return tuple(q for q in dict.fromkeys(out) if q and q != cleaned)
+
+
+def grade_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
+    """The grade queries of a case (kb.store.RetrievalParams.grade_queries): its ``focused_query`` when the case has
+    two or more sentences and a cancer type (a focused query without one, "stage IV first-line treatment", scores
+    other cancers' passages relevant: kb/EVAL.md round 5b); else none."""
+    cleaned = query_text(text)
+    if not facts.cancer_type or _sentence_count(cleaned) < 2:
+        return ()
+    focused = focused_query(text, facts)
+    return (focused,) if focused and focused != cleaned else ()
 
 
 def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...]]:
     """What a consult sends to retrieval for a clinician's raw text: the query (``build_query`` over the redacted
     text and the facts ingestion extracts from it) and the extra queries (none when ``kb.multi_query_weight`` is 0).
     For ``oncotui eval retrieval --as-consult``; the node itself works from the state ingestion wrote."""
+    query, extras, _grades = consult_query_set(text, settings)
+    return query, extras
+
+
+def consult_query_set(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """``consult_queries`` plus the grade queries the first retrieval sends (none when
+    ``rag.grade_focused_query`` is off)."""
     from engine.facts import extract_facts
     from engine.phi import redact
 
@@ -117,7 +149,8 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...]]:
     facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
     extras = extra_queries(redacted, facts) if settings.kb.multi_query_weight > 0 else ()
-    return build_query(redacted, facts), extras
+    grades = grade_queries(redacted, facts) if settings.rag.grade_focused_query else ()
+    return build_query(redacted, facts), extras, grades
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -193,7 +226,9 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
                                  + query, None, 160) or None
     # multi-query recall: the gate and the grading still judge ``query``, the clinician's whole question
     extras = extra_queries(state.case_text, state.facts) if params.multi_query_weight > 0 else ()
-    first = replace(params, extra_queries=extras) if extras else params
+    # focused grading: each passage's logit is the max over ``query`` and the focused facts + intent query
+    grades = grade_queries(state.case_text, state.facts) if ctx.settings.rag.grade_focused_query else ()
+    first = replace(params, extra_queries=extras, grade_queries=grades) if extras or grades else params
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 
     async def graded(q: str, found: Any) -> tuple[Passage, ...]:

@@ -46,7 +46,8 @@ def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
 def test_consult_queries_redact_first_and_follow_the_setting():
     settings = Settings()
     query, extras = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
-    assert "Jane" not in query and "483920117" not in query and query.endswith("systemic therapy?")
+    assert "Jane" not in query and "483920117" not in query
+    assert query.split(" | ")[0].endswith("systemic therapy?")  # the facts ingestion finds may follow
     assert extras[0] == "What first-line systemic therapy?" and "first-line treatment" in extras[-1]
     off = settings.model_copy(update={"kb": settings.kb.model_copy(update={"multi_query_weight": 0.0})})
     assert consult_queries(HCC, off)[1] == ()
@@ -86,3 +87,95 @@ def test_the_rewrite_and_a_one_sentence_question_send_no_extra_queries():
     kb = RecordingKB((ANSWER,))
     _run(kb, "What first-line systemic therapy for advanced hepatocellular carcinoma?")
     assert kb.calls[0][1].extra_queries == ()
+
+
+# --- focused grading (round 5b): the focused facts + intent query also scores the first retrieval's passages
+
+HCC_FACTS = CaseFacts(cancer_type="hepatocellular carcinoma")
+
+
+def test_grade_queries_need_a_case_a_cancer_type_and_a_marker_or_intent():
+    assert corrective_rag.grade_queries(HCC, HCC_FACTS) == ("hepatocellular carcinoma first-line treatment",)
+    # the same focused query multi-query recall sends (one construction)
+    assert corrective_rag.grade_queries(HCC, HCC_FACTS)[0] in extra_queries(HCC, HCC_FACTS)
+    # a one-sentence question: none
+    assert corrective_rag.grade_queries("What first-line systemic therapy for hepatocellular carcinoma?",
+                                        HCC_FACTS) == ()
+    # no cancer type: "stage IV first-line treatment" would grade other cancers' passages relevant
+    assert corrective_rag.grade_queries(HCC, CaseFacts(stage="IV")) == ()
+    # no marker and no intent: none
+    assert corrective_rag.grade_queries("Woman of 60 with breast cancer. What is the prognosis?",
+                                        CaseFacts(cancer_type="breast cancer")) == ()
+
+
+def _run_facts(kb, text: str, facts: CaseFacts, settings: Settings | None = None) -> ConsultState:
+    state = ConsultState(thread_id="PT-0001", consult_id="c1", raw_input="", case_text=text, facts=facts)
+    ctx = NodeContext(settings=settings or Settings(), models=None, kb=lambda: kb,  # type: ignore[arg-type]
+                      emit=lambda e: None)
+    return asyncio.run(corrective_rag.run(state, ctx))
+
+
+def test_only_the_first_retrieval_sends_the_grade_query_and_the_setting_turns_it_off():
+    kb = RecordingKB((RADIATION,), (ANSWER,))  # nothing relevant first: one rewrite
+    _run_facts(kb, HCC, HCC_FACTS)
+    assert len(kb.calls) == 2
+    assert kb.calls[0][1].grade_queries == ("hepatocellular carcinoma first-line treatment",)
+    assert kb.calls[1][1].grade_queries == ()  # the rewrite sends none
+    kb = RecordingKB((ANSWER,))
+    _run_facts(kb, HCC, CaseFacts())  # no cancer type
+    assert kb.calls[0][1].grade_queries == ()
+    kb = RecordingKB((ANSWER,))
+    _run_facts(kb, "What first-line systemic therapy for hepatocellular carcinoma?", HCC_FACTS)  # one sentence
+    assert kb.calls[0][1].grade_queries == ()
+    settings = Settings()
+    off = settings.model_copy(update={"rag": settings.rag.model_copy(update={"grade_focused_query": False})})
+    kb = RecordingKB((ANSWER,))
+    _run_facts(kb, HCC, HCC_FACTS, off)
+    assert kb.calls[0][1].grade_queries == ()
+
+
+def test_consult_query_set_exposes_the_grade_query():
+    query, extras, grades = corrective_rag.consult_query_set(HCC.replace("cirrhosis", "cirrhosis and "
+                                                                         "hepatocellular carcinoma"), Settings())
+    assert (query, extras) == consult_queries(HCC.replace("cirrhosis", "cirrhosis and hepatocellular carcinoma"),
+                                              Settings())
+    assert len(grades) <= 1 and all(g in extras for g in grades)
+
+
+class _Embedder:
+    query_prefix = ""
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+class _Reranker:
+    """The MiniLM cross-encoder on a long vignette: even the passage naming the answer scores low; the focused query
+    scores it high."""
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        focused = query.startswith("hepatocellular carcinoma")
+        return [(3.0 if focused else -6.0) if "atezolizumab" in t.lower() else -5.0 for t in texts]
+
+
+def test_a_vignettes_answering_passage_is_graded_relevant_without_a_rewrite():
+    from kb.store import KnowledgeBase
+
+    kb = KnowledgeBase(chroma_dir=None, collection="grade-focused-node-test", embedder_spec="fake",
+                       reranker_spec="fake", embedder=_Embedder())
+    try:
+        kb._reranker = _Reranker()
+        texts = {"answer": "Atezolizumab plus bevacizumab is a first-line option for advanced HCC.",
+                 "staging": "The BCLC staging system classifies hepatocellular carcinoma by tumour burden."}
+        kb._collection.upsert(ids=list(texts), embeddings=[[1.0, 0.01], [1.0, 0.02]], documents=list(texts.values()),
+                              metadatas=[{"source": "liver.md", "title": "Liver", "section": f"## {k}"} for k in texts])
+        retrieval = _run_facts(kb, HCC, HCC_FACTS).retrieval
+    finally:
+        kb.close()
+    answer = next(p for p in retrieval.passages if p.chunk_id == "answer")
+    assert answer.relevant and answer.rerank_score == 3.0
+    assert retrieval.attempts == 1 and retrieval.rewritten_query is None
+    assert retrieval.rag_confidence == round(corrective_rag.sigmoid(3.0), 4)
