@@ -74,7 +74,7 @@ def main() -> int:
     params = retrieval_params(settings, rerank=not args.no_rerank, distance_threshold=2.0)  # every stage runs
     from dataclasses import replace
 
-    sent = [(q, ()) for q in queries]
+    sent: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [(q, (), ()) for q in queries]
     if args.as_consult:
         from engine.nodes.corrective_rag import consult_queries
 
@@ -83,8 +83,8 @@ def main() -> int:
     stages: dict[str, list[float]] = {k: [] for k in ("recall", "gate", "rerank", "trim", "total", "no_rerank")}
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    for q, extras in sent:
-        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras)) if extras else params).timings
+    for q, extras, grades in sent:
+        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras), grade_queries=tuple(grades))).timings
         recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0) + tm.get("multi_query", 0)
         stages["recall"].append(recall)
         for k in ("gate", "rerank", "trim", "total"):

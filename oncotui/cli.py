@@ -999,7 +999,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.as_consult:
             from engine.nodes.corrective_rag import consult_queries
 
-            def query_fn(text: str) -> tuple[str, tuple[str, ...]]:
+            def query_fn(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
                 return consult_queries(text, settings)
         metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank, query_fn=query_fn)
         stage3 = "none" if args.no_rerank else params.rerank_order

@@ -130,17 +130,11 @@ def grade_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
     return (focused,) if focused and focused != cleaned else ()
 
 
-def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...]]:
-    """What a consult sends to retrieval for a clinician's raw text: the query (``build_query`` over the redacted
-    text and the facts ingestion extracts from it) and the extra queries (none when ``kb.multi_query_weight`` is 0).
-    For ``oncotui eval retrieval --as-consult``; the node itself works from the state ingestion wrote."""
-    query, extras, _grades = consult_query_set(text, settings)
-    return query, extras
-
-
-def consult_query_set(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """``consult_queries`` plus the grade queries the first retrieval sends (none when
-    ``rag.grade_focused_query`` is off)."""
+def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """What a consult's first retrieval sends for a clinician's raw text: the query (``build_query`` over the redacted
+    text and the facts ingestion extracts from it), the extra queries (none when ``kb.multi_query_weight`` is 0) and
+    the grade queries (none when ``rag.grade_focused_query`` is off). For ``oncotui eval retrieval --as-consult`` and
+    ``bench/kb_retrieval.py --as-consult``; the node itself works from the state ingestion wrote."""
     from engine.facts import extract_facts
     from engine.phi import redact
 

@@ -45,7 +45,7 @@ def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
 
 def test_consult_queries_redact_first_and_follow_the_setting():
     settings = Settings()
-    query, extras = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
+    query, extras, _grades = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
     assert "Jane" not in query and "483920117" not in query
     assert query.split(" | ")[0].endswith("systemic therapy?")  # the facts ingestion finds may follow
     assert extras[0] == "What first-line systemic therapy?" and "first-line treatment" in extras[-1]
@@ -134,12 +134,13 @@ def test_only_the_first_retrieval_sends_the_grade_query_and_the_setting_turns_it
     assert kb.calls[0][1].grade_queries == ()
 
 
-def test_consult_query_set_exposes_the_grade_query():
-    query, extras, grades = corrective_rag.consult_query_set(HCC.replace("cirrhosis", "cirrhosis and "
-                                                                         "hepatocellular carcinoma"), Settings())
-    assert (query, extras) == consult_queries(HCC.replace("cirrhosis", "cirrhosis and hepatocellular carcinoma"),
-                                              Settings())
-    assert len(grades) <= 1 and all(g in extras for g in grades)
+def test_consult_queries_expose_the_grade_query():
+    text = HCC.replace("cirrhosis", "cirrhosis and hepatocellular carcinoma")
+    query, extras, grades = consult_queries(text, Settings())
+    assert len(grades) == 1 and grades[0] in extras and "hepatocellular carcinoma" in grades[0]
+    settings = Settings()
+    off = settings.model_copy(update={"rag": settings.rag.model_copy(update={"grade_focused_query": False})})
+    assert consult_queries(text, off)[2] == ()
 
 
 class _Embedder:
