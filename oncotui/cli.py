@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     kq.add_argument("--no-rerank", action="store_true", help="skip Stage 3 (keep the recall order)")
     kq.add_argument("--order", choices=("recall", "rerank"), help="Stage 3 order for this query (default: "
                     "rerank.order): recall keeps Stage 1's order, rerank lets the cross-encoder order the passages")
+    kq.add_argument("--as-consult", action="store_true", help="send the text as a consult's first retrieval does: "
+                    "redacted, the case facts appended, extra phrasings of a case's question (kb.multi_query_weight) "
+                    "and its focused grade query (rag.grade_focused_query)")
     kq.add_argument("--json", action="store_true", help="print the retrieval result as one JSON object")
 
     ev = sub.add_parser("eval", help="measure retrieval and the relevance gate on JSONL query sets, the safety "
@@ -894,11 +897,26 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
         return 1
     params = retrieval_params(settings, rerank=not args.no_rerank,
                               **({"rerank_order": args.order} if args.order else {}))
-    result = kb.retrieve(_read_text(args.text), params)
+    from dataclasses import replace
+
+    text = _read_text(args.text)
+    extras: tuple[str, ...] = ()
+    grades: tuple[str, ...] = ()
+    if args.as_consult:
+        from engine.nodes.corrective_rag import consult_queries
+
+        text, extras, grades = consult_queries(text, settings)
+    result = kb.retrieve(text, replace(params, extra_queries=extras, grade_queries=grades))
     if args.json:
         _print_json(result)
         return 0
     if args.explain:
+        if args.as_consult:
+            print(f"Sent as a consult: query {text!r}")
+            for q in extras:
+                print(f"  extra phrasing (recall, weight {params.multi_query_weight}): {q!r}")
+            for q in grades:
+                print(f"  grade query (Stage 3 logit = the higher of the query's and this one's): {q!r}")
         print(f"Stage 1 recall ({'hybrid: dense + BM25, reciprocal rank fusion' if params.hybrid else 'dense'}): "
               f"{len(result.candidates)} candidates")
         for i, h in enumerate(result.candidates, 1):

@@ -162,3 +162,19 @@ def test_eval_gate_with_grading_counts_both_refusal_points(cli, tmp_path, monkey
     assert rc == 0 and data["out_of_domain_refusal_rate"] == 0.0
     assert data["graded_in_domain_pass_rate"] == 1.0 and data["graded_out_of_domain_refusal_rate"] == 1.0
     assert "with grading" in cli("eval", "gate", "--in", str(ins), "--out", str(outs), "--with-grading")[1]
+
+
+def test_query_as_consult_shows_what_a_consult_sends(cli, tmp_path):
+    """An engineer debugging a consult sees its phrasings: redacted, the facts appended, the question sentence and
+    the focused query used for recall, and the focused query used for grading."""
+    (tmp_path / "anal.md").write_text(GUIDE)
+    assert cli("kb", "ingest", str(tmp_path / "anal.md"))[0] == 0
+    case = "John Smith, MRN 4471823. Anal canal squamous cell carcinoma, T2N1, untreated. What first-line treatment?"
+    rc, out, _ = cli("kb", "query", case, "--as-consult", "--explain")
+    assert rc == 0
+    sent = out.split("Stage 1 recall")[0]
+    assert "Sent as a consult" in sent and "John Smith" not in sent and "4471823" not in sent
+    assert "extra phrasing" in sent and "'What first-line treatment?'" in sent
+    assert "grade query" in sent and "anal cancer" in sent and "first-line treatment" in sent
+    rc, plain, _ = cli("kb", "query", case, "--explain")
+    assert rc == 0 and "Sent as a consult" not in plain
