@@ -380,7 +380,25 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
-    return sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found), key=lambda x: x[0])
+    return _joined_receptors(sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found),
+                                    key=lambda x: x[0]), original)
+
+
+def _joined_receptors(found: list[tuple[int, int, Condition]], text: str) -> list[tuple[int, int, Condition]]:
+    """Receptor statuses written side by side describe one subgroup, all of them required: "HER2-negative hormone
+    receptor-negative" (read as alternatives, the HR-negative half let a HER2-positive case fit). Joined by nothing
+    but spaces or a slash; "HER2-positive or HR-positive" stays two alternatives."""
+    out: list[tuple[int, int, Condition]] = []
+    for a, b, c in found:
+        if out and c.kind == "receptor" and out[-1][2].kind == "receptor" and re.fullmatch(r"\s*/?\s*",
+                                                                                          text[out[-1][1]:a]):
+            pa, _, pc = out[-1]
+            keys = {k for k, _ in pc.receptors}
+            if not keys & {k for k, _ in c.receptors}:
+                out[-1] = (pa, b, replace(pc, text=text[pa:b], receptors=pc.receptors + c.receptors))
+                continue
+        out.append((a, b, c))
+    return out
 
 
 def _as_written(c: Condition, read: str, written: str) -> Condition:
@@ -735,6 +753,8 @@ _TARGET_RE = re.compile(r"\btest(?:s|ed|ing)?\s+for\s", re.IGNORECASE)
 _REGION_END_RE = re.compile(r"[;:.]\s|[;:]|\)|,\s+(?:which|as|and|but|while|whereas)\b|$")
 _CLAUSE_SEP_RE = re.compile(r",\s+(?:and|or|while|whereas|but)\s+|;\s+")
 _FOR_RE = re.compile(r"([\w/-]+)\)?\s+\(?for\s+(?:[a-z][\w-]*\s+){0,2}$")
+_POPULATION_RE = re.compile(r"\)?\s+\(?for\s+(?:patients|people|women|men|adults|individuals|those)\b",
+                            re.IGNORECASE)
 _OR_FOR_RE = re.compile(r"\bor,?\s+for\s+(?:[a-z][\w-]*\s+){0,2}\Z")  # "... (bevacizumab) or, for RAS wild-type ..."
 _THERAPY_WORDS = frozenset("inhibitor inhibitors chemotherapy immunotherapy therapy therapies antibody antibodies "
                            "agent agents conjugate conjugates combination combinations blockade".split())
@@ -778,7 +798,11 @@ def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -
                 continue
         # (b) "<therapy> for <condition>" inside a list of options: "pembrolizumab for PD-L1-positive tumours",
         # "PARP inhibitors for germline BRCA carriers" (not "is used for ...", not in a clause-by-clause sentence)
+        # "... chemotherapy for patients with HER2-negative ... disease was evaluated" names the population the
+        # whole sentence is about, not one option's
         f = _FOR_RE.search(before)
+        if f and _POPULATION_RE.match(before, f.end(1)):
+            f = None
         if not parallel and (_OR_FOR_RE.search(before) or f and (f.group(1).lower() in _THERAPY_WORDS
                                                                    or drug_names(f.group(1)))):
                 options.append(k)

@@ -591,8 +591,9 @@ def test_sentences_inherit_the_subgroup_of_their_section():
 
 
 def test_en_dash_and_spelled_out_receptor_wording():
+    # side by side: one subgroup, both required
     assert [c.receptors for c in conditions("HER2-Negative Hormone Receptor\u2013Positive Breast Cancer")] == [
-        (("HER2", "negative"),), (("HR", "positive"),)]
+        (("HER2", "negative"), ("HR", "positive"))]
     for dash in "\u2010\u2011\u2012\u2013\u2014":
         assert [c.receptors for c in conditions(f"hormone receptor{dash}positive disease")] == [(("HR", "positive"),)]
     assert [c.receptors for c in conditions("estrogen receptor-positive, progesterone receptor\u2013negative")] == [

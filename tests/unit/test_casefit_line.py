@@ -69,3 +69,18 @@ def test_a_follow_up_turn_moves_the_line_on():
     later = facts("Now progressing on osimertinib. What about second line?")
     assert merge_facts(first, later).line == "later"
     assert merge_facts(first, facts("What dose?")).line == "first"
+
+
+def test_receptors_side_by_side_are_one_subgroup_and_a_population_is_the_sentences():
+    """'... chemotherapy for patients with HER2-negative hormone receptor-negative, advanced breast cancer was
+    evaluated' was released (qualified) for a HER2-positive case: the two statuses were read as alternatives (the
+    HR-negative one fit) and 'for patients with' as one option's condition."""
+    line = ("The addition of an antibody to first-line chemotherapy for patients with HER2-negative hormone "
+            "receptor\u2013negative, advanced breast cancer was evaluated in a phase III trial.")
+    her2_pos = case_from_facts(facts("De novo metastatic breast cancer, HER2 IHC 3+, ER negative, PR negative."))
+    fit = assess(line, her2_pos)
+    assert fit.verdict == "contradicts" and "HER2-positive" in fit.reason
+    tnbc = case_from_facts(facts("Metastatic breast cancer, HER2 IHC 0, ER 0%, PR 0%."))
+    assert assess(line, tnbc).verdict == "fits"
+    either = "Options exist for HER2-positive or hormone receptor-positive disease."
+    assert assess(either, her2_pos).verdict == "fits"  # "or": alternatives still
