@@ -149,14 +149,14 @@ class Condition:
 
 
 _STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
-# A stage, a range or a list: "stage I", "stages II-IIIA", "Stages I, II, and III", "stage I, II, or III", "stage II
-# and above". A list is read as the span from its lowest to its highest stage. After a comma only a roman numeral
+# A stage, a range or a list: "stage I", "stages II-IIIA", "Stages I, II, and III", "stage I, II, or III", "Stage
+# II/III/IV", "stage II and above". A list is read as the span from its lowest to its highest stage. After a comma only a roman numeral
 # continues the list ("stage III, 3 months of CAPOX" is stage III).
 _STAGE_TOKEN = r"(?:IV|III|II|I|0|[1-4])[A-C]?(?![\w])"
 _STAGE_RE = re.compile(
     r"\b[Ss]tages?\s+(?P<list>" + _STAGE_TOKEN +
     r"(?:\s*,\s*(?:(?:and|or)\s+)?(?:[Ss]tages?\s+)?(?:IV|III|II|I|0)[A-C]?(?![\w])"
-    r"|\s*(?:[-–—]|to|or|and)\s*(?:[Ss]tages?\s+)?" + _STAGE_TOKEN + r")*)"
+    r"|\s*(?:[-–—/]|to|or|and)\s*(?:[Ss]tages?\s+)?" + _STAGE_TOKEN + r")*)"
     r"(?P<above>\s+(?:and|or)\s+(?:above|higher|greater|beyond))?")
 _STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?![\w])")
 _BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")

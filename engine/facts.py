@@ -97,7 +97,13 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("gallbladder cancer", r"gallbladder (?:cancer|carcinoma)"),
     ("renal cell carcinoma", r"(?:(?:clear|non-clear)[- ]cell |papillary |chromophobe )?renal (?:cell )?(?:carcinoma|"
                              r"cancer)|\bRCC\b|kidney cancer|clear[- ]cell (?:renal|kidney)"),
-    ("urothelial carcinoma", r"urothelial (?:carcinoma|cancer)|bladder (?:cancer|carcinoma)"),
+    ("urothelial carcinoma", r"urothelial (?:carcinoma|cancer)|bladder (?:cancer|carcinoma)|(?:urothelial|"
+                             r"transitional[- ]cell) (?:carcinoma|cancer) of the (?:urinary )?bladder"),
+    # the renal pelvis and ureter: a PDQ summary of its own, not bladder cancer's
+    ("upper tract urothelial carcinoma", r"upper[- ]tract urothelial (?:carcinoma|cancer)|\bUTUC\b|(?:urothelial|"
+                                         r"transitional[- ]cell) (?:carcinoma|cancer) of the (?:renal pelvis|ureter)|"
+                                         r"(?:renal pelvis|ureteral|ureteric) (?:urothelial |transitional[- ]cell )?"
+                                         r"(?:carcinoma|cancer)"),
     ("glioblastoma", r"glioblastoma|\bGBM\b"),
     ("glioma", r"glioma|astrocytoma|oligodendroglioma"),
     ("soft tissue sarcoma", r"(?:soft[- ]tissue )?sarcoma|leiomyosarcoma|liposarcoma"),

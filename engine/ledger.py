@@ -134,7 +134,10 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "cholangiocarcinoma": (r"cholangiocarcinomas?|bile ducts?|biliary", ""),
     "gallbladder cancer": (r"gallbladder", ""),
     "renal cell carcinoma": (r"renal cell|(?-i:RCC)|kidney cancers?", ""),
-    "urothelial carcinoma": (r"urothelial|bladder|transitional[- ]cell", ""),
+    "urothelial carcinoma": (r"urothelial|bladder|transitional[- ]cell",
+                             r"(?:urothelial|transitional[- ]cell) (?:cancers?|carcinomas?) of the renal pelvis"
+                             r"(?: and ureter)?|renal pelvis and ureter|upper[- ]tract urothelial"),
+    "upper tract urothelial carcinoma": (r"renal pelvis|ureter(?:al|ic|s)?|upper[- ]tract", ""),
     "glioblastoma": (r"glioblastomas?|(?-i:GBM)|gliomas?|brain tumou?rs?|central nervous system tumou?rs?", ""),
     "glioma": (r"gliomas?|glioblastomas?|astrocytomas?|oligodendrogliomas?|brain tumou?rs?|"
                r"central nervous system tumou?rs?", ""),

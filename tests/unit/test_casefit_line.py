@@ -84,3 +84,14 @@ def test_receptors_side_by_side_are_one_subgroup_and_a_population_is_the_sentenc
     assert assess(line, tnbc).verdict == "fits"
     either = "Options exist for HER2-positive or hormone receptor-positive disease."
     assert assess(either, her2_pos).verdict == "fits"  # "or": alternatives still
+
+
+def test_a_slashed_stage_list_is_the_span():
+    """'Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL' was read as stage II, so every line of that section
+    contradicted a stage III DLBCL case and the consult ended in the safe refusal."""
+    stage_iii = case_from_facts(facts("Stage III diffuse large B-cell lymphoma, IPI 3. First-line treatment?"))
+    section = ("Treatment of Aggressive, Noncontiguous Stage II/III/IV B-Cell Non-Hodgkin Lymphoma > Treatment "
+               "Options for Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL")
+    assert assess("R-CHOP is a standard option.", stage_iii, [section]).verdict == "fits"
+    stage_i = case_from_facts(facts("Stage I diffuse large B-cell lymphoma."))
+    assert assess("R-CHOP is a standard option.", stage_i, [section]).verdict == "contradicts"

@@ -72,3 +72,24 @@ def test_every_cancer_type_has_case_words():
     """Each type facts can emit names its passages for the other-cancer check (ledger.CASE_TERMS)."""
     names = {name for name, _ in CANCER_TYPES} | {name for name, _ in IMPLIED_TYPES}
     assert names <= set(CASE_TERMS)
+
+
+def test_upper_tract_urothelial_carcinoma_is_not_bladder_cancer():
+    """A muscle-invasive bladder case was answered from the renal pelvis and ureter summary (transitional cell
+    cancer there shares the words): each is now another cancer for the other."""
+    from engine.casefit import other_cancer
+    from engine.state import Passage
+
+    def passage(title: str) -> Passage:
+        return Passage(id="E1", chunk_id="c", title=title, source="x.md", section="Treatment", page=None, text="x",
+                       distance=0.1, rerank_score=1.0)
+
+    upper = passage("Transitional Cell Cancer of the Renal Pelvis and Ureter Treatment (PDQ®) - NCI")
+    bladder = passage("Bladder Cancer Treatment (PDQ®) - NCI")
+    mibc = extract_facts("Muscle-invasive urothelial carcinoma of the bladder, cT2N0M0.", genes=GENES,
+                         treatment_keywords=[], rare_cancers=[])
+    utuc = extract_facts("High-grade urothelial carcinoma of the renal pelvis after nephroureterectomy.",
+                         genes=GENES, treatment_keywords=[], rare_cancers=[])
+    assert mibc.cancer_type == "urothelial carcinoma" and utuc.cancer_type == "upper tract urothelial carcinoma"
+    assert other_cancer(upper, mibc) and not other_cancer(bladder, mibc)
+    assert other_cancer(bladder, utuc) and not other_cancer(upper, utuc)
