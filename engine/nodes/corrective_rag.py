@@ -67,7 +67,9 @@ def build_query(text: str, facts: CaseFacts) -> str:
 # what a case's question asks for, read from its question sentence: (cue words, the phrase a guideline heading uses)
 _INTENTS = (
     (("first-line", "first line", "frontline", "untreated", "newly diagnosed", "initial"), "first-line treatment"),
-    (("second-line", "progress", "refractory", "relapsed", "after"), "second-line treatment after progression"),
+    # not a bare "after": "after resection" asks for adjuvant therapy, "after chemoradiation" for consolidation
+    (("second-line", "second line", "progress", "refractory", "relapsed", "after first-line", "after failure",
+      "previously treated"), "second-line treatment after progression"),
     (("neoadjuvant", "preoperative", "before surgery", "before the operation", "precede"),
      "neoadjuvant preoperative therapy"),
     (("adjuvant", "postoperative", "after resection", "resected"), "adjuvant therapy"),
@@ -76,7 +78,8 @@ _INTENTS = (
     (("recurrent", "recurrence"), "recurrent disease"),
     (("induction",), "induction therapy"),
     (("perioperative",), "perioperative chemotherapy"),
-    (("consolidation",), "consolidation therapy"),
+    (("consolidation", "after chemoradiation", "after chemoradiotherapy", "after concurrent"),
+     "consolidation therapy"),
 )
 _SENTENCE_RE = re.compile(r"(?<=[.?!])\s+")
 

@@ -26,6 +26,10 @@ def test_question_sentence_and_intent():
     assert intent_phrases("Should chemotherapy be given before surgery?") == ["neoadjuvant preoperative therapy"]
     assert intent_phrases("Which maintenance after first-line platinum?")[:1] == ["first-line treatment"]
     assert intent_phrases("What is the prognosis?") == []
+    # "after" alone is no second line: after resection is adjuvant, after chemoradiation consolidation
+    assert intent_phrases("What systemic therapy after resection?") == ["adjuvant therapy"]
+    assert intent_phrases("Anything after chemoradiation?") == ["consolidation therapy"]
+    assert intent_phrases("Options after progression on osimertinib?") == ["second-line treatment after progression"]
 
 
 def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
