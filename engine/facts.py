@@ -141,7 +141,9 @@ IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
     ("esophageal cancer", r"o?esophagectomy"),
     ("pancreatic adenocarcinoma", r"\bwhipple\b|pancreaticoduodenectomy|distal pancreatectomy"),
     ("prostate cancer", r"\bgleason\b|prostatectomy"),
-    ("breast cancer", r"mastectomy|lumpectomy"),
+    # a hormone-receptor status with a value is a breast report's ("ER-negative", "ER 95%, PR 40%"); not "ER visit"
+    ("breast cancer", r"mastectomy|lumpectomy|\b(?:ER|PR|estrogen receptor|progesterone receptor)(?:[- ]?(?:positive|"
+                      r"negative)\b|\s?[+-](?=[\s,.;:/)]|$)|\s+\d{1,3}\s?%|\s+Allred)"),
     ("urothelial carcinoma", r"\bcystectomy|\bTURBT\b"),
     ("renal cell carcinoma", r"nephrectomy"),
     ("hepatocellular carcinoma", r"\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"

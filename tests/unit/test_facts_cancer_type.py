@@ -45,6 +45,8 @@ def test_named_cancer_with_words_between(text, expected):
     ("Hepatitis C cirrhosis, Child-Pugh A, a 9 cm liver mass with portal vein invasion.",
      "hepatocellular carcinoma"),
     ("BCLC stage C, ECOG 1, no prior systemic therapy.", "hepatocellular carcinoma"),
+    ("New lung metastases 4 years after treatment of an ER-negative, HER2-positive primary. Next?", "breast cancer"),
+    ("Bone-only metastases, ER 95%, PR 40%, HER2 IHC 1+. First-line therapy?", "breast cancer"),
 ])
 def test_operation_or_score_implies_the_cancer_when_none_is_named(text, expected):
     assert cancer(text) == expected
@@ -60,6 +62,8 @@ def test_a_named_cancer_beats_an_implied_one():
 def test_no_cancer_is_invented():
     assert cancer("Liver mass on ultrasound, no history of liver disease. Next imaging?") is None
     assert cancer("Type 2 diabetes with chronic kidney disease. First-line therapy?") is None
+    assert cancer("Seen in the ER visit yesterday for pain; CT shows liver lesions.") is None
+    assert cancer("Endometrial carcinoma, ER positive, stage IIIC.") == "endometrial cancer"  # named wins
 
 
 def test_implied_cancer_counts_as_rare_like_a_named_one():
