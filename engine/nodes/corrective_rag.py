@@ -133,6 +133,14 @@ def grade_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
     return (focused,) if focused and focused != cleaned else ()
 
 
+def first_queries(text: str, facts: CaseFacts, settings: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The extra phrasings and the grade queries a consult's first retrieval sends (each off by its setting:
+    ``kb.multi_query_weight`` 0, ``rag.grade_focused_query`` false)."""
+    extras = extra_queries(text, facts) if settings.kb.multi_query_weight > 0 else ()
+    grades = grade_queries(text, facts) if settings.rag.grade_focused_query else ()
+    return extras, grades
+
+
 def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """What a consult's first retrieval sends for a clinician's raw text: the query (``build_query`` over the redacted
     text and the facts ingestion extracts from it), the extra queries (none when ``kb.multi_query_weight`` is 0) and
@@ -145,9 +153,7 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tup
     r = settings.router
     facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
-    extras = extra_queries(redacted, facts) if settings.kb.multi_query_weight > 0 else ()
-    grades = grade_queries(redacted, facts) if settings.rag.grade_focused_query else ()
-    return build_query(redacted, facts), extras, grades
+    return (build_query(redacted, facts), *first_queries(redacted, facts, settings))
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -221,10 +227,9 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     if ctx.settings.rag.hyde:
         anchor = await _llm_json(ctx, state, "Write a short clinical guideline paragraph that would answer: "
                                  + query, None, 160) or None
-    # multi-query recall: the gate and the grading still judge ``query``, the clinician's whole question
-    extras = extra_queries(state.case_text, state.facts) if params.multi_query_weight > 0 else ()
-    # focused grading: each passage's logit is the max over ``query`` and the focused facts + intent query
-    grades = grade_queries(state.case_text, state.facts) if ctx.settings.rag.grade_focused_query else ()
+    # multi-query recall and focused grading: the gate still judges ``query``, the clinician's whole question, and
+    # each passage's logit is the max over ``query`` and the focused facts + intent query
+    extras, grades = first_queries(state.case_text, state.facts, ctx.settings)
     first = replace(params, extra_queries=extras, grade_queries=grades) if extras or grades else params
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 
