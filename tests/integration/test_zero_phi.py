@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import logging
 import sqlite3
 import zlib
@@ -74,8 +75,16 @@ def _variants(needle: str) -> list[str]:
     return list({needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=True)[1:-1]})
 
 
+def _found(needle: str, text: str) -> bool:
+    """A digits-only identifier (a ZIP code, an MRN) counts standing alone, not inside a longer run of digits or hex:
+    "02446" turned up once inside a hash or a timestamp's microseconds in the audit log. Anything else: anywhere."""
+    if needle.isdigit():
+        return re.search(rf"(?<![0-9A-Fa-f]){needle}(?![0-9A-Fa-f])", text) is not None
+    return any(v in text for v in _variants(needle))
+
+
 def _leaks(where: str, text: str) -> list[str]:
-    return [f"{where}: {n!r}" for n in IDENTIFIERS if any(v in text for v in _variants(n))]
+    return [f"{where}: {n!r}" for n in IDENTIFIERS if _found(n, text)]
 
 
 def _cell_text(value: object) -> str:
