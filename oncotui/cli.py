@@ -299,11 +299,9 @@ class ConsultPrinter:
             else:
                 self.err.print(f"  [red]{_escape(event.message)}[/red]")
         elif kind == "HitlRequired":
+            # the commands that decide it go to stdout with the draft (hitl_stop), once
             self.err.print(f"[bold yellow]Waiting for a reviewer[/bold yellow] ({event.approval_id}): "
-                           f"{'; '.join(event.reasons)}\n  A reviewer (not the clinician who asked) reads it with "
-                           f"`oncotui hitl show {event.approval_id}`, then runs `oncotui hitl approve "
-                           f"{event.approval_id} --reviewer ID` (or reject with --note). Nothing is released until "
-                           "then.", soft_wrap=True)  # unwrapped, so the commands can be copied whole from a pipe
+                           f"{_escape('; '.join(event.reasons))}", soft_wrap=True)
             self.hitl_stop(event)
         elif kind == "Final":
             from rich.markdown import Markdown
