@@ -18,10 +18,22 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
                 "Resected"/"resectable" is also a family of its own that an unresectable case contradicts.
     invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
-    line        from a section only: the line of therapy its deepest heading names ("Second-line systemic therapy",
+    line        the line of therapy a section's deepest heading names ("Second-line systemic therapy",
                 "Progressive Stage IV", "after first-line chemotherapy": later; "First-Line Therapy", "Newly
-                Diagnosed": first). A later line contradicts an untreated case (engine.facts ``line``); a first
-                line only qualifies a case that progressed (it may have progressed on adjuvant therapy)
+                Diagnosed": first), the sentence states ("in patients whose disease progressed after first-line
+                chemotherapy", "who had received prior anti-PD-1 therapy", "as second-line therapy", "previously
+                treated", "pretreated", "platinum-refractory": later; "in the first-line setting", "previously
+                untreated", "treatment-naive", "untreated for metastatic disease", "no prior therapy": first; see
+                ``_LINE_LATER_RE``) or the label of the list item it is in states ("1. **Previously treated
+                patients.** One study included ...", to the next numbered item: ``sentence_labels``). The sentence's
+                own overrides its label's, which overrides its heading's. A later line contradicts an untreated case
+                (engine.facts ``line``); a first line only qualifies a case that progressed (it may have progressed
+                on adjuvant therapy). A sentence's or label's line is judged only for a case that states its line.
+                No line: "relapsed"/"recurrent" alone, a bare "after" ("after resection"), "adjuvant", "untreated
+                brain metastases", "prior adjuvant therapy"; a sentence about eligibility or a share of the patients
+                ("one previous treatment was allowed", "53% had received prior therapy": a mixed population); a
+                line after "regardless of". Trial narrative is read like any sentence: a later-line trial's
+                population and results do not apply to an untreated case, a first-line trial's fit it
     section     a sentence inherits the conditions its passage's section path names, family by family, for each
                 family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
@@ -380,6 +392,7 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
+    found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
     return _joined_receptors(sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found),
                                     key=lambda x: x[0]), original)
 
@@ -826,7 +839,9 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
     return out
 
 
-_STAGE_LIKE = ("stage", "setting", "resection", "invasion")  # the disease's extent, not a subgroup
+# the disease's extent, not a subgroup; and the line of therapy ("nivolumab for previously treated patients" is the
+# sentence's own condition, not one option's)
+_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -839,6 +854,92 @@ _LATER_SECTION_RE = re.compile(
     r"\brefractory to\b", re.IGNORECASE)
 _FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:previously )?untreated\b|"
                                r"\bfront[- ]?line\b|\btreatment[- ]na[iï]ve\b", re.IGNORECASE)
+
+
+# The line of therapy a sentence states (family "line"; the sentence's own, so it overrides its section's). PDQ
+# writes it in the sentence ("in patients whose disease progressed after first-line chemotherapy", "for patients
+# who had received prior anti-PD-1 therapy", "as second-line therapy", "in previously untreated patients") or as a
+# list item's label ("1. **Previously treated patients.** One study included ...": ``sentence_labels``).
+# Later: "second-/third-/later-line", "previously treated", "pretreated", "progressed on/after/during ..." and
+# "progression on/after ..." (not after surgery, resection, radiation or (neo)adjuvant therapy: no line of systemic
+# therapy), "after failure of", "refractory to", "platinum-refractory", "relapsed or refractory", "prior/previous
+# <systemic therapy>" (not "prior adjuvant therapy", "prior surgery"), "previously received", and "first-line" after
+# "after", "following", "progressed on", "failure of", "prior" ("after first-line chemotherapy" is later). First:
+# "first-line", "frontline", "previously untreated", "treatment-naive", "untreated patients"/"untreated for
+# metastatic disease" (not "untreated brain metastases": a lesion, not a patient), "newly diagnosed", and a negated
+# prior therapy ("no prior therapy", "had not received prior systemic therapy", "not previously treated").
+# Not lines: "relapsed"/"recurrent" alone (first-line treatment of recurrent disease), a bare "after" ("after
+# resection"), "adjuvant". Trial narrative is read as any sentence (a later-line trial's population and results do
+# not apply to an untreated case; a first-line trial's fit it), except a sentence about eligibility or a share of
+# the patients ("one previous treatment was allowed", "patients who had received prior therapy were excluded",
+# "53% had received prior therapy": a mixed or other population), which states no line; nor does a line after
+# "regardless of" / "with or without".
+_NOT_A_LINE_AFTER = (r"(?!\s+(?:(?:the|an?|initial|primary|their|prior)\s+)?(?:surgery|surgical|resection|radiation|"
+                     r"radiotherapy|chemoradiation|chemoradiotherapy|local|definitive|curative|(?:neo-?)?adjuvant|"
+                     r"cystectomy|prostatectomy|transplant\w*)\b)")
+_SYSTEMIC = (r"(?:therapy|therapies|treatments?|chemotherapy|chemotherapies|regimens?|lines?|immunotherapy|"
+             r"inhibitors?|TKIs?|agents?|anti-PD-?1|anti-PD-?L1|anti-CTLA-?4)")
+_LINE_LATER_RE = re.compile(
+    r"\b(?:second|third|fourth|later|subsequent)[- ]line\b|"
+    r"\b(?:previously|heavily|extensively)[- ]treated\b" + _NOT_A_LINE_AFTER +
+    r"(?!\s+(?:[\w-]+\s+)?(?:metastases|lesions)\b)|\b(?:heavily[- ])?pre-?treated\b|"
+    r"\bprogress(?:ed|ion|ing)\s+(?:on|after|during|following|despite|through|while\s+(?:on|receiving))\b"
+    + _NOT_A_LINE_AFTER + r"|"
+    r"\bafter\s+(?:the\s+)?failure\s+of\b|\bfailed\s+(?:prior|previous|first-line)\b|\brefractory\s+to\b|"
+    r"\b(?:platinum|chemotherapy|chemo|cisplatin|oxaliplatin|fluoropyrimidine|taxane|anthracycline|imatinib|"
+    r"sorafenib|rituximab|lenalidomide|bortezomib|multiply|double|triple)[- ]refractory\b|"
+    r"\brelapsed\s*(?:/|or|and)\s*refractory\b|\brefractory\s*(?:/|or|and)\s*relapsed\b|"
+    r"\b(?:prior|previous)\s+(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?"
+    + _SYSTEMIC + r"\b|\bpreviously\s+received\b", re.IGNORECASE)
+_LINE_FIRST_RE = re.compile(
+    r"\bfirst[- ]line\b|\bfirst-(?=\s*(?:and|or|/)\s*(?:second|later)[- ]line)|\bfront[- ]?line\b|"
+    r"\bpreviously\s+untreated\b|\b(?:treatment|therapy|chemotherapy|chemo|systemic|immunotherapy|TKI)[- ]na[iï]ve\b|"
+    r"\buntreated\s+for\s+(?=(?:metastatic|advanced|recurrent|unresectable)\b)|"
+    r"\buntreated(?=,?\s+(?:(?!metasta|lesion|brain|CNS)[\w-]+,?\s+){0,3}?(?:patients|disease|cancers?|carcinomas?|"
+    r"melanoma|NSCLC|tumou?rs)\b)|\bnewly\s+diagnosed\b", re.IGNORECASE)
+# A first-line mention after one of these is a later line ("after first-line chemotherapy", "progressed on
+# first-line immunotherapy", "failure of first-line therapy", "prior first-line treatment"; not "who received
+# first-line ..."). Not across "disease control on" / "response to" nor in a sentence about maintenance ("olaparib
+# maintenance after disease control on first-line platinum" belongs to the first line).
+_AFTER_FIRST_RE = re.compile(
+    r"\b(?:after|following|beyond|failure\s+of|failing|progress(?:ed|ion|ing)\s+(?:on|after|during|following)|"
+    r"refractory\s+to|resistant\s+to|prior|previous|intolerant\s+(?:of|to))"
+    r"(?:\s+(?!control\b|response\b|responding\b|completion\b|induction\b|stable\b)[\w-]+){0,3}?\s+\Z",
+    re.IGNORECASE)
+_MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)
+_LINE_NEGATED_RE = re.compile(r"\b(?:no|not|without|never|nor)\s+(?:[\w-]+\s+){0,2}\Z", re.IGNORECASE)
+_LINE_SKIP_RE = re.compile(
+    r"\b(?:allowed|permitted|eligible|ineligible|eligibility|excluded|exclusion|did\s+not\s+enroll)\b|"
+    r"\b\d+(?:\.\d+)?\s?%\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was)\b|"
+    r"\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b", re.IGNORECASE)
+
+
+def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
+    """The line of therapy ``text`` states, as conditions of family "line" ("first" / "later"); both are
+    alternatives ("first-line or for previously treated patients")."""
+    if _LINE_SKIP_RE.search(text):
+        return []
+    out: list[tuple[int, int, Condition]] = []
+    for m in _LINE_LATER_RE.finditer(text):
+        before = text[max(0, m.start() - 40):m.start()]
+        if EITHER_WAY_RE.search(before):
+            continue  # "regardless of prior therapy"
+        if _LINE_NEGATED_RE.search(before):
+            # "no prior therapy", "had not received prior systemic therapy": untreated; a negated progression or
+            # second line says nothing
+            if re.match(r"(?:prior|previous)", m.group(0), re.IGNORECASE):
+                out.append((m.start(), m.end(), Condition("line", "line", text[m.start():m.end()], value="first")))
+            continue
+        out.append((m.start(), m.end(), Condition("line", "line", m.group(0), value="later")))
+    for m in _LINE_FIRST_RE.finditer(text):
+        if any(a <= m.start() < b for a, b, _ in out) or EITHER_WAY_RE.search(text[max(0, m.start() - 40):m.start()]):
+            continue
+        cue = None if _MAINTENANCE_RE.search(text) else _AFTER_FIRST_RE.search(text, max(0, m.start() - 60), m.start())
+        start = cue.start() if cue else m.start()  # "after first-line chemotherapy" is read, and shown, whole
+        out = [x for x in out if not (start <= x[0] < m.end())]  # "progressed after" is in it
+        out.append((start, m.end(), Condition("line", "line", text[start:m.end()].strip(),
+                                              value="later" if cue else "first")))
+    return sorted(out, key=lambda x: x[0])
 
 
 def _line_condition(parts: Sequence[str]) -> Condition | None:
@@ -861,6 +962,8 @@ def section_conditions(section: str) -> list[Condition]:
     out: list[Condition] = []
     for p in parts:
         for c in conditions(p):
+            if c.kind == "line":
+                continue  # a heading's line is read by _line_condition below
             if c.family in ("stage", "setting"):
                 out.append(replace(c, family="section", text=p))
             else:
@@ -906,6 +1009,11 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 contradicted.append(f"states the early, operable setting ({', '.join(texts)}); the case is {why}")
             elif family == "resection":
                 contradicted.append(f"states resected or resectable disease; the case is {why}")
+            elif family == "line":
+                contradicted.append(f"states a later line of therapy ({', '.join(texts)}); the case is {why}")
+            elif family == "label:line":
+                contradicted.append(f"comes under the label \u201c{entries[0][0].text}\u201d (a later line of "
+                                    f"therapy); the case is {why}")
             elif family.startswith("section"):
                 whose = f"'s driver is {why[11:]}" if why.startswith("its driver ") else f" is {why}"
                 contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d; the case{whose}")
@@ -923,16 +1031,22 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             elif family == "section:line":
                 label = f"the line of therapy of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
+            elif family == "line":
+                label = f"the line of therapy it states ({label})"
+            elif family == "label:line":
+                label = f"the line of therapy of its label \u201c{entries[0][0].text}\u201d"
             elif family.startswith("section"):
                 label = f"the subgroup of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             unknown.append(label)
     return list(dict.fromkeys(contradicted)), unknown
 
 
-def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
+def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "") -> CaseFit:
     """Whether the sentence's conditions apply to the case (see the module docstring for the rules). ``sections``:
     the section paths of the passages the sentence comes from (one for a passage sentence, the cited passages'
-    for a claim); their stage or setting is inherited when the sentence states none."""
+    for a claim); their stage or setting is inherited when the sentence states none. ``label``: the label of the
+    list item or paragraph the sentence is under ("Previously treated patients.", ``sentence_labels``); its line
+    of therapy is inherited when the sentence states none (and overrides the section's)."""
     found = spans(text)
     clauses = _clauses(text, found)
     by_clause = [[k for k, (a, _, _) in enumerate(found) if x <= a < y] for x, y in clauses]
@@ -940,12 +1054,22 @@ def assess(text: str, case: Case, sections: Sequence[str] = ()) -> CaseFit:
     parallel = any(families[i] & families[j] for i in range(len(families)) for j in range(i + 1, len(families))
                    if by_clause[i] and by_clause[j])
     main, options = _roles(text, found, parallel)
-    inherited = _inherited(sections, {found[k][2].family for k in main}) if sections else []
+    own = {found[k][2].family for k in main}
+    # the label's line, closer to the sentence than its section's: inherited when the sentence states none
+    labelled = [] if "line" in own or not label else \
+        [replace(c, family="label:line", text=" ".join(label.split())) for _, _, c in _line_spans(label)]
+    inherited = _inherited(sections, own | ({"line"} if labelled else set())) if sections else []
+    inherited += labelled
     # A condition the case does not state, stage included, is qualified ("applies if stage III"), not dropped.
     groups = ([[found[k][2] for k in ks if k in main] for ks in by_clause] if parallel
               else [[found[k][2] for k in main]])
     if inherited:
         groups.append(inherited)
+    if case.line is None:
+        # the line a sentence or its label states is judged only for a case that states its own: many notes name
+        # none, and a qualifier on every "first-line ..." / "after prior therapy" sentence would only push them down
+        # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
+        groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []
@@ -1044,27 +1168,60 @@ def recommended_items(passages: Sequence[Passage]) -> set[str]:
     return out
 
 
+# A list item's or paragraph's bold label ("1. **Previously treated patients.** One study included ...")
+_LABEL_RE = re.compile(r"^(?:(?:[-*+\u2022]|\d+[.)])\s+)?\*\*(?P<label>[^*]{3,120}?)\*\*")
+_NUMBERED_RE = re.compile(r"^\d+[.)]\s")
+
+
+def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id (as ``passage_sentences`` numbers them) -> the label that names a line of therapy and that the
+    sentence is under, for ``assess``. PDQ labels a trial by its population ("1. **Previously treated patients.**
+    One study included 173 patients ...") and writes the trial's design and results after it, in the same item,
+    in bullets ("- The median age was 61 years") and in paragraphs; the label holds until the next numbered item,
+    heading or label, within the passage (a chunk that starts inside the item does not see it). Empty for a
+    passage whose units do not split as it does."""
+    out: dict[str, str] = {}
+    for p in passages:
+        ids: list[tuple[str, str]] = []  # (sentence, label), offered ones only
+        label = ""
+        for kind, unit in text_units(p.text):
+            m = _LABEL_RE.match(unit)
+            if kind == "heading" or m or _NUMBERED_RE.match(unit):
+                label = m.group("label").strip() if m and _line_spans(m.group("label")) else ""
+            pieces = split_sentences(unit) if kind in ("text", "list") else []
+            ids += [(s, label) for s in pieces if not list_header(s)]
+        offered = [text for pid, text in passage_sentences([p]).values()]
+        if [s for s, _ in ids] != offered:
+            continue  # the units did not split as the passage does: no guess
+        out |= {f"{p.id}.s{j}": lab for j, (_, lab) in enumerate(ids, 1) if lab}
+    return out
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None,
-           recommended: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           recommended: set[str] | frozenset[str] = frozenset(),
+           labels: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
     conditions, then those whose condition the case does not state; within each of these, recommendations come
     before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
     the first sentence it is offered), then in passage order. Nothing is dropped for its kind. Dropped maps a
     sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
     section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
-    recommendations."""
+    recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
+    therapy."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
     kept: list[tuple[int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
-        fit = assess(text, case, (section,) if section else ())
+        label = (labels or {}).get(sid, "")
+        fit = assess(text, case, (section,) if section else (), label)
         if fit.verdict == "contradicts":
             dropped[sid] = fit.reason
-        else:  # a sentence that states a condition fitting the case ranks before one fitting only by its section
-            own = fit if not section else assess(text, case)
+        else:  # a sentence that states a condition fitting the case (or its label) ranks before one fitting only by
+            # its section
+            own = fit if not section else assess(text, case, label=label)
             kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
@@ -1082,7 +1239,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
-                           {p.id: p.section for p in passages}, recommended_items(passages))
+                           {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
