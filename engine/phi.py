@@ -749,6 +749,42 @@ _MONTH_DAY_CUE_RE = re.compile(
     r"obtained|drawn|admitted|discharged)[ ]((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
     r"(?![\w/%]|[.,-]\d|[ ](?:of|dose|tab|tablet|strength|the|cup|pill|vial)\b|"
     r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u)s\b)[a-z]{1,20}s\b)")  # nor a count of things: "on 3/4 items"
+# a month and day without a year and without such a cue, where a note puts a date (the fractions, ratios and
+# scores of clinical text stay: "ECOG 0/1", "2/12 cores", "1/3 of patients", "grade 2/3", "5/5 strength", "HER2 2/3"):
+#   * after an event of care up to three words back ("CT chest 2/11", "seen 3/4", "labs 3/18", "C2D1 6/17");
+#   * before a colon ("9/30: called pt") or at the head of a line before an event ("- 11/5 admitted");
+#   * in a list right after such a date ("seen 3/4, 3/18 and 3/25")
+# and never right after a score or count word ("CT grade 1/2 toxicity", "pain 3/10", "Allred 2/8").
+_MD_RE = re.compile(
+    r"((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
+    r"(?![\w/%+^]|[.,-]\d|[ ]?(?:of|dose|doses|tab|tabs|tablets?|strength|power|the|cup|pill|vial|positive|negative|"
+    r"involved|ratio|score|cores?|nodes?|ln|lns|hpf|patients|pts|cases|x|[x×*])\b|"
+    r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u|show|reveal|demonstrate|indicate|suggest|remain|note|confirm)s\b)"
+    r"[a-z]{1,20}s\b)")
+_MD_EVENT = (
+    r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
+    r"scans?|imaging|xr|cxr|x-?ray|ultrasound|us|echo|egd|colonoscopy|bronch|bronchoscopy|ebus|biopsy|bx|fna|"
+    r"surgery|resection|lumpectomy|mastectomy|port|admit|admitted|admission|adm|discharged?|d/c|ed|er|"
+    r"c\d{1,2}d\d{1,2}|c\d{1,2}|cycle[ ]\d{1,2}|chemo|infusion|tx|rt|xrt|sbrt|sim|simulation|started|start|"
+    r"stopped|held|resumed|began|last|next|called|phoned|tc|msg|message|path|pathology|cytology|consult|"
+    r"tumor[ ]board|nadir|dx|diagnosed|presented|returned|restaging|staging|pft|pfts|ekg|ecg|mammogram|mammo|"
+    r"dexa|bone[ ]scan|paracentesis|thoracentesis|transfusion|transfused|hospitalized|tte"
+)
+_MD_EVENT_BEFORE_RE = re.compile(
+    rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ])?\Z")
+# a quantity, not a date, after these as the last word: "seen in 3/10", "responses in approximately 1/3"
+_MD_QUANT_BEFORE_RE = re.compile(
+    r"[ ](?:of|in|by|per|than|to|for|about|only|up|all|and|or|with|nearly|approximately|showed|had|were|was|"
+    r"are|is)[ ]{1,2}\Z")
+_MD_EVENT_AFTER_RE = re.compile(rf"[ ]{{1,2}}(?:[-–:][ ]?)?(?:{_MD_EVENT})\b")
+_MD_SCORE_BEFORE_RE = re.compile(
+    r"(?<![\w/-])(?:grade|gr|g|ecog|ps|kps|her2|bp|strength|gleason|score|scores|allred|cps|tps|ratio|pain|nodes|"
+    r"node|ln|lns|cores|core|er|pr|pgr|ki-?67|mitoses|mitotic|hpf|stage|motor|reflexes|power|sensation|pulse|"
+    r"vision|ctcae|toxicity|tab|tabs|dose|take|nrs|vas|esas|likert|rate|ratios|positive|negative|involved|"
+    r"sln|slns|motor|mmt|t|n|m|cn|pn|pt|ct|yp|x)[ ]{1,2}(?:on[ ])?\Z")
+_MD_LIST_GAP_RE = re.compile(
+    r"[ ]{0,2}(?:,|;|,?[ ](?:and|or|&)|,[ ]then|[ ]then)[ ]{1,2}(?:[a-z][a-z/-]{0,20}[ ]){0,3}\Z")
+_MD_LINE_HEAD_RE = re.compile(r"(?:^|\n)[ \t>*•-]{0,6}\Z")
 # lower-case documents: month names in any case, but only in full dates with a year
 _MON_I = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE_RES_LOWER = [
@@ -851,6 +887,23 @@ _PHONE_RE = re.compile(
     r"(?:[ .-]\d{2,5}){1,4}(?:[ ]?(?:x|ext\.?)[ ]?\d{1,6})?(?![\w]|[.-]\d)"
     r"|\+[ ]?\d{7,15}(?![\w]|[.-]\d)"
     r"|\d{10,11}(?![\w]|[.,]\d)")
+# a pager number or a phone extension on its own: "pager 4417", "pgr #2231", "beeper 555", "ext. 3321",
+# "extension 44", "x4521" (a short number, so only after its label; not "extranodal extension 2 mm", "PgR 80%",
+# "PgR 150" (an H-score: "pgr" needs 4 digits or a "#"), "x400 magnification", "x10^9/L", "x3 days")
+_PAGER_RE = _ci(
+    r"(pager|pgr|beeper|bpr|ext|extension)\b\.?[ \t]{0,2}(?:no\.?|number|num)?[ \t]{0,2}[:=-]?[ \t]{0,2}(#[ ]?)?"
+    r"(\d{2,6})(?![\w%+/^]|[.,]\d|[ ]?(?:x|×)[ ]?10)")
+_PAGER_ANCHOR_RE = _ci(r"pager|pgr|beeper|bpr|ext")
+_EXT_X_RE = re.compile(r"[xX](\d{3,5})(?![\w%+/^]|[.,]\d)")
+_EXT_X_ANCHOR_RE = re.compile(r"[xX]\d{3}")
+_PHONE_CONTEXT_RE = _ci(r"\b(?:call|calls|called|phone|tel|page|paged|reach|contact|office|line|desk|clinic|"
+                        r"number|dial|ring|voicemail|vm|fax|cell|mobile|nurse|triage|scheduling|extension|ext)\b")
+_EXT_CLINICAL_BEFORE_RE = _ci(
+    r"(?:extranodal|extracapsular|extraprostatic|extrathyroidal|extrascleral|extraocular|local|direct|tumou?r|"
+    r"nodal|capsular|perineural|intracranial|intraductal|parenchymal|soft[ ]tissue|microscopic|gross|further|"
+    r"of|with|no|any|and)[ ]{1,2}\Z")
+_NOT_EXT_X_AFTER_RE = _ci(r"[ ]?(?:magnification|mag\b|objective|fields?|hpf|power|original|lens|zoom|"
+                          r"times|daily|days?|weeks?|doses?|cycles?|mg|ml)")
 _UNIT_AFTER_RE = re.compile(
     r"[ \t]{0,2}(?:mg|mcg|µg|ug|g\b|kg|ml|mL|l\b|L\b|%|cells|copies|iu|IU|u\b|U\b|units?|/|x[ ]?10|×|"
     r"mm|cm|gy|Gy|cgy|cGy|mmol|µmol|pg|ng|mci|mbq|patients|cases|pts|people|women|men|subjects)")
@@ -1282,6 +1335,18 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
                 add((m.start(), m.end(), "DATE"))
     for m in _iter_win(_MONTH_DAY_CUE_RE, low, num_wins):  # "seen on 4/2", "since 11/14": a date without its year
         add((m.start(1), m.end(1), "DATE"))
+    last_md = -1  # end of the last month/day taken, for the list rule
+    for m in _iter_win(_MD_RE, low, num_wins, "/.,+-"):
+        s, e = m.start(1), m.end(1)
+        head = low[max(0, s - 60):s]
+        if _MD_SCORE_BEFORE_RE.search(head) and not (s >= 3 and low[s - 3:s] == "on "):
+            continue
+        if ((_MD_EVENT_BEFORE_RE.search(head) and not _MD_QUANT_BEFORE_RE.search(head)) or
+                (low[e:e + 1] == ":" and not low[e + 1:e + 2].isdigit()) or
+                (_MD_LINE_HEAD_RE.search(head) and _MD_EVENT_AFTER_RE.match(low, e)) or
+                (last_md >= 0 and s - last_md <= 80 and _MD_LIST_GAP_RE.fullmatch(low, last_md, s))):
+            add((s, e, "DATE"))
+            last_md = e
 
     for m in _BIRTH_YEAR_RE.finditer(text):
         add((m.start(1), m.end(1), "DATE"))
@@ -1335,6 +1400,31 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         s, e = _trim(text, m.start(1), m.end(1), " \t.-(")
         if _valid_phone(text, s, e, True):
             add((s, e, "PHONE_LABEL"))
+    for m in _iter_win(_PAGER_RE, low, _windows(_PAGER_ANCHOR_RE, low, 0, 30)):
+        label, s, e = m.group(1), m.start(3), m.end(3)
+        if _UNIT_AFTER_RE.match(text, e) or _NOT_EXT_X_AFTER_RE.match(low, e):
+            continue
+        if label == "pgr" and not m.group(2) and e - s < 4:
+            continue  # "PgR 150": a progesterone receptor H-score
+        if label == "pgr" and text[m.start(1):m.start(1) + 3] in ("PgR", "PGR") and not m.group(2) and \
+                not _PHONE_CONTEXT_RE.search(low, max(0, m.start() - 40), m.start()):
+            continue  # "ER 95, PGR 2000"? an assay value next to its receptor
+        if label.startswith("ext") and (_EXT_CLINICAL_BEFORE_RE.search(low, max(0, m.start() - 25), m.start())
+                                        or label == "ext" and e - s < 3 and not m.group(2)):
+            continue  # "extranodal extension 44": the extent of a tumour, not a phone line
+        add((m.start(2) if m.group(2) else s, e, "PHONE_LABEL"))
+    for m in _iter_win(_EXT_X_RE, text, _windows(_EXT_X_ANCHOR_RE, text, 0, 8)):
+        s, e = m.start(1), m.end(1)
+        pre = text[max(0, m.start() - 1):m.start()]
+        if pre and pre not in " \t\n(,;:/":
+            continue
+        if re.search(r"\d[ ]?\Z", text[max(0, m.start() - 3):m.start()]) or _NOT_EXT_X_AFTER_RE.match(low, e):
+            continue  # "2 x400", "x400 magnification"
+        ctx = _PHONE_CONTEXT_RE.search(low, max(0, m.start() - 40), m.start()) or \
+            (m.start() >= 2 and re.search(r"\d[ ,]{1,2}\Z", text[max(0, m.start() - 3):m.start()]))
+        if not ctx and (e - s < 4 or text[e - 2:e] == "00"):
+            continue  # a bare "x400", "x1000": a magnification or a count
+        add((m.start(), e, "PHONE_LABEL"))
     for m in _iter_win(_PHONE_RE, text, _windows(_PHONE_ANCHOR_RE, text, 12, 40), "+.-"):
         s, e = _trim(text, m.start(), m.end(), " \t.-")
         if re.fullmatch(r"\d{5}-\d{4}", text[s:e]) and (sm := _STATE_BEFORE_RE.search(text[max(0, s - 5):s])) and \
@@ -1952,9 +2042,11 @@ def _orgs(text: str, toks: list[tuple[int, int]], starts: dict[int, int], mask: 
     return out
 
 
-def _org_name_words(text: str, p: int, lower_mode: bool, max_words: int = 5) -> int:
+def _org_name_words(text: str, p: int, lower_mode: bool, max_words: int = 5, lower_words: bool = False) -> int:
     """End of the organisation name that starts at ``p``: capitalised words (joined by "&", "and", "of",
-    "the"), or in lower-case text up to the first common word; ``p`` when there is none."""
+    "the"), or in lower-case text up to the first common word; ``p`` when there is none.  ``lower_words``: in
+    mixed-case text a name written in lower case after a cue such as "works at" ("works at zillow", "employed by
+    walmart"), whose first word is neither common prose nor English ("works at home", "at a bank" stay)."""
     end = p
     prev = 0
     for m in re.finditer(r"([^\W\d_][\w'’&.-]*)([ ]?)", text[p:p + 160]):
@@ -1966,8 +2058,13 @@ def _org_name_words(text: str, p: int, lower_mode: bool, max_words: int = 5) -> 
             if not m.group(2):
                 break
             continue
-        if not (w[:1].isupper() or (lower_mode and w.lower() not in _VOCAB)) or _fold(w) in _HARD_STOP:
+        lw = w.lower()
+        lower_ok = lower_mode or (lower_words and w.islower() and (
+            end > p or (not _english(lw) and not _is_drugish(_fold(w)) and _fold(w) not in _FIRST_NAMES)))
+        if not (w[:1].isupper() or (lower_ok and lw not in _VOCAB)) or _fold(w) in _HARD_STOP:
             break
+        if lower_words and w.islower() and end > p and text[p:p + 1].isupper():
+            break  # "works at Acme in procurement": a capitalised name ends at a lower-case word
         end = p + m.start(1) + len(w)
         max_words -= 1
         if max_words == 0 or not m.group(2):
@@ -2010,7 +2107,7 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
 
     if "work" in low or "employ" in low or "job" in low or "intern" in low:  # cheap pre-checks
         for m in _iter(_ORG_WORK_CUE_RE, low):
-            take(m.end(), _org_name_words(text, m.end(), lower_mode))
+            take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=True))
     if not lower_mode:
         if " is " not in text and " was " not in text:
             return out
@@ -2754,6 +2851,21 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                         continue
                     found.append((k, k))
 
+    def verb_phrase(k: int) -> bool:
+        """Token k opens a clause of a Title Case note, not a name: a verb of the note ("Works", "Sees", "Smokes")
+        before a preposition, a title, an article or a line end ("Lives In Springfield, Works At Acme Hardware")."""
+        lw = lowers[k]
+        if not (lw in _NOTE_VERBS or _past_tense(lw) or (lw.endswith("s") and len(lw) > 3 and _english(lw) and
+                                                          lw[:-1] in _VOCAB and folds[k] not in _FIRST_NAMES)):
+            return False
+        nxt = re.match(r"[ ]{1,2}([^\W\d_]+)", text[toks[k][1]:toks[k][1] + 30])
+        if nxt is None:
+            return bool(re.match(r"[ \t]*(?:[.;\n]|\Z)", text[toks[k][1]:toks[k][1] + 3]))
+        nw = nxt.group(1).lower()
+        return nw in _ORG_STOP_PREPS or nw in _TITLES or nw in _ARM_DETERMINERS or nw in _ORG_CONNECT or \
+            nw in ("daily", "nightly", "weekly", "alone", "part", "full", "home", "here", "there") or \
+            (nxt.group(1)[:1].islower() and nw in _VOCAB)
+
     # 8. coordination: "Kateřina, James and Emily", "Park and Mann"
     coord_r = re.compile(r"[ \t]*,[ \t]*(?:and[ \t]+|&[ \t]*)?|[ \t]+(?:and|&|or)[ \t]+")
     coord_l = re.compile(r"(?:,[ \t]*|[ \t]+(?:and|&|or)[ \t]+)$")
@@ -2768,7 +2880,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         mr = coord_r.match(text, toks[b][1])
         if mr:
             k = starts.get(mr.end())
-            if k is not None and not is_person[k]:
+            if k is not None and not is_person[k] and not verb_phrase(k):
                 j = extend(k, False, False, max_names=2)
                 if j is not None and not (j == k and lowers[k] in _VOCAB) and add_run(k, j):
                     queue.append((k, j))
@@ -2840,6 +2952,56 @@ _LOWER_PLACE_CUE_RE = re.compile(
     r"(?:treated|seen|hospitali[sz]ed|admitted|diagnosed|transferred|referred|operated|staying|stays|works|"
     r"worked|raised)[ ](?:in|at|from|near)[ ]")
 _PROSE_AFTER_RE = re.compile(r"[,;(]|[ ](?!(?:the|a|an|of|and|or|in|on|for|to|with|at|by|from|vs)\b)[a-z]")
+
+
+# New York's boroughs and a few of its best-known districts: below state level, so a place, but missed by the place
+# rules when they stand alone ("Brooklyn resident", "Flushing, Queens", "Transportation from Staten Island") or
+# look like a surname ("Queens", "Bronx").  Capitalised in mixed-case text (not the MANHATTAN trial in capitals,
+# not "Brooklyn Smith", a person, not a word before "trial"/"study"); in a lower-case note only after "in", "from",
+# "to", "near", "at" ("lives in the bronx").  A capitalised district or town right before ", <borough>" goes with it
+# ("Astoria, Queens", "Flushing, Queens": "flushing" alone is a symptom).
+_DISTRICTS = (r"brooklyn|queens|(?:the[ ])?bronx|staten[ ]island|manhattan|harlem|spanish[ ]harlem|east[ ]harlem|"
+              r"long[ ]island(?:[ ]city)?|coney[ ]island|jackson[ ]heights|bay[ ]ridge|park[ ]slope|bushwick|"
+              r"bed-stuy|bedford-stuyvesant|williamsburg|greenpoint|astoria|flatbush|crown[ ]heights|"
+              r"washington[ ]heights|upper[ ](?:east|west)[ ]side|lower[ ]east[ ]side|south[ ]bronx|"
+              r"(?:east[ ])?new[ ]york[ ]city")
+_DISTRICT_RE = re.compile(rf"(?i:{_DISTRICTS})(?![\w'’-])")
+_DISTRICT_ANCHOR_RE = _ci(r"brooklyn|queens|bronx|staten|manhattan|harlem|island|heights|ridge|slope|bushwick|"
+                          r"stuy|williamsburg|greenpoint|astoria|flatbush|side|new[ ]york")
+_DISTRICT_STOP_AFTER_RE = re.compile(r"[ ](?:[A-Z][a-z]|trial|study|studies|cocktail|project|criteria)")
+_DISTRICT_LOWER_CUE_RE = re.compile(r"(?:in|from|to|near|at|of|lives|resident)[ ]{1,2}\Z")
+_DISTRICT_OK_AFTER_RE = re.compile(r"[ ](?:NY|NYC|New[ ]York|Borough|County|Hospital|Medical|Heights|Island)\b")
+_NEIGHBOURHOOD_BEFORE_RE = re.compile(r"(?<![\w'’-])((?:[A-Z][a-z'’-]{2,30}[ ]){0,2}[A-Z][a-z'’-]{2,30}),[ ]\Z")
+
+
+def _districts(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    if not _DISTRICT_ANCHOR_RE.search(low):
+        return out
+    for m in _iter(_DISTRICT_RE, text, "-"):
+        s, e = m.start(), m.end()
+        v = text[s:e]
+        if v.lower().startswith("the "):
+            s += 4
+            v = v[4:]
+        if lower_mode or v.islower():
+            if not (v.islower() and _DISTRICT_LOWER_CUE_RE.search(low, max(0, m.start() - 12), m.start())):
+                continue
+        else:
+            if not all(w[:1].isupper() and (len(w) == 1 or not w[1:].replace("-", "").isupper())
+                       for w in v.split(" ")):
+                continue  # "queens" in prose, the MANHATTAN trial
+            if _DISTRICT_STOP_AFTER_RE.match(text, e) and not _DISTRICT_OK_AFTER_RE.match(text, e):
+                continue  # "Brooklyn Smith", "Manhattan trial"
+            nb = _NEIGHBOURHOOD_BEFORE_RE.search(text, max(0, s - 70), s)
+            if nb and mask.free(nb.start(1), nb.end(1)) and not _sentence_start(text, nb.start(1)) or \
+                    nb and _PREP_CUE_END_RE.search(low, max(0, nb.start(1) - 8), nb.start(1)):
+                s = nb.start(1)  # "Flushing, Queens", "lives in Astoria, Queens"
+        if out and s < out[-1][1]:  # "Astoria, Queens": one place
+            out[-1] = (out[-1][0], e)
+        elif mask.free(s, e):
+            out.append((s, e))
+    return out
 
 
 def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
@@ -3097,6 +3259,10 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])
+
+    for s, e in _districts(text, low, mask, lower_mode):  # before the names: "Queens", "Staten Island" are places
+        mask.take(s, e)
+        final.append([s, e, "LOCATION", None])
 
     for s, e, key in _names(text, low, toks, starts, ends, mask, lower_mode, shouted=shouted):
         if mask.free(s, e):

@@ -1,0 +1,177 @@
+"""PHI redactor (engine/phi.py): gaps found after the main suite - month/day dates without a year or cue word,
+New York boroughs, pager numbers and phone extensions, Title Case verbs read as names, lower-case employers -
+and hand-written oncology notes with identifiers in awkward places."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.phi import redact
+
+
+def _gone(text: str, *values: str) -> str:
+    out = redact(text).text
+    for v in values:
+        assert v not in out, f"{v!r} survived in {out!r}"
+    return out
+
+
+def _kept(text: str, *values: str) -> str:
+    out = redact(text).text
+    for v in values:
+        assert v in out, f"{v!r} was redacted in {out!r}"
+    return out
+
+
+# --- 1. a month and day without a year and without a cue word ------------------------------------------------
+
+@pytest.mark.parametrize("text,values", [
+    ("CT chest 2/11: new 8 mm nodule", ["2/11"]),
+    ("seen 3/4, labs 3/18", ["3/4", "3/18"]),
+    ("MRI brain 10/2 showed no new lesions.", ["10/2"]),
+    ("PET/CT 12/14: FDG-avid right hilar node, SUV 7.2", ["12/14"]),
+    ("C1D1 of FOLFOX 6/3, C2D1 6/17; labs 6/16 ok", ["6/3", "6/17", "6/16"]),
+    ("Biopsy 4/22 showed adenocarcinoma.", ["4/22"]),
+    ("9/30: called pt re path results", ["9/30"]),
+    ("- 11/5 admitted for febrile neutropenia", ["11/5"]),
+    ("Last chemo 7/9, nadir counts 7/16 and 7/19.", ["7/9", "7/16", "7/19"]),
+    ("ED visit 1/28 for dyspnea", ["1/28"]),
+])
+def test_month_day_without_year_is_a_date(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("ECOG 0/1, 2/12 cores positive, 1/3 of patients, T1/T2, grade 2/3, 5/5 strength, BP 120/80, HER2 2/3",
+     ["0/1", "2/12", "1/3", "T1/T2", "2/3", "5/5", "120/80"]),
+    ("Gleason 4+3, 3/12 cores involved, PNI present", ["3/12"]),
+    ("Strength 4/5 in the left leg; reflexes 2/4 symmetric.", ["4/5", "2/4"]),
+    ("Nodes: 2/14 positive; ENE absent.", ["2/14"]),
+    ("Responses were seen in 3/10 patients and 1/2 had stable disease.", ["3/10", "1/2"]),
+    ("Take 1/2 tablet at night.", ["1/2"]),
+    ("CT grade 1/2 toxicity; pain 3/10 today.", ["1/2", "3/10"]),
+    ("Biopsy: 1/3 cores with Gleason 3+3; 2/3 benign.", ["1/3", "2/3"]),
+    ("PD-L1 CPS 1/10 per protocol", ["1/10"]),
+    ("ER 2/8 Allred, PR 3/8", ["2/8", "3/8"]),
+    ("MRI T2/FLAIR hyperintensity", ["T2/FLAIR"]),
+    ("Labs: K 3/4 of normal? no.", []),
+])
+def test_fractions_and_scores_are_not_dates(text, values):
+    _kept(text, *values)
+
+
+# --- 2. New York boroughs ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,values", [
+    ("Patient lives in Queens with her daughter.", ["Queens"]),
+    ("Address: 41-12 Main St, Flushing, Queens", ["Queens", "Flushing"]),
+    ("Moved to the Bronx last year.", ["Bronx"]),
+    ("He lives on Staten Island and commutes.", ["Staten Island"]),
+    ("Works in Manhattan as a paralegal.", ["Manhattan"]),
+    ("Grew up in Brooklyn, retired to Florida.", ["Brooklyn"]),
+    ("Son drives her in from Brooklyn for each cycle.", ["Brooklyn"]),
+    ("Lives alone in a walk-up in Harlem.", ["Harlem"]),
+    ("She is from Flushing, Queens.", ["Flushing", "Queens"]),
+    ("Lives in Astoria, Queens with partner.", ["Astoria", "Queens"]),
+    ("Brooklyn resident, 3 children.", ["Brooklyn"]),
+    ("Queens apartment, 4th floor walk-up", ["Queens"]),
+    ("Social hx: lives in the bronx with son", ["bronx"]),
+    ("social: from brooklyn, takes the bus from staten island", ["brooklyn", "staten island"]),
+])
+def test_new_york_boroughs_are_locations(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Transportation from Staten Island is difficult.", "Staten Island"),
+    ("Social: lives with wife (Bronx), former bus driver.", "Bronx"),
+    ("Residence: Staten Island, NY", "Staten Island"),
+])
+def test_boroughs_are_typed_as_locations(text, value):
+    r = redact(text)
+    s = text.index(value)
+    assert ("LOCATION", s, s + len(value)) in r.spans, r.spans
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Facial flushing after the infusion; Flushing resolved.", ["flushing", "Flushing"]),
+    ("Brooklyn Smith is her daughter.", ["is her daughter"]),
+])
+def test_borough_words_in_other_senses(text, values):
+    _kept(text, *values)
+
+
+def test_borough_trial_name_in_capitals_is_kept():
+    _kept("Daratumumab in the MANHATTAN trial (JAMA Oncol 2021).", "MANHATTAN")
+
+
+# --- 3. pager numbers and phone extensions ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,values", [
+    ("Please page fellow, pager 4417, with results.", ["4417"]),
+    ("Dr. on call: pgr #2231", ["2231"]),
+    ("beeper 555 after hours", ["beeper 555"]),
+    ("Call the clinic at x4521 to reschedule.", ["4521"]),
+    ("Oncology nurse line ext. 3321", ["3321"]),
+    ("transfer to extension 44 for scheduling", ["extension 44"]),
+    ("Office 617-555-0134 x204", ["0134", "204"]),
+    ("Reach me on ext 7789 or pager: 6612.", ["7789", "6612"]),
+])
+def test_pager_numbers_and_extensions_are_phones(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Extranodal extension 2 mm; extension 3 cm beyond the capsule.", ["2 mm", "3 cm"]),
+    ("ER 95%, PgR 80%, HER2 1+", ["80%"]),
+    ("ER H-score 240, PgR 150", ["150"]),
+    ("Magnification x400 showed mitoses.", ["x400"]),
+    ("WBC 4.5 x10^9/L; dexamethasone 4 mg x3 days", ["x10^9", "x3"]),
+])
+def test_clinical_numbers_are_not_extensions(text, values):
+    _kept(text, *values)
+
+
+# --- 4. Title Case verbs are no names ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,gone,kept", [
+    ("Lives In Springfield, Works At Acme Hardware", ["Springfield", "Acme"], ["Works"]),
+    ("Lives In Springfield, Works At Home", ["Springfield"], ["Works", "Home"]),
+    ("Patient Lives In Springfield, Sees Dr. Jones, Works At Acme Hardware", ["Springfield", "Jones", "Acme"],
+     ["Sees", "Works"]),
+    ("Lives In Duluth, Smokes Daily", ["Duluth"], ["Smokes"]),
+])
+def test_title_case_verbs_after_a_place_are_kept(text, gone, kept):
+    _gone(text, *gone)
+    _kept(text, *kept)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Seen with Kowalski, Brandt and Oyelaran.", ["Kowalski", "Brandt", "Oyelaran"]),
+    ("Family: Grace Liu, Works Liu", ["Grace", "Liu"]),
+])
+def test_real_names_in_lists_still_go(text, values):
+    _gone(text, *values)
+
+
+# --- 5. lower-case employers after "works at/for", "employed by/at" ------------------------------------------
+
+@pytest.mark.parametrize("text,values", [
+    ("He works at zillow as a data engineer.", ["zillow"]),
+    ("She is employed by walmart, night shifts.", ["walmart"]),
+    ("pt works for lockheed martin in procurement", ["lockheed"]),
+    ("Social: employed at costco, nonsmoker", ["costco"]),
+])
+def test_lower_case_employer_after_work_cue(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("He works at home most days.", ["home"]),
+    ("She works at night as a nurse.", ["night"]),
+    ("works for the city, employed by the state", ["city", "state"]),
+    ("employed at a bank, works at a hospital", ["bank", "hospital"]),
+    ("works at pace with fatigue; employed by choice", ["pace", "choice"]),
+])
+def test_lower_case_work_cue_with_ordinary_words_is_kept(text, values):
+    _kept(text, *values)
