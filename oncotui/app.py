@@ -290,6 +290,14 @@ class OncoApp(App[None]):
             await self.open_patient(message.thread_id)
         self.chat.prompt.focus()
 
+    @on(PatientPane.TypedAhead)
+    def _typed_ahead(self, message: PatientPane.TypedAhead) -> None:
+        """A case typed or pasted on the patient list (it has the focus at start) starts in the prompt."""
+        prompt = self.chat.prompt
+        if self.focused is not prompt:
+            self.screen.set_focus(prompt)  # now, not after a refresh: the next key must reach the prompt
+        prompt.insert_text_at_cursor(message.text)
+
     @on(PatientPane.TierChanged)
     def _tier_changed(self, message: PatientPane.TierChanged) -> None:
         self.tier_override = message.tier

@@ -66,6 +66,9 @@ class ChatPane(Vertical):
         text = event.value.strip()
         if text:
             self.post_message(self.Submitted(text))
+        else:  # Enter on an empty prompt: say what it wants rather than nothing at all
+            self.notify("Type the case and a question first, then Enter (e.g. \"Stage IV pancreatic "
+                        "adenocarcinoma, ECOG 1. First-line options?\").", severity="warning", timeout=4)
 
     # -- called by the app --------------------------------------------------------------------------------
     async def show_patient(self, thread_id: str | None, history: list[tuple[dict[str, Any], Any, str | None]],

@@ -15,6 +15,9 @@ class PromptInput(Input):
     ]
 
     def __init__(self, **kwargs: Any) -> None:
+        # Textual's Input selects all its text when focused: coming back to a half-typed case (after opening the
+        # patient it is for, or from another pane) the next key replaced the whole case. Keep the cursor instead.
+        kwargs.setdefault("select_on_focus", False)
         super().__init__(**kwargs)
         self.history: list[str] = []
         self._index = 0  # == len(history): editing a new prompt

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -51,11 +51,20 @@ class PatientPane(Vertical):
             super().__init__()
             self.tier = tier
 
+    class TypedAhead(Message):
+        """Text typed or pasted while the patient list had the focus: it belongs in the chat prompt (the list
+        has it at start, where the chat says 'Type the case')."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "Patients"
         self._rows: list[dict[str, Any]] = []
         self._current: str | None = None
+        self._typing = False  # text is being passed on to the prompt (until the list loses the focus)
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="search PT-… (/)", id="patient-search", compact=True)
@@ -136,6 +145,45 @@ class PatientPane(Vertical):
         n = row.get("consults") or 0
         mark = "▶ " if row["id"] == self._current else "  "
         return f"{mark}{literal(row['id'])}  [dim]{n} consult{'s' if n != 1 else ''}[/dim]"
+
+    # -- text typed on the list goes to the prompt ------------------------------------------------------
+    def on_key(self, event: events.Key) -> None:
+        """A printable key the list has no use for starts the case in the prompt.
+
+        Keys that arrive together (typed fast) are all queued for the list before the focus moves, and reach this
+        handler after it has: so once text is passed on, every printable key bubbling here is passed on too (the
+        'n' of 'pancreatic' is text, not 'new patient') until the focus comes back to this pane. On its own, with
+        the list focused, n still makes a patient and / searches."""
+        if not (event.is_printable and event.character):
+            return
+        if self._typing:
+            if self._focus_inside() and not self._list_focused():  # the search field or the tier: theirs
+                return
+        elif not self._list_focused() or event.key in self.app.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        self._pass_on(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        if event.text and (self._list_focused() or self._typing and not self._focus_inside()):  # see on_key
+            event.stop()
+            self._pass_on(event.text)
+
+    def _list_focused(self) -> bool:
+        return self.app.focused is self.query_one("#patient-list")
+
+    def _focus_inside(self) -> bool:
+        focused = self.app.focused
+        return focused is not None and self in focused.ancestors_with_self
+
+    def _pass_on(self, text: str) -> None:
+        self._typing = True
+        self.post_message(self.TypedAhead(text))
+
+    @on(events.DescendantFocus)
+    def _focus_back(self) -> None:
+        self._typing = False
 
     def action_search(self) -> None:
         self.query_one("#patient-search", Input).focus()
