@@ -874,23 +874,25 @@ _FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:prev
 # the patients ("one previous treatment was allowed", "patients who had received prior therapy were excluded",
 # "53% had received prior therapy": a mixed or other population), which states no line; nor does a line after
 # "regardless of" / "with or without".
-_NOT_A_LINE_AFTER = (r"(?!\s+(?:(?:the|an?|initial|primary|their|prior)\s+)?(?:surgery|surgical|resection|radiation|"
-                     r"radiotherapy|chemoradiation|chemoradiotherapy|local|definitive|curative|(?:neo-?)?adjuvant|"
-                     r"cystectomy|prostatectomy|transplant\w*)\b)")
+_NOT_A_LINE_AFTER = (r"(?!\s+(?:(?:with|by)\s+)?(?:(?:the|an?|initial|primary|their|prior)\s+)?(?:surgery|surgical|"
+                     r"resection|radiation|radiotherapy|EBRT|RT|SBRT|chemoradiation|chemoradiotherapy|local|definitive|"
+                     r"curative|(?:neo-?)?adjuvant|cystectomy|prostatectomy|transplant\w*)\b)")
 _SYSTEMIC = (r"(?:therapy|therapies|treatments?|chemotherapy|chemotherapies|regimens?|lines?|immunotherapy|"
              r"inhibitors?|TKIs?|agents?|anti-PD-?1|anti-PD-?L1|anti-CTLA-?4)")
 _LINE_LATER_RE = re.compile(
     r"\b(?:second|third|fourth|later|subsequent)[- ]line\b|"
     r"\b(?:previously|heavily|extensively)[- ]treated\b" + _NOT_A_LINE_AFTER +
     r"(?!\s+(?:[\w-]+\s+)?(?:metastases|lesions)\b)|\b(?:heavily[- ])?pre-?treated\b|"
-    r"\bprogress(?:ed|ion|ing)\s+(?:on|after|during|following|despite|through|while\s+(?:on|receiving))\b"
+    r"(?<!time to )\bprogress(?:ed|ion|ing)\s+(?:on|after|during|following|despite|through|while\s+(?:on|receiving))\b"
     + _NOT_A_LINE_AFTER + r"|"
-    r"\bafter\s+(?:the\s+)?failure\s+of\b|\bfailed\s+(?:prior|previous|first-line)\b|\brefractory\s+to\b|"
+    r"\bafter\s+(?:the\s+)?failure\s+of\b|\bfailed\s+(?:prior|previous|first-line)\b|"
+    r"(?<!relatively )(?<!inherently )(?<!generally )\brefractory\s+to\b|"
     r"\b(?:platinum|chemotherapy|chemo|cisplatin|oxaliplatin|fluoropyrimidine|taxane|anthracycline|imatinib|"
     r"sorafenib|rituximab|lenalidomide|bortezomib|multiply|double|triple)[- ]refractory\b|"
     r"\brelapsed\s*(?:/|or|and)\s*refractory\b|\brefractory\s*(?:/|or|and)\s*relapsed\b|"
-    r"\b(?:prior|previous)\s+(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?"
-    + _SYSTEMIC + r"\b|\bpreviously\s+received\b", re.IGNORECASE)
+    r"\b(?:prior|previous)\s+(?!to\b)(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?"
+    + _SYSTEMIC + r"\b(?!\s+for\s+(?:an?\s+|another\s+|childhood\s+|(?:a\s+)?prior\s+)?(?:cancer|malignanc))|"
+    r"\bpreviously\s+received\b", re.IGNORECASE)
 _LINE_FIRST_RE = re.compile(
     r"\bfirst[- ]line\b|\bfirst-(?=\s*(?:and|or|/)\s*(?:second|later)[- ]line)|\bfront[- ]?line\b|"
     r"\bpreviously\s+untreated\b|\b(?:treatment|therapy|chemotherapy|chemo|systemic|immunotherapy|TKI)[- ]na[iï]ve\b|"
@@ -902,16 +904,20 @@ _LINE_FIRST_RE = re.compile(
 # first-line ..."). Not across "disease control on" / "response to" nor in a sentence about maintenance ("olaparib
 # maintenance after disease control on first-line platinum" belongs to the first line).
 _AFTER_FIRST_RE = re.compile(
-    r"\b(?:after|following|beyond|failure\s+of|failing|progress(?:ed|ion|ing)\s+(?:on|after|during|following)|"
+    r"\b(?:after|following|beyond|failure\s+of|fail(?:s|ed|ing)?|progress(?:ed|ion|ing)\s+(?:on|after|during|following)|"
     r"refractory\s+to|resistant\s+to|prior|previous|intolerant\s+(?:of|to))"
     r"(?:\s+(?!control\b|response\b|responding\b|completion\b|induction\b|stable\b)[\w-]+){0,3}?\s+\Z",
     re.IGNORECASE)
 _MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)
-_LINE_NEGATED_RE = re.compile(r"\b(?:no|not|without|never|nor)\s+(?:[\w-]+\s+){0,2}\Z", re.IGNORECASE)
+# "no prior therapy", "had not received previous chemotherapy", "not previously treated"; not "did not respond to
+# previous imatinib" (a later line)
+_LINE_NEGATED_RE = re.compile(r"\b(?:(?:no|without|nor)\s+|(?:not|never)\s+(?:yet\s+)?(?:been\s+|had\s+|received\s+|"
+                              r"undergone\s+)?)(?:any\s+)?\Z", re.IGNORECASE)
 _LINE_SKIP_RE = re.compile(
     r"\b(?:allowed|permitted|eligible|ineligible|eligibility|excluded|exclusion|did\s+not\s+enroll)\b|"
-    r"\b\d+(?:\.\d+)?\s?%\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was)\b|"
-    r"\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b", re.IGNORECASE)
+    r"\b\d+(?:\.\d+)?\s?%\)?\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was)\b|"
+    r"\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b|\b(?:zero|0)\s*(?:to|or|-)\s*(?:one|two|1|2)\s+(?:prior|previous)\b",
+    re.IGNORECASE)
 
 
 def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
@@ -935,6 +941,8 @@ def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
         if any(a <= m.start() < b for a, b, _ in out) or EITHER_WAY_RE.search(text[max(0, m.start() - 40):m.start()]):
             continue
         cue = None if _MAINTENANCE_RE.search(text) else _AFTER_FIRST_RE.search(text, max(0, m.start() - 60), m.start())
+        if cue and _LINE_NEGATED_RE.search(text, max(0, cue.start() - 30), cue.start()):
+            cue = None  # "whose cancer had not progressed after 16 weeks of first-line platinum": the first line
         start = cue.start() if cue else m.start()  # "after first-line chemotherapy" is read, and shown, whole
         out = [x for x in out if not (start <= x[0] < m.end())]  # "progressed after" is in it
         out.append((start, m.end(), Condition("line", "line", text[start:m.end()].strip(),
@@ -1169,7 +1177,7 @@ def recommended_items(passages: Sequence[Passage]) -> set[str]:
 
 
 # A list item's or paragraph's bold label ("1. **Previously treated patients.** One study included ...")
-_LABEL_RE = re.compile(r"^(?:(?:[-*+\u2022]|\d+[.)])\s+)?\*\*(?P<label>[^*]{3,120}?)\*\*")
+_LABEL_RE = re.compile(r"^(?:(?:[-*+\u2022]|\d+[.)])\s+)?\*\*(?P<label>[^*\[]{3,120}?)\*\*")  # not a link
 _NUMBERED_RE = re.compile(r"^\d+[.)]\s")
 
 

@@ -54,6 +54,11 @@ def lines(text: str) -> list[str]:
     ("The trial included 502 patients who were untreated for metastatic disease.", ["first"]),
     ("Patients who had not received prior systemic therapy were randomly assigned to two arms.", ["first"]),
     ("The combination is approved for first- and second-line treatment.", ["first", "later"]),  # either
+    # PDQ phrasings met when measuring the rule on the corpus
+    ("The GRID trial included 199 patients with advanced GISTs who did not respond to previous imatinib and "
+     "sunitinib therapy.", ["later"]),  # "not respond to" is no negated prior therapy
+    ("The POLO trial included patients whose cancer had not progressed after 16 weeks of first-line "
+     "platinum-based chemotherapy.", ["first"]),
 ])
 def test_line_stated_in_a_sentence(text, want):
     assert lines(text) == want
@@ -71,6 +76,12 @@ def test_line_stated_in_a_sentence(text, want):
     "One previous treatment (biological or chemotherapy) was allowed in the trial.",  # eligibility: mixed
     "Previous therapy for melanoma had been received by 53% of the patients.",  # a share: mixed population
     "Olaparib maintenance after disease control on first-line platinum is an option.",  # maintenance: first line
+    "Dental status evaluation should be performed prior to therapy to prevent late sequelae.",
+    "Previous treatment for cancer increases the risk of a second malignancy.",  # a risk factor
+    "The study included 517 patients who had received zero to one prior systemic therapy.",  # mixed
+    "Most patients (76%) had experienced disease progression while receiving sorafenib or lenvatinib.",  # a share
+    "Time to progression on subsequent therapy was also longer with rucaparib.",
+    "Patients with recurrent endobronchial obstruction previously treated by EBRT may receive brachytherapy.",
 ])
 def test_phrasings_that_are_no_later_line(text):
     assert "later" not in lines(text)
