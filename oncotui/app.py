@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from engine.config import Settings
     from engine.graph import Engine
     from oncotui.screens.help import HelpRow
-    from oncotui.screens.review import ReviewResult
+    from oncotui.screens.review import ReviewDraft, ReviewResult
 
 log = logging.getLogger("oncotui.app")
 
@@ -102,6 +102,7 @@ class OncoApp(App[None]):
         self._consult_active = False  # until its worker's final state change is handled (all events shown)
         self._live: tuple[str, str] | None = None  # (thread id, consult id) of the consult streaming now
         self._busy_approvals: set[str] = set()
+        self._review_drafts: dict[str, ReviewDraft] = {}  # approval id -> what a reviewer typed and did not sign
         self._model_status = "models load on first consult"
         self._models_ready: set[int] = set()
         self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
@@ -328,6 +329,7 @@ class OncoApp(App[None]):
             return
         item = self.engine.store.approval(message.approval_id)
         if item is None or item.status != "pending" or item.id in self._busy_approvals:
+            self._review_drafts.pop(message.approval_id, None)  # signed elsewhere (the CLI, another terminal)
             self.notify(f"{message.approval_id} is no longer waiting for a reviewer.", severity="warning",
                         markup=False)
             self.refresh_approvals()
@@ -352,7 +354,20 @@ class OncoApp(App[None]):
         case_text = cp.state.case_text if cp else ""  # what the clinician asked, as stored (redacted)
         self.push_screen(ReviewScreen(item, self.reviewer, message.action, case_text=case_text, role=role,
                                       refusal=why, may_reject=may_reject,
-                                      check=lambda text: review_edits(text, passages), rules=rules), self._reviewed)
+                                      check=lambda text: review_edits(text, passages), rules=rules,
+                                      draft=self._review_drafts.get(item.id), keep=self._keep_review_draft),
+                         self._reviewed)
+        if item.id in self._review_drafts:
+            self.notify(f"Your unsigned edits to {item.id} are back.", timeout=4, markup=False)
+
+    def _keep_review_draft(self, approval_id: str, draft: ReviewDraft | None) -> None:
+        """The review screen closed: keep what the reviewer typed and did not sign (None: nothing, or signed)."""
+        if draft is None:
+            self._review_drafts.pop(approval_id, None)
+            return
+        self._review_drafts[approval_id] = draft
+        self.notify(f"Not signed. Your edits to {approval_id} are kept: open it again to continue.",
+                    title="Review closed", timeout=6, markup=False)
 
     def _reviewed(self, result: ReviewResult | None) -> None:
         if result is None or self.engine is None:

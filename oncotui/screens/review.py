@@ -37,6 +37,18 @@ class ReviewResult:
     reviewer: str = ""  # the id typed in the review screen (who signs)
 
 
+@dataclass(frozen=True)
+class ReviewDraft:
+    """What a reviewer typed and chose but did not sign: kept (in memory) when the screen is closed without a
+    decision, and put back when the item is opened again. Esc by mistake, or to read the evidence pane, used to
+    throw away an edited draft and the note."""
+
+    action: str | None
+    edited_text: str
+    note: str
+    reviewer: str
+
+
 # reviewer id -> (role or "" when the id may not sign, why approving is refused or "", may reject)
 Rules = Callable[[str], tuple[str, str, bool]]
 
@@ -50,22 +62,29 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     ReviewScreen.-short #review-case { max-height: 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close without deciding", id="review_close"),
+        Binding("escape", "close", "Close without deciding", id="review_close",
+                tooltip="Close without deciding (edits kept)"),
     ]
 
     def __init__(self, item: Any, reviewer: str, action: str | None = None, *, case_text: str = "", role: str = "",
                  refusal: str = "", may_reject: bool = True,
-                 check: Callable[[str], tuple[str, ...]] | None = None, rules: Rules | None = None) -> None:
+                 check: Callable[[str], tuple[str, ...]] | None = None, rules: Rules | None = None,
+                 draft: ReviewDraft | None = None, keep: Callable[[str, ReviewDraft | None], None] | None = None,
+                 ) -> None:
         """``case_text``: the case and question as stored (redacted). ``role`` / ``refusal`` / ``may_reject``: the
         rules' verdict on ``reviewer``; ``rules`` gives the verdict on another id typed into the reviewer field
-        (without it the id is fixed)."""
+        (without it the id is fixed). ``draft``: what was left unsigned last time (put back); ``keep`` is told
+        what is left unsigned when the screen closes without a decision (None: nothing, or it was signed)."""
         super().__init__()
+        self.draft = draft
+        self.keep = keep
         self.case_text = case_text
         self.check = check  # the critic's rules on an edited text (engine.safety.review_edits over the evidence)
         self.rules = rules
         self._check_timer: Timer | None = None
         self.item = item
         self.reviewer = reviewer
+        self.opened_by = reviewer  # the id the screen opened with (ui.reviewer or the OS user)
         self.requested = action  # what the reviewer asked for when opening (kept while the id is refused)
         self.action = action
         self.role = role
@@ -114,9 +133,37 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         return action == "reject" and self.may_reject or not self.refusal
 
     def on_mount(self) -> None:
+        if self.draft is not None:
+            self._restore(self.draft)
         self._apply_rules()
         self._show_editor(self.action == "approve_with_edits")
         self.query_one("#review-edit" if self.action == "approve_with_edits" else "#review-note").focus()
+
+    def _restore(self, draft: ReviewDraft) -> None:
+        self.query_one("#review-edit", TextArea).text = draft.edited_text
+        self.query_one("#review-note", Input).value = draft.note
+        if self.rules is not None and draft.reviewer != self.reviewer:  # a colleague had typed their id
+            self.query_one("#review-reviewer", Input).value = draft.reviewer
+            self.reviewer = draft.reviewer
+            self.role, self.refusal, self.may_reject = self.rules(draft.reviewer)
+        if self.action is None:  # opened to look (Enter): carry on with what was chosen
+            self.action = self.requested = draft.action
+
+    def unsent(self) -> ReviewDraft | None:
+        """What was typed and not signed; None when the draft, the note and the reviewer id are as they opened."""
+        edited = self.query_one("#review-edit", TextArea).text
+        note = self.query_one("#review-note", Input).value
+        reviewer = self.query_one("#review-reviewer", Input).value.strip()
+        if edited == self.item.preview and not note.strip() and reviewer == self.opened_by:
+            return None
+        action = self.action or ("approve_with_edits" if edited != self.item.preview else None)
+        return ReviewDraft(action, edited, note, reviewer)
+
+    def action_close(self) -> None:
+        """Close without deciding; what was typed is kept for the next time this item is opened."""
+        if self.keep is not None:
+            self.keep(self.item.id, self.unsent())
+        self.dismiss(None)
 
     def _apply_rules(self) -> None:
         """Enable what the rules allow the current reviewer id; drop a chosen action they refuse (and bring back
@@ -180,7 +227,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     def _pressed(self, event: Button.Pressed) -> None:
         button = event.button.id or ""
         if button == "cancel":
-            self.dismiss(None)
+            self.action_close()
         elif button == "approve_with_edits" and self.action != button:
             # first press opens the editor on the draft; the second signs
             self.action = button
@@ -203,4 +250,6 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             self.notify("Reject needs a note saying why.", severity="error")
             self.query_one("#review-note").focus()
             return
+        if self.keep is not None:
+            self.keep(self.item.id, None)  # signed: nothing left to keep
         self.dismiss(ReviewResult(self.item.id, action, note, edited, self.reviewer))

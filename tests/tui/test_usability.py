@@ -8,8 +8,9 @@ from pathlib import Path
 
 from textual import events
 
-from tests.tui.conftest import build, wait_for
-from tests.tui.test_flows import SIZE
+from oncotui.screens.review import ReviewScreen
+from tests.tui.conftest import TIER2_CASE, build, submit, wait_for
+from tests.tui.test_flows import SIZE, open_review
 
 
 async def test_a_case_typed_on_the_patient_list_goes_to_the_prompt(tmp_path: Path) -> None:
@@ -76,3 +77,40 @@ async def test_an_empty_question_says_what_to_type(tmp_path: Path, notices) -> N
         await pilot.pause()
         assert app._consult is None
         assert any(severity == "warning" and "Type the case" in message for severity, message in notices), notices
+
+
+async def test_review_edits_and_note_survive_closing_the_review_screen(tmp_path: Path, notices) -> None:
+    app, engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        [item] = engine.store.approvals("pending")
+        screen = await open_review(pilot, "e")
+        screen.query_one("#review-edit").text = "Discuss at the tumour board first."
+        screen.query_one("#review-note").value = "checked the trial data"
+        await pilot.press("escape")  # by mistake, or to look something up in the evidence pane
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        assert any("kept" in message and item.id in message for _, message in notices), notices
+        screen = await open_review(pilot, "enter")  # opened again: the edits, the note and the choice are back
+        assert screen.query_one("#review-edit").text == "Discuss at the tumour board first."
+        assert screen.query_one("#review-note").value == "checked the trial data"
+        assert screen.action == "approve_with_edits" and screen.query_one("#review-edit").display
+        await pilot.click("#cancel")  # the Cancel button keeps them too
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        screen = await open_review(pilot, "enter")
+        assert screen.query_one("#review-edit").text == "Discuss at the tumour board first."
+        await pilot.click("#approve_with_edits")  # signs what was kept
+        await wait_for(pilot, lambda: engine.store.approval(item.id).status == "approved_with_edits")
+        assert engine.store.approval(item.id).note == "checked the trial data"
+        assert not app._review_drafts  # signed: nothing kept
+
+
+async def test_closing_an_untouched_review_keeps_nothing(tmp_path: Path, notices) -> None:
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        await open_review(pilot, "a")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        assert not app._review_drafts and not any("kept" in message for _, message in notices)
