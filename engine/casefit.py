@@ -68,7 +68,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 read as in case facts (engine.facts.pdl1_range); a TPS range is not judged against a CPS value
 
 The case's side comes from CaseFacts: stage (+ sub-stage letter, "metastatic", "unresectable" and "(non-)muscle-
-invasive" from stage_text, where engine.facts puts them), the marker
+invasive" from stage_text, where engine.facts puts them; a stage IV read from TNM with M0, bladder T4bN0M0, is not
+metastatic; "muscle-invasive" without a stage is stage II or higher (AJCC 8: T2 or more), an interval whose every
+group a stage class must fit or contradict: "early" or "metastatic" lines are qualified, "stage I" contradicts),
+the marker
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
 wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive breast cancer", "hormone
 receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
@@ -127,7 +130,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, her2_ish,
+from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, her2_ish,
                           her2_score, mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
@@ -514,6 +517,7 @@ class Case:
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
 
 
+_STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
 _CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
 _CASE_UNRESECTABLE_RE = re.compile(r"\bunresectable\b|\binoperable\b|\bnot (?:surgically )?resectable\b",
@@ -533,7 +537,10 @@ def case_from_facts(facts: CaseFacts) -> Case:
         # stage IVA/IVB is not always distant disease (head and neck, cervix): there it must say "metastatic"
         said = bool(_CASE_METASTATIC_RE.search(facts.stage_text or ""))
         metastatic = group == 4 and (letter not in ("A", "B") or said)
-        if group == 4 and not metastatic:
+        tnm = TNM_RE.search(facts.stage_text or "")
+        if group == 4 and tnm and tnm.group("m") == "0" and not _STAGE_WORDS_RE.search(facts.stage_text or ""):
+            metastatic = False  # stage IV from TNM with M0 (bladder T4b: IVA): not metastatic
+        elif group == 4 and not metastatic:
             metastatic = None  # unknown, not "no": neither "metastatic" nor "non-metastatic" is judged
         if metastatic:
             name += " (metastatic)"
@@ -584,6 +591,9 @@ def case_from_facts(facts: CaseFacts) -> Case:
     _derive_hormone_receptor(receptors)
     extent = (facts.stage_text or "").translate(DASHES)
     invasion = next((value for value, rx in _INVASION_RES if rx.search(extent)), None)
+    if stage is None and invasion == "muscle-invasive":
+        # muscle-invasive bladder cancer is T2 or more: stage II or higher (AJCC 8), never 0 or I; no group within
+        stage, name = (20, 49), "muscle-invasive (stage II or higher)"
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line)
@@ -668,15 +678,27 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     return "unknown", ""
 
 
+# stage class -> (groups it fits, groups it contradicts)
+_CLASS_SETS: dict[str, tuple[set[int], set[int]]] = {
+    "early": ({0, 1, 2}, {3, 4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({4}, {0, 1, 2}),
+    "limited-stage": ({1, 2, 3}, {4}), "extensive-stage": ({4}, {0, 1, 2, 3}),
+    "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set()),
+    "localised": ({0, 1, 2, 3}, set()), "resectable": ({0, 1, 2, 3}, set())}
+
+
 def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
+    """A stage class against the case's stage: fits when every stage group the case may be in fits, contradicts
+    when every one is against it (muscle-invasive bladder cancer, "stage II or higher", is neither early nor
+    metastatic for sure: "early" and "metastatic" lines are qualified, a "localised" one too)."""
     if case.stage is None:
         return "unknown", ""
+    groups = set(range(case.stage[0] // 10, case.stage[1] // 10 + 1))
+    if len(groups) > 1:
+        fits, against = _CLASS_SETS[value]
+        return ("fits", "") if groups <= fits else ("contradicts", case.stage_name) if groups <= against \
+            else ("unknown", "")
     group = case.stage[0] // 10
-    sets = {"early": ({0, 1, 2}, {3, 4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({4}, {0, 1, 2}),
-            "limited-stage": ({1, 2, 3}, {4}), "extensive-stage": ({4}, {0, 1, 2, 3}),
-            "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set()),
-            "localised": ({0, 1, 2, 3}, set()), "resectable": ({0, 1, 2, 3}, set())}
-    fits, against = sets[value]
+    fits, against = _CLASS_SETS[value]
     if value in ("metastatic", "non-metastatic", "localised", "resectable") and group == 4:
         if case.metastatic is None:  # stage IVA/IVB without "metastatic" (head and neck): may be either
             return "unknown", ""

@@ -3,9 +3,12 @@
 Rules, each tested:
 - Cancer type: every phrase in CANCER_TYPES is searched; the longest match wins (the most specific: "triple-negative
   breast cancer" over "breast cancer"), ties go to the earliest. "small cell lung" never matches inside "non-small".
-- Stage: roman ("stage IIIB"), arabic ("stage 4"), "extensive-stage" (IV) as stated; TNM ("T3N1M1": M1 -> IV,
-  else N1-3 -> III, a routing-only approximation since true stage groups differ by cancer) only when no stage is
-  stated ("cT2N1M0 stage IIB" is IIB); "metastatic" without "non-" implies IV when neither is there. Several stages
+- Stage: roman ("stage IIIB"), arabic ("stage 4"), "extensive-stage" (IV) as stated; TNM only when no stage is
+  stated ("cT2N1M0 stage IIB" is IIB): for bladder cancer (urothelial carcinoma with a bladder cue) by AJCC 8th
+  edition (``bladder_stage``: "cT2N0M0" -> II, "T3aN0M0"/"T1-4aN1M0" -> III, "N2-3M0" -> III, "T4bN0M0" -> IV,
+  M1 -> IV; "T4N1M0" (T4a or T4b) or an "x" -> none rather than a guess), otherwise a routing-only
+  approximation ("T3N1M1": M1 -> IV, else N1-3 -> III) since true stage groups differ by cancer; "metastatic"
+  without "non-" implies IV when neither is there (so "cT2N0M0 ... metastatic" stays II: the TNM wins). Several stages
   of one kind mentioned -> the highest (disease progresses; routing must not under-call it). The extent words
   "unresectable", "inoperable", "muscle-invasive", "non-muscle-invasive" are added to stage_text for case fit
   ("stage IIIA, unresectable"), and so is "resected" ("resectable") when resection is stated as done (or now
@@ -179,7 +182,11 @@ _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", 
                            "resectable"})
 # Dashes written for a hyphen ("hormone receptor\u2013positive", "ER\u2013negative"): read as "-" (same length).
 DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
-_TNM_RE = re.compile(r"\b[cpy]?T(?:[0-4x]|is)[a-d]?\s*N([0-3x])[a-c]?\s*M([01x])[a-c]?\b", re.IGNORECASE)
+# T, N and M stated together ("cT2N0M0", "ypT3a N1 M0", "Ta N0 M0"). Shared with case fit (M0: not metastatic).
+TNM_RE = re.compile(r"\b(?:y?[cp]|y)?T(?P<t>[0-4x]|is|a)(?P<ts>[a-d])?\s*N(?P<n>[0-3x])[a-c]?\s*M(?P<m>[01x])[a-c]?\b",
+                    re.IGNORECASE)
+# Bladder cancer's cue beside "urothelial carcinoma" (the renal pelvis and ureter are staged otherwise)
+_BLADDER_RE = re.compile(r"\bbladder\b|\bN?MIBC\b|cystectomy|\bTURBT\b", re.IGNORECASE)
 # "metastatic potential", "metastatic risk", "propensity for metastatic spread": a tumour's risk, not its stage.
 # Shared with case fit.
 NOT_A_STAGE = (r"(?![ -](?:potential|propensity|capacity|ability|risk|rates?|spread|failures?|"
@@ -223,7 +230,10 @@ _NOT_GIVEN_BEFORE_RE = re.compile(r"\b(?:(?:candidate|eligible|ineligible|fit|un
                                   r"prefer(?:s|red)?|preference\s+for|would\s+(?:like|favou?r|choose)|wishes)\b[^.;]{0,30}$", re.IGNORECASE)
 _NOT_GIVEN_AFTER_RE = re.compile(r"[\s-]*(?:in)?eligib|[\s-]*(?:un)?fit\b|[\s-]*candidate", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
-_NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated|no prior (?:therapy|treatment)", re.IGNORECASE)
+# "untreated brain metastases" is a lesion, not an untreated patient (shared with the line of therapy below)
+_NOT_THE_PATIENT = r"(?!,?\s+(?:(?:and\s+)?[\w-]+,?\s+){0,2}?(?:metastas[ie]s|metastatic\s+lesions?|lesions?|mets)\b)"
+_NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated" + _NOT_THE_PATIENT + r"|no prior (?:therapy|treatment)",
+                       re.IGNORECASE)
 
 
 # A negation before a run of MMR terms ("not MSI-H", "non-MSI-H/dMMR", "negative for MSI-H", "no dMMR") or a
@@ -470,15 +480,43 @@ def _best_cancer_type(text: str) -> str | None:
     return min(implied)[1] if implied else None
 
 
-def _stage(text: str) -> tuple[str | None, str | None]:
+def bladder_stage(m: re.Match[str]) -> str | None:
+    """The AJCC 8th edition stage group of bladder cancer from a ``TNM_RE`` match, or None where T, N and M do not
+    settle it (an "x", T0, or "T4" without a/b where the group turns on it). N0 M0: Ta/Tis 0, T1 I, T2 II, T3/T4a
+    IIIA; T1-T4a N1 M0 IIIA; N2-N3 M0 IIIB; T4b any N M0 IVA; M1a IVA, M1b IVB (the group is returned: the
+    sub-stage letters are not kept)."""
+    t, sub, n, metastasis = m.group("t").lower(), (m.group("ts") or "").lower(), m.group("n").lower(), \
+        m.group("m").lower()
+    if metastasis == "1":
+        return "IV"
+    if metastasis != "0" or t in ("x", "0") or n == "x":
+        return None
+    if t == "4" and sub == "b":
+        return "IV"
+    if t == "4" and not sub:
+        return None  # T4a (III) or T4b (IVA)
+    if n in "23":
+        return "III"
+    if n == "1":
+        return "III" if t not in ("a", "is") else None  # Ta/Tis N1: not a group AJCC lists
+    return {"a": "0", "is": "0", "1": "I", "2": "II", "3": "III", "4": "III"}[t]
+
+
+def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
-    ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is."""
+    ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
+    read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``), else as a routing
+    approximation (M1: IV, else N1-3: III)."""
     stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)]
     stated += [("IV", m.group(0)) for m in _EXTENSIVE_RE.finditer(text)]
     derived: list[tuple[str, str]] = []
-    for m in _TNM_RE.finditer(text):
-        n, metastasis = m.group(1).lower(), m.group(2).lower()
-        if metastasis == "1":
+    bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
+    for m in TNM_RE.finditer(text):
+        n, metastasis = m.group("n").lower(), m.group("m").lower()
+        if bladder:  # where T, N and M do not settle the group ("T4 N1 M0": IIIA or IVA), none rather than a guess
+            if (group := bladder_stage(m)) is not None:
+                derived.append((group, m.group(0)))
+        elif metastasis == "1":
             derived.append(("IV", m.group(0)))
         elif n in "123":
             derived.append(("III", m.group(0)))
@@ -739,10 +777,12 @@ def _performance(text: str) -> str | None:
 
 # The line of therapy a note states, for case fit's line-of-therapy sections ("Second-line systemic therapy" does not
 # apply to an untreated case). "first": untreated ("treatment-naive", "no prior systemic therapy", "de novo
-# metastatic", or the question asks for first-line treatment); "later": "progressed on/after", "second-line",
-# "previously treated". Both or neither: None ("relapsed after adjuvant FOLFOX; first-line options?" is not judged).
+# metastatic", or the question asks for first-line treatment; not "untreated brain metastases": a lesion, not the
+# patient); "later": "progressed on/after", "second-line", "previously treated". Both or neither: None ("relapsed
+# after adjuvant FOLFOX; first-line options?" is not judged).
 _FIRST_LINE_RE = re.compile(
-    r"\btreatment[- ]na[iï]ve\b|\b(?:previously |otherwise )?untreated\b|\b(?:no|without) (?:prior|previous) "
+    r"\btreatment[- ]na[iï]ve\b|\b(?:previously |otherwise )?untreated\b" + _NOT_THE_PATIENT
+    + r"|\b(?:no|without) (?:prior|previous) "
     r"(?:systemic |palliative |anticancer |oncologic )?(?:therapy|treatment|chemo\w*|systemic)|\bnot (?:yet |been "
     r"|previously )*treated\b|\bde novo\b|\bfirst[- ]line\b|\bfront[- ]?line\b", re.IGNORECASE)
 _LATER_LINE_RE = re.compile(
@@ -772,7 +812,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
                   rare_cancers: Iterable[str]) -> CaseFacts:
     text = text.translate(DASHES)
     cancer_type = _best_cancer_type(text)
-    stage, stage_text = _stage(text)
+    stage, stage_text = _stage(text, cancer_type)
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
     return CaseFacts(
