@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -51,6 +52,9 @@ PANE_FOCUS = {"patients": "#patient-list", "chat": "#prompt", "evidence": "#pass
 HINTS = (("ModelError", "Check the model profile in config.toml, or run `oncotui models setup`."),
          ("KBError", "Index guidelines with `oncotui kb ingest --demo` (or your own files)."),
          ("Timeout", "The step took too long: try again, or raise engine.node_timeout_s."))
+
+
+QUIT_CONFIRM_S = 6.0  # quitting while work would be lost asks first: the quit key again within this many seconds
 
 
 def hint_for(message: str) -> str:
@@ -107,6 +111,7 @@ class OncoApp(App[None]):
         self._models_ready: set[int] = set()
         self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
         self._user_errors: tuple[type[Exception], ...] = ()
+        self._quit_asked = -QUIT_CONFIRM_S  # monotonic time of the last "quit?" notice
         self.last_export: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -604,6 +609,36 @@ class OncoApp(App[None]):
         self.engine.store.ensure_patient(thread_id)
         await self.open_patient(thread_id)
         self.chat.prompt.focus()  # the status line and the chat title name the new patient: no toast needed
+
+    async def action_quit(self) -> None:
+        """Quit; but while a consult runs, a sign-off is being applied or a review has unsigned edits, the first
+        press says what would be lost and the quit key again (within QUIT_CONFIRM_S) quits."""
+        losses = self._quit_losses()
+        now = time.monotonic()
+        if losses and now - self._quit_asked > QUIT_CONFIRM_S:
+            self._quit_asked = now
+            self.notify("\n".join(losses) + f"\nPress {self._key_display('quit', 'ctrl+q')} again to quit.",
+                        title="Quit?", severity="warning", timeout=QUIT_CONFIRM_S, markup=False)
+            return
+        self.exit()
+
+    def _quit_losses(self) -> list[str]:
+        losses = []
+        if self.consult_running:
+            thread = self._live[0] if self._live else self.current_patient
+            losses.append(f"A consult for {thread} is running: quitting stops it at its last finished step "
+                          f"({self._key_display('resume', 'ctrl+r')} continues it after a restart)."
+                          if thread else "A consult is running: quitting stops it.")
+        if self._busy_approvals:
+            losses.append(f"A reviewer's decision on {', '.join(sorted(self._busy_approvals))} is being applied.")
+        if self._review_drafts:
+            losses.append(f"Unsigned review edits ({', '.join(sorted(self._review_drafts))}) are lost on quitting.")
+        return losses
+
+    def _key_display(self, binding_id: str, default: str) -> str:
+        """The first key a binding is on now (after ui.keymap), as the footer shows it."""
+        keys = dict(self.settings.ui.keymap).get(binding_id, default) if self.settings else default
+        return self.get_key_display(Binding(keys.split(",")[0].strip(), ""))
 
     def action_cancel_consult(self) -> None:
         if self._consult is not None and not self._consult.is_finished:

@@ -9,7 +9,8 @@ from pathlib import Path
 from textual import events
 
 from oncotui.screens.review import ReviewScreen
-from tests.tui.conftest import TIER2_CASE, build, submit, wait_for
+from tests.fakes import FakeModel
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
 from tests.tui.test_flows import SIZE, open_review
 
 
@@ -114,3 +115,48 @@ async def test_closing_an_untouched_review_keeps_nothing(tmp_path: Path, notices
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
         assert not app._review_drafts and not any("kept" in message for _, message in notices)
+
+
+async def test_quit_mid_consult_asks_first(tmp_path: Path, notices) -> None:
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        await wait_for(pilot, lambda: app.chat.pending is None and bool(app.chat.views))  # first step arrived
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app._exit and app.consult_running
+        [warning] = [m for s, m in notices if s == "warning" and "quit" in m.lower()]
+        warning = warning.replace("^", "ctrl+")  # keys as the footer shows them
+        assert "PT-0001" in warning and "ctrl+q again" in warning and "ctrl+r continues" in warning
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app._exit)
+
+
+async def test_quit_with_nothing_running_quits_at_once(tmp_path: Path) -> None:
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app._exit)
+
+
+async def test_quit_with_unsigned_review_edits_asks_first(tmp_path: Path, notices) -> None:
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "e")
+        screen.query_one("#review-note").value = "half way through"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app._exit
+        assert any("Unsigned review edits" in m for s, m in notices if s == "warning"), notices
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app._exit)
+
