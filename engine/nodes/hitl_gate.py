@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from engine.casefit import sentence_kind
 from engine.context import NodeContext
 from engine.governor import review_reasons as deferred_claims
 from engine.safety import drug_names, instruction_like, instruction_passages
@@ -34,6 +35,17 @@ def answers_no_treatment(state: ConsultState) -> bool:
     return not (_TREATMENT_TERM_RE.search(text) or drug_names(text))
 
 
+def answers_with_trial_results_only(state: ConsultState) -> bool:
+    """A treatment question whose released claims are all trial narrative or statistics ("In the phase III ...
+    trial, patients were randomly assigned", "median PFS was 25.7 months (HR, 0.50)"): what a trial found, not
+    what the guideline recommends, so a person should say what it means for this case. One recommendation or
+    plain statement among them is enough (``casefit.sentence_kind``)."""
+    released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
+    if not released or not _TREATMENT_QUESTION_RE.search(state.case_text):
+        return False
+    return all(sentence_kind(text) == 2 for text in released)
+
+
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
     reasons: list[str] = []
     r = state.routing
@@ -57,6 +69,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     if answers_no_treatment(state):
         reasons.append("The question asks what to do, but no released claim names a treatment or approach (the "
                        "quoted passages may not answer it)")
+    elif answers_with_trial_results_only(state):
+        reasons.append("The question asks what to do, but every released claim reports a trial's results, none a "
+                       "guideline recommendation (a person should judge what they mean for this case)")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

@@ -30,3 +30,24 @@ def test_other_questions_and_empty_answers_are_not_flagged():
     assert not waits(state("Hepatocellular carcinoma: what is the prognosis at BCLC C?",
                            ("Median survival is about one year.", "supported")))
     assert not waits(state(HCC))  # nothing released: the consult is refused anyway
+
+
+def trial_only(s: ConsultState) -> bool:
+    return any("every released claim reports a trial's results" in r for r in review_reasons(s, 0.0))
+
+
+ALK = "Stage IV NSCLC, ALK rearrangement, treatment naive. What first-line therapy?"
+TRIAL = ("In the phase III ALEX trial, 303 patients were randomly assigned to receive alectinib or crizotinib.",
+         "supported")
+STATS = ("Median progression-free survival was 34.8 months with alectinib (HR, 0.43; 95% CI, 0.32-0.58).",
+         "qualified")
+
+
+def test_a_treatment_answer_made_only_of_trial_results_waits_for_a_reviewer():
+    assert trial_only(state(ALK, TRIAL, STATS))
+    # one recommendation among them is a guideline answer: released as usual
+    assert not trial_only(state(ALK, TRIAL, ("Alectinib is a standard first-line treatment option.", "supported")))
+    # a blocked recommendation is not released, so it does not count
+    assert trial_only(state(ALK, TRIAL, ("Alectinib is recommended.", "blocked")))
+    # not a question about what to do: trial results may be the answer
+    assert not trial_only(state("Stage IV NSCLC, ALK rearrangement: what did the ALEX trial show?", TRIAL, STATS))
