@@ -70,8 +70,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
 The case's side comes from CaseFacts: stage (+ sub-stage letter, "metastatic", "unresectable" and "(non-)muscle-
 invasive" from stage_text, where engine.facts puts them; a stage IV read from TNM with M0, bladder T4bN0M0, is not
 metastatic; "muscle-invasive" without a stage is stage II or higher (AJCC 8: T2 or more), an interval whose every
-group a stage class must fit or contradict: "early" or "metastatic" lines are qualified, "stage I" contradicts),
-the marker
+group a stage class must fit or contradict: "early" or "metastatic" lines are qualified, "stage I" contradicts;
+engine.facts' routing guess from TNM, node-positive M0 as III, is not used where the cancer's groups differ:
+``_routing_only_stage``), the marker
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
 wild-type), the cancer type ("triple-negative breast cancer", "HER2-positive breast cancer", "hormone
 receptor-positive breast cancer") and altered genes (facts.genes). A HER2 marker with its IHC score refines
@@ -130,8 +131,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, her2_ish,
-                          her2_score, mmr_readings, pdl1_range)
+from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE,
+                          bladder_stage, her2_ish, her2_score, mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -524,11 +525,35 @@ _CASE_UNRESECTABLE_RE = re.compile(r"\bunresectable\b|\binoperable\b|\bnot (?:su
                                    re.IGNORECASE)
 
 
+# Cancers whose AJCC 8th edition groups put every node-positive, M0 case in stage III (engine.facts reads any "N1-3
+# M0" as III for routing; for breast "T2N1M0" is IIB, pancreas IIB, gastric "T1N1M0" IB, prostate IVA)
+_NODE_POSITIVE_IS_III = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "melanoma", "anal cancer",
+                                   "Merkel cell carcinoma"})
+
+
+def _routing_only_stage(facts: CaseFacts) -> bool:
+    """The case's stage is engine.facts' routing approximation from TNM, not the cancer's stage group: not used for
+    case fit (the stage is then unknown: stage lines are qualified, never contradicted by a guess). Node-positive
+    M0 outside ``_NODE_POSITIVE_IS_III``; bladder TNM is read by its own staging (``bladder_stage``: trusted where
+    it gives the same group); thyroid cancer's stage is never derived (M1 differentiated cancer under 55 is II)."""
+    words = facts.stage_text or ""
+    if re.search(r"\bstage\b|\bextensive\b", words, re.IGNORECASE):
+        return False  # stated
+    if facts.cancer_type == "thyroid cancer":
+        return True
+    m = TNM_RE.search(words)
+    if m is None:
+        return False  # "metastatic": IV
+    if facts.cancer_type == "urothelial carcinoma":
+        return bladder_stage(m) != facts.stage
+    return m.group("m") != "1" and facts.cancer_type not in _NODE_POSITIVE_IS_III
+
+
 def case_from_facts(facts: CaseFacts) -> Case:
     stage: tuple[int, int] | None = None
     name = ""
     metastatic: bool | None = None
-    if facts.stage and facts.stage.upper() in _ROMAN:
+    if facts.stage and facts.stage.upper() in _ROMAN and not _routing_only_stage(facts):
         sub = _CASE_SUBSTAGE_RE.search(facts.stage_text or "")
         letter = sub.group(2).upper() if sub and _ROMAN[sub.group(1).upper()] == _ROMAN[facts.stage.upper()] else None
         stage = _fine(facts.stage, letter)
