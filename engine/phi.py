@@ -758,20 +758,27 @@ _MONTH_DAY_CUE_RE = re.compile(
 _MD_RE = re.compile(
     r"((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
     r"(?![\w/%+^]|[.,-]\d|[ ]?(?:of|dose|doses|tab|tabs|tablets?|strength|power|the|cup|pill|vial|positive|negative|"
-    r"involved|ratio|score|cores?|nodes?|ln|lns|hpf|patients|pts|cases|x|[x×*])\b|"
+    r"involved|ratio|score|cores?|nodes?|ln|lns|hpf|patients|pts|cases|x|[x×*]|fx|fxs|fractions?|cycles?|"
+    r"courses?|hours?|hrs?|h|days?|wks?|weeks?|months?|years?|inch|inches|mile|cc|way|done|complete)\b|"
     r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u|show|reveal|demonstrate|indicate|suggest|remain|note|confirm)s\b)"
     r"[a-z]{1,20}s\b)")
 _MD_EVENT = (
     r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
     r"scans?|imaging|xr|cxr|x-?ray|ultrasound|us|echo|egd|colonoscopy|bronch|bronchoscopy|ebus|biopsy|bx|fna|"
     r"surgery|resection|lumpectomy|mastectomy|port|admit|admitted|admission|adm|discharged?|d/c|ed|er|"
-    r"c\d{1,2}d\d{1,2}|c\d{1,2}|cycle[ ]\d{1,2}|chemo|infusion|tx|rt|xrt|sbrt|sim|simulation|started|start|"
+    r"c\d{1,2}d\d{1,2}|sim|simulation|started|start|"
     r"stopped|held|resumed|began|last|next|called|phoned|tc|msg|message|path|pathology|cytology|consult|"
     r"tumor[ ]board|nadir|dx|diagnosed|presented|returned|restaging|staging|pft|pfts|ekg|ecg|mammogram|mammo|"
-    r"dexa|bone[ ]scan|paracentesis|thoracentesis|transfusion|transfused|hospitalized|tte"
+    r"dexa|bone[ ]scan|paracentesis|thoracentesis|transfusion|transfused|hospitalized|tte|note|addendum|"
+    r"encounter|update|referral|referred|ref|call|telephone|phone|tel|portal|fax|faxed|received"
 )
 _MD_EVENT_BEFORE_RE = re.compile(
     rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ])?\Z")
+# a treatment count is written like a date ("cycle 2/6", "chemo 3/6": the 3rd of 6 cycles): after these a month and
+# day is read only with a day past 12, where no count of cycles reaches ("C3 AC 3/21", "infusion 4/18")
+_MD_CYCLE_BEFORE_RE = re.compile(
+    r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy)"
+    r"(?:[ ][a-z][\w/+-]{0,20}){0,3}[ ]{1,2}(?:on[ ])?\Z")
 # a quantity, not a date, after these as the last word: "seen in 3/10", "responses in approximately 1/3"
 _MD_QUANT_BEFORE_RE = re.compile(
     r"[ ](?:of|in|by|per|than|to|for|about|only|up|all|and|or|with|nearly|approximately|showed|had|were|was|"
@@ -781,10 +788,11 @@ _MD_SCORE_BEFORE_RE = re.compile(
     r"(?<![\w/-])(?:grade|gr|g|ecog|ps|kps|her2|bp|strength|gleason|score|scores|allred|cps|tps|ratio|pain|nodes|"
     r"node|ln|lns|cores|core|er|pr|pgr|ki-?67|mitoses|mitotic|hpf|stage|motor|reflexes|power|sensation|pulse|"
     r"vision|ctcae|toxicity|tab|tabs|dose|take|nrs|vas|esas|likert|rate|ratios|positive|negative|involved|"
-    r"sln|slns|motor|mmt|t|n|m|cn|pn|pt|ct|yp|x)[ ]{1,2}(?:on[ ])?\Z")
+    r"sln|slns|motor|mmt|t|n|m|cn|pn|yp|x)[ ]{1,2}(?:on[ ])?\Z")
 _MD_LIST_GAP_RE = re.compile(
     r"[ ]{0,2}(?:,|;|,?[ ](?:and|or|&)|,[ ]then|[ ]then)[ ]{1,2}(?:[a-z][a-z/-]{0,20}[ ]){0,3}\Z")
 _MD_LINE_HEAD_RE = re.compile(r"(?:^|\n)[ \t>*•-]{0,6}\Z")
+_MD_TIME_AFTER_RE = re.compile(r"[ ,]{1,2}(?:at[ ])?(?:[01]?\d|2[0-3]):[0-5]\d(?!\d)")  # "4/17 9:40am"
 # lower-case documents: month names in any case, but only in full dates with a year
 _MON_I = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE_RES_LOWER = [
@@ -1341,8 +1349,10 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         head = low[max(0, s - 60):s]
         if _MD_SCORE_BEFORE_RE.search(head) and not (s >= 3 and low[s - 3:s] == "on "):
             continue
-        if ((_MD_EVENT_BEFORE_RE.search(head) and not _MD_QUANT_BEFORE_RE.search(head)) or
-                (low[e:e + 1] == ":" and not low[e + 1:e + 2].isdigit()) or
+        cue = _MD_EVENT_BEFORE_RE.search(head) or (int(low[s:e].split("/")[1]) > 12 and
+                                                   _MD_CYCLE_BEFORE_RE.search(head))
+        if ((cue and not _MD_QUANT_BEFORE_RE.search(head)) or
+                (low[e:e + 1] == ":" and not low[e + 1:e + 2].isdigit()) or _MD_TIME_AFTER_RE.match(low, e) or
                 (_MD_LINE_HEAD_RE.search(head) and _MD_EVENT_AFTER_RE.match(low, e)) or
                 (last_md >= 0 and s - last_md <= 80 and _MD_LIST_GAP_RE.fullmatch(low, last_md, s))):
             add((s, e, "DATE"))
@@ -1398,6 +1408,8 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
 
     for m in _iter(_PHONE_LABEL_RE, low):
         s, e = _trim(text, m.start(1), m.end(1), " \t.-(")
+        if ")" in text[s:e] and "(" not in text[s:e]:  # "(beeper 2207). 72 yo": the bracket closes the number
+            s, e = _trim(text, s, text.index(")", s), " \t.-(")
         if _valid_phone(text, s, e, True):
             add((s, e, "PHONE_LABEL"))
     for m in _iter_win(_PAGER_RE, low, _windows(_PAGER_ANCHOR_RE, low, 0, 30)):
@@ -2083,15 +2095,29 @@ def _uncommon(words: list[str]) -> bool:
 # Well-known hospitals whose usual name has no head noun ("Brigham and Women's", "Mass General Brigham") and their
 # abbreviations.  Only abbreviations that mean nothing else in oncology text: not MSK (musculoskeletal), CHOP (the
 # regimen), DFCI (trial names), MSKCC / UCLA (prognostic models, symptom scales).  Case-sensitive, except "MD
-# Anderson" (its scales and models, "MD Anderson Symptom Inventory", are protected phrases and stay whole).
+# Anderson" (its scales and models, "MD Anderson Symptom Inventory", are protected phrases and stay whole).  New York
+# centres named without a head noun ("NYU Langone", "Sloan Kettering", "Mount Sinai") too, but not in a citation's
+# "the Memorial Sloan-Kettering experience" or a model's name ("... nomogram").
 _KNOWN_ORG_RE = re.compile(
     r"(?<![\w-])(?:Brigham[ ](?:and|&)[ ]Women['’]s|Mass(?:achusetts)?[ ]General[ ]Brigham|Dana[- ]Farber|"
     r"Beth[ ]Israel(?:[ ]Deaconess)?|MGH|BWH|BIDMC|UCSF|UPMC|OHSU|MDACC|NYULH|VUMC|UTSW|"
+    r"(?:NYU[ ]Langone(?:[ ]Health)?|New[ ]?York[- ]Presbyterian|Weill[ ]Cornell|"
+    r"(?:Memorial[ ])?Sloan[- ]Kettering|Mount[ ]Sinai|Montefiore)"
+    r"(?![ ](?:experience|nomogram|model|criteria|score|classification|system|series|prognostic))|"
     r"(?i:m\.?[ ]?d\.?[ ]anderson))(?![\w-])")  # "MD Anderson": MD is part of the name, not a title
 
 
 def _known_orgs(text: str, mask: _Mask) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _KNOWN_ORG_RE.finditer(text) if mask.free(m.start(), m.end())]
+
+
+# a hospital called after a saint, named without its head noun after a verb of care or transfer ("transferred
+# from St. Barnabas", "admitted to Saint Clare's"; not "St. John's wort", not a street: "at St. Marks Place")
+_SAINT_ORG_RE = re.compile(
+    r"(?:(?:transferred|admitted|discharged|seen|treated|referred|sent|moved|taken|brought|followed|works?|"
+    r"worked|"
+    r"hospitali[sz]ed)[ ](?:from|to|at|in)|(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at)[ ]"
+    r"((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
 
 
 def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
@@ -2108,6 +2134,13 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
     if "work" in low or "employ" in low or "job" in low or "intern" in low:  # cheap pre-checks
         for m in _iter(_ORG_WORK_CUE_RE, low):
             take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=True))
+    if not lower_mode and ("St" in text or "Saint" in text):
+        for m in _SAINT_ORG_RE.finditer(text):  # "transferred from St. Barnabas", "admitted to Saint Clare's"
+            s, e = m.start(1), m.end(1)
+            w = m.group(2).lower()
+            if not re.match(r"[ ]{1,2}(?:wort|" + _STREET_TYPES + r")\b", text[e:e + 14], re.I) and \
+                    w not in _VOCAB and not _english(w) and mask.free(s, e):
+                out.append((s, e))
     if not lower_mode:
         if " is " not in text and " was " not in text:
             return out
@@ -2286,6 +2319,14 @@ _VERB_CUE_RE = _ci(
     r"[ \t]{1,6}")
 
 _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
+_NICKNAME_RE = re.compile(
+    r"(?i:(?:called|calls[ ](?:him|her)self|goes[ ]by|go[ ]by|nicknamed?|known[ ]as|a\.?k\.?a\.?|prefers)"
+    r"(?:[ ]the[ ]name)?):?[ ][\"“'‘]([A-Z][a-z'’-]{1,20})[\"”'’]")
+_KIN_CUE_END_RE = re.compile(
+    r"(?<![\w-])(?:partner|wife|husband|spouse|son|daughter|brother|sister|mother|father|mom|dad|niece|"
+    r"nephew|"
+    r"friend|caregiver|hcp|poa|contact|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|aunt|uncle|cousin|"
+    r"grandson|granddaughter|sibling)[ \t]*(?:\(\w{1,10}\))?[ \t]*:?[ \t]{1,3}\Z")
 _VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
 
 
@@ -2551,6 +2592,26 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             m = _INITIALS_CUE_END_RE.search(low, max(0, toks[i][0] - 25), toks[i][0])
             if m and any(c.islower() for c in text[m.start():m.end()]):
                 found.append((i, i))
+
+    # 1d. a nickname in quotes ('prefers to be called "Buddy"', "goes by 'Bud'") and, in mixed-case text, a
+    #     lower-case listed first name after a relative or contact ("partner jamal", "contact: jamal"), with a
+    #     lower-case surname after it
+    if '"' in text or "'" in text or "“" in text or "‘" in text:
+        for m in _NICKNAME_RE.finditer(text):
+            k = starts.get(m.start(1))
+            if k is not None and free[k] and folds[k] not in _HARD_STOP and not _is_drugish(folds[k]):
+                found.append((k, k))
+    if not lower_mode:
+        for i in range(n):
+            if not (words[i].islower() and free[i] and first_name(i) and folds[i] not in _AMBIGUOUS_NAMES and
+                    lowers[i] not in _VOCAB and not _english(lowers[i]) and
+                    _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0])):
+                continue
+            j = i
+            if i + 1 < n and joinable(i + 1) and lower_name(i + 1, False, after_first=True) and \
+                    not note_verb(i + 1, False):
+                j = i + 1
+            found.append((i, j))
 
     # cue phrases are looked up right before candidate tokens (cheaper than scanning the whole text)
     label_hits: list[tuple[re.Match, int]] = []

@@ -1,0 +1,109 @@
+"""PHI redactor (engine/phi.py) on hand-written oncology notes with identifiers in awkward places: dates
+without a year in note shorthand, pager numbers and extensions, boroughs, lower-case names and employers,
+nicknames, hospitals without a head noun.  Every listed identifier must go; the listed clinical content must
+stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.phi import redact
+
+NOTES = [
+    # 1
+    ('ONCOLOGY F/U 3/14\nPt is a 67 yo F w/ stage IIIA ER+/PR+/HER2- IDC L breast, s/p lumpectomy '
+     '+ SLNB (2/12 LN+) on 1/9. Here w/ daughter Marisol who drives her from Bushwick. Tolerating '
+     'AC well. ANC 1.2. Plan: C3 AC 3/21, ddT to follow. RTC 2 wks. Call Marisol at 718-555-0199 '
+     'w/ questions. -- Dr. Okonkwo-Baptiste, pgr 3391',
+     ['3/14', '1/9', 'Marisol', 'Bushwick', '3/21', '718-555-0199', 'Okonkwo-Baptiste', '3391'],
+     ['2/12 LN+', '67 yo', 'ANC 1.2', 'ER+/PR+/HER2-', 'C3 AC']),
+    # 2
+    ('Tumor board 4/2: 58M, NSCLC adenoCA RUL, EGFR L858R. Imaging 3/28 PET: FDG-avid hilar LN. '
+     'Presented by fellow (Tran), attending Zielinski. Pt works at costco in Bayonne, wife Ngozi.',
+     ['4/2', '3/28', 'Tran', 'Zielinski', 'costco', 'Bayonne', 'Ngozi'],
+     ['58M', 'EGFR L858R', 'PET']),
+    # 3
+    ("Spoke w/ pt's son Dmitri by phone (ext 4410 at his work). Pt (Mr. Aleksandrov) lives alone "
+     'in Brighton Beach, Brooklyn; no stairs. Next infusion 5/6.',
+     ['Dmitri', '4410', 'Aleksandrov', 'Brighton Beach', 'Brooklyn', '5/6'],
+     []),
+    # 4
+    ('Addendum 6/1 - called pharmacy (CVS on Fulton St, 212-555-0145 x3) re: capecitabine copay. '
+     "Pt's MRN 00482913. Spoke with pharmacist Keisha.",
+     ['6/1', 'Fulton St', '212-555-0145', '00482913', 'Keisha'],
+     []),
+    # 5
+    ('HPI: Mrs Fitzgerald-Ruiz is an 81 y/o retired schoolteacher from Yonkers referred by Dr '
+     'Abimbola Adeyemi for a 3.2 cm L lung mass found on CT 7/19. ECOG 1. Quit smoking 1998 (40 '
+     'pk-yr).',
+     ['Fitzgerald-Ruiz', 'Yonkers', 'Abimbola', 'Adeyemi', '7/19'],
+     ['81 y/o', '3.2 cm', 'ECOG 1', '1998']),
+    # 6
+    ('rad onc note: pt seen in sim 8/12. plan 60 gy/30 fx to LUL. pt lives with partner jamal in '
+     'the bronx, works for fedex as a driver. contact: jamal 347 555 0112.',
+     ['8/12', 'jamal', 'bronx', 'fedex', '347 555 0112'],
+     ['60 gy/30 fx', 'LUL']),
+    # 7
+    ('Family hx: mother (Rosalind) breast ca at 44, maternal aunt ovarian ca. Genetic counseling '
+     "w/ Priyanka Venkataraman MS CGC on 9/9; BRCA panel sent to Myriad. Pt's email "
+     'rbaptiste72@gmail.com.',
+     ['Rosalind', 'Priyanka', 'Venkataraman', '9/9', 'rbaptiste72@gmail.com'],
+     ['BRCA panel']),
+    # 8
+    ('PROGRESS NOTE 10/22\nSUBJECTIVE: Pt reports fatigue. Husband Thaddeus at bedside.\n'
+     'OBJECTIVE: BP 118/76, HR 88. Strength 5/5. ECOG 1.\nA/P: mCRPC on enzalutamide, PSA 4.2 '
+     '(from 6.8 on 9/24). Cont. F/u 11/19 w/ Dr. Haugen.',
+     ['10/22', 'Thaddeus', '9/24', '11/19', 'Haugen'],
+     ['BP 118/76', 'Strength 5/5', 'PSA 4.2', 'enzalutamide']),
+    # 9
+    ('Heme/onc consult requested by hospitalist Dr. Lindqvist (beeper 2207). 72 yo M w/ new '
+     'pancytopenia, peripheral blasts 30%. Pt transferred from St. Barnabas in the Bronx on 12/3. '
+     'Lives in Co-op City with wife Guadalupe.',
+     ['Lindqvist', '2207', 'St. Barnabas', 'Bronx', '12/3', 'Co-op City', 'Guadalupe'],
+     ['72 yo M', 'blasts 30%']),
+    # 10
+    ('Social work: pt is a 45F, undocumented, lives w/ sister in Jackson Heights, Queens. Works at '
+     'a nail salon (Lucky Nails) on Roosevelt Ave. Phone via sister: (929) 555-0177. Next SW f/u '
+     '1/15.',
+     ['Jackson Heights', 'Queens', 'Lucky Nails', 'Roosevelt Ave', '(929) 555-0177', '1/15'],
+     []),
+    # 11
+    ('Lives In Springfield, Works At Acme Hardware. Seen By Dr. Castellanos On 2/20 For Rectal '
+     'Bleeding. Colonoscopy 3/1: Mass At 8 Cm.',
+     ['Springfield', 'Acme', 'Castellanos', '2/20', '3/1'],
+     []),
+    # 12
+    ('Chemo teaching done w/ pt + wife Henrietta. Pt prefers to be called "Buddy". Emergency '
+     "contact: Henrietta, cell 516.555.0190. Pt is a deacon at St. Agatha's parish in Hempstead.",
+     ['Henrietta', 'Buddy', '516.555.0190', 'Hempstead'],
+     []),
+    # 13
+    ('Pathology 11/30 (outside, reviewed here): 3/12 cores + Gleason 4+3=7 (GG3), PNI present. '
+     "Pt's urologist Dr. Yamamoto-Chen in Staten Island. PSA 9.1.",
+     ['11/30', 'Yamamoto-Chen', 'Staten Island'],
+     ['3/12 cores', 'Gleason 4+3=7', 'PSA 9.1']),
+    # 14
+    ("Telephone encounter 4/17 9:40am: pt's niece Oluwaseun called re: missed appt. Pt in hospital "
+     'at NYU Langone since 4/15. Will call back at x5521.',
+     ['4/17', 'Oluwaseun', 'NYU Langone', '4/15', '5521', 'NYU'],
+     ['9:40am']),
+    # 15
+    ('Survivorship visit. Pt is a 34 yo M, testicular ca s/p RPLND 2019, working as a chef at '
+     "Katz's Deli in Manhattan. Partner Ezekiel. CT A/P 5/30 NED. Next 11/30.",
+     ['Katz', 'Manhattan', 'Ezekiel', '5/30', '11/30'],
+     ['34 yo M', 'RPLND 2019']),
+    # 16
+    ('Palliative care: pt wishes to die at home in Harlem. HCP is daughter Latoya Jenkins-Moore '
+     '(cell 646-555-0133). Hospice referral to VNS 2/8.',
+     ['Harlem', 'Latoya', 'Jenkins-Moore', '646-555-0133', '2/8'],
+     []),
+]
+
+
+@pytest.mark.parametrize("text,gone,kept", NOTES, ids=[f"note{i}" for i in range(1, len(NOTES) + 1)])
+def test_hand_written_note(text, gone, kept):
+    out = redact(text).text
+    leaked = [v for v in gone if v in out]
+    assert not leaked, f"{leaked} survived in {out!r}"
+    lost = [v for v in kept if v not in out]
+    assert not lost, f"{lost} was redacted in {out!r}"
