@@ -962,7 +962,7 @@ _LINE_NEGATED_RE = re.compile(r"\b(?:(?:no|without|nor)\s+|(?:not|never)\s+(?:ye
                               r"undergone\s+)?)(?:any\s+)?\Z", re.IGNORECASE)
 _LINE_SKIP_RE = re.compile(
     r"\b(?:allowed|permitted|eligible|ineligible|eligibility|excluded|exclusion|did\s+not\s+enroll)\b|"
-    r"\b\d+(?:\.\d+)?\s?%\)?\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was)\b|"
+    r"\b\d+(?:\.\d+)?\s?%\)?\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was|received)\b|"
     r"\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b|\b(?:zero|0)\s*(?:to|or|-)\s*(?:one|two|1|2)\s+(?:prior|previous)\b",
     re.IGNORECASE)
 

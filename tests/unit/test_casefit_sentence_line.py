@@ -81,6 +81,7 @@ def test_line_stated_in_a_sentence(text, want):
     "The study included 517 patients who had received zero to one prior systemic therapy.",  # mixed
     "Most patients (76%) had experienced disease progression while receiving sorafenib or lenvatinib.",  # a share
     "Time to progression on subsequent therapy was also longer with rucaparib.",
+    "In the same group, 37% of patients received trabectedin as their second-line treatment.",  # a share
     "Patients with recurrent endobronchial obstruction previously treated by EBRT may receive brachytherapy.",
 ])
 def test_phrasings_that_are_no_later_line(text):
