@@ -937,8 +937,9 @@ _LINE_LATER_RE = re.compile(
     r"\b(?:platinum|chemotherapy|chemo|cisplatin|oxaliplatin|fluoropyrimidine|taxane|anthracycline|imatinib|"
     r"sorafenib|rituximab|lenalidomide|bortezomib|multiply|double|triple)[- ]refractory\b|"
     r"\brelapsed\s*(?:/|or|and)\s*refractory\b|\brefractory\s*(?:/|or|and)\s*relapsed\b|"
-    r"\b(?:prior|previous)\s+(?!to\b)(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?"
-    + _SYSTEMIC + r"\b(?!\s+for\s+(?:an?\s+|another\s+|childhood\s+|(?:a\s+)?prior\s+)?(?:cancer|malignanc))|"
+    r"\b(?:prior|previous)\s+(?!to\b)"
+    r"(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?" + _SYSTEMIC
+    + r"\b(?!\s+for\s+(?:an?\s+|another\s+|childhood\s+|(?:a\s+)?prior\s+)?(?:cancer|malignanc))|"
     r"\bpreviously\s+received\b", re.IGNORECASE)
 _LINE_FIRST_RE = re.compile(
     r"\bfirst[- ]line\b|\bfirst-(?=\s*(?:and|or|/)\s*(?:second|later)[- ]line)|\bfront[- ]?line\b|"
@@ -951,8 +952,9 @@ _LINE_FIRST_RE = re.compile(
 # first-line ..."). Not across "disease control on" / "response to" nor in a sentence about maintenance ("olaparib
 # maintenance after disease control on first-line platinum" belongs to the first line).
 _AFTER_FIRST_RE = re.compile(
-    r"\b(?:after|following|beyond|failure\s+of|fail(?:s|ed|ing)?|progress(?:ed|ion|ing)\s+(?:on|after|during|following)|"
-    r"refractory\s+to|resistant\s+to|prior|previous|intolerant\s+(?:of|to))"
+    r"\b(?:after|following|beyond|failure\s+of|fail(?:s|ed|ing)?|"
+    r"progress(?:ed|ion|ing)\s+(?:on|after|during|following)|refractory\s+to|resistant\s+to|prior|previous|"
+    r"intolerant\s+(?:of|to))"
     r"(?:\s+(?!control\b|response\b|responding\b|completion\b|induction\b|stable\b)[\w-]+){0,3}?\s+\Z",
     re.IGNORECASE)
 _MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)
@@ -960,11 +962,14 @@ _MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)
 # previous imatinib" (a later line)
 _LINE_NEGATED_RE = re.compile(r"\b(?:(?:no|without|nor)\s+|(?:not|never)\s+(?:yet\s+)?(?:been\s+|had\s+|received\s+|"
                               r"undergone\s+)?)(?:any\s+)?\Z", re.IGNORECASE)
+# Eligibility ("was allowed", "were excluded"; not "cisplatin-ineligible", a patient's fitness) or a share of the
+# patients ("53% had received", "(76%) had progressed", "zero to one prior therapy"): no line read in the sentence
 _LINE_SKIP_RE = re.compile(
-    r"\b(?:allowed|permitted|eligible|ineligible|eligibility|excluded|exclusion|did\s+not\s+enroll)\b|"
-    r"\b\d+(?:\.\d+)?\s?%\)?\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?(?:had|have|were|was|received)\b|"
-    r"\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b|\b(?:zero|0)\s*(?:to|or|-)\s*(?:one|two|1|2)\s+(?:prior|previous)\b",
-    re.IGNORECASE)
+    r"\b(?:allowed|permitted|excluded|exclusion|did\s+not\s+enroll)\b|"
+    r"(?<![\w-])(?<!cisplatin )(?<!platinum )(?<!transplant )(?:in)?eligib(?:le|ility)\b|"
+    r"\b\d+(?:\.\d+)?\s?%\)?\s+(?:of\s+(?:the\s+|all\s+)?(?:patients|participants)\s+)?"
+    r"(?:had|have|were|was|received)\b|\bby\s+(?:approximately\s+)?\d+(?:\.\d+)?\s?%\s+of\b|"
+    r"\b(?:zero|0)\s*(?:to|or|-)\s*(?:one|two|1|2)\s+(?:prior|previous)\b", re.IGNORECASE)
 
 
 def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
@@ -985,9 +990,10 @@ def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
             continue
         out.append((m.start(), m.end(), Condition("line", "line", m.group(0), value="later")))
     for m in _LINE_FIRST_RE.finditer(text):
-        if any(a <= m.start() < b for a, b, _ in out) or EITHER_WAY_RE.search(text[max(0, m.start() - 40):m.start()]):
+        if any(a <= m.start() < b for a, b, _ in out) or EITHER_WAY_RE.search(text, max(0, m.start() - 40), m.start()):
             continue
-        cue = None if _MAINTENANCE_RE.search(text) else _AFTER_FIRST_RE.search(text, max(0, m.start() - 60), m.start())
+        cue = None if _MAINTENANCE_RE.search(text) else \
+            _AFTER_FIRST_RE.search(text, max(0, m.start() - 60), m.start())
         if cue and _LINE_NEGATED_RE.search(text, max(0, cue.start() - 30), cue.start()):
             cue = None  # "whose cancer had not progressed after 16 weeks of first-line platinum": the first line
         start = cue.start() if cue else m.start()  # "after first-line chemotherapy" is read, and shown, whole

@@ -49,6 +49,8 @@ def lines(text: str) -> list[str]:
     ("After progression on osimertinib, platinum-based chemotherapy is standard.", ["later"]),
     ("Regorafenib is an option for heavily pretreated patients.", ["later"]),
     ("Patients with platinum-refractory disease may receive pembrolizumab.", ["later"]),
+    ("For cisplatin-ineligible patients who progressed after chemotherapy, enfortumab vedotin is an option.",
+     ["later"]),  # a patient's fitness is no eligibility statement
     ("Pembrolizumab is a standard option in the first-line setting.", ["first"]),
     ("For previously untreated patients, nivolumab plus ipilimumab is an option.", ["first"]),
     ("The trial included 502 patients who were untreated for metastatic disease.", ["first"]),
