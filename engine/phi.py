@@ -26,7 +26,9 @@ How it works (all rule based):
      MBIs "1EG4-TE5-MK73"), ZIP codes,
      street addresses incl. international forms and multi-line address blocks (redacted line by line, each line
      with the block's placeholder, so line breaks and quoting stay), ages > 89: "94-year-old",
-     "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg");
+     "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg"), pager numbers and phone
+     extensions after their label ("pager 4417", "pgr #2231", "ext. 3321", "x4521"; not "extranodal extension 2
+     mm", "PgR 150", "x400 magnification");
   2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case or ALL-CAPS name after a title in
      mixed-case text: "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg", "DR SMITH"; a name
      ends at a verb or function word of the note: "dr. smith saw her", "Dr. Smith Recommended"), labels ("Name:",
@@ -36,15 +38,20 @@ How it works (all rule based):
      first-name and surname lists, sequences of two or more capitalised words that are not common
      English/clinical vocabulary, a lone capitalised word inside a sentence that is not English (Webster's
      2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
-     a nationality or a place, coordination ("A, B and C" next to a known name), dialogue speakers and
-     propagation of already-found name tokens;
+     a nationality or a place, coordination ("A, B and C" next to a known name; not a Title Case verb after a
+     place: "Lives In Springfield, Works At ..."), a quoted nickname ('prefers to be called "Buddy"'), a lower-case
+     first name after a relative in mixed-case text ("partner jamal"), dialogue speakers and
+     propagation of already-found name tokens; New York's boroughs and best-known districts are places ("Flushing,
+     Queens", "Staten Island", "lives in the bronx"; not the MANHATTAN trial in capitals);
   3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes (in lower-case
      text too: "seen at mercy hospital", "university of iowa hospitals", "allstate insurance group"; not "a
      teaching hospital", "the control group", "in the folfox group"; a name before its head stops at a capitalised
      preposition of a Title Case note: "Seen At [ORGANIZATION_1]"), hospitals
      called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
-     for", "X is a ... company", the letterhead line above an address and a venue named right before one,
+     for", "X is a ... company" (in lower case too: "works at zillow", "employed by walmart"; not "works at home"),
+     a saint's hospital after a verb of transfer ("transferred from St. Barnabas"), the letterhead line above an
+     address and a venue named right before one,
      and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH", "MD
      Anderson"; its scales and models, "MD Anderson Symptom Inventory", stay whole);
   4. overlap resolution by priority, then numbering of placeholders in order of appearance (after any
@@ -73,7 +80,10 @@ Parsed with ``strptime``: ISO y-m-d; numeric dates with the year last are read m
 and "-" and day first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
 "March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
 Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14"; "4/2" right after "on",
-"since", "scheduled" ..., not a fraction: "on 1/2 tab", "on 3/4 items") are not parsed and keep a plain
+"since", "scheduled" ..., not a fraction: "on 1/2 tab", "on 3/4 items"; a month/day after an event of care up to
+three words back, before a colon or a time, at the head of a line before an event, or in a list after such a date:
+"CT chest 2/11:", "seen 3/4, labs 3/18", "Telephone encounter 4/17 9:40am"; not a score, ratio or count: "ECOG
+0/1", "grade 2/3", "2/12 cores", "5/5 strength", "cycle 2/6", "XRT 5/28 fx") are not parsed and keep a plain
 ``[DATE_n]``.  The same calendar date keeps one placeholder whatever its
 spelling.  The offset is a count of days or months, never a year or month name, so an interval alone
 does not identify the patient; it can coincide with a day-of-month digit by chance.
@@ -777,8 +787,13 @@ _MD_EVENT_BEFORE_RE = re.compile(
 # a treatment count is written like a date ("cycle 2/6", "chemo 3/6": the 3rd of 6 cycles): after these a month and
 # day is read only with a day past 12, where no count of cycles reaches ("C3 AC 3/21", "infusion 4/18")
 _MD_CYCLE_BEFORE_RE = re.compile(
-    r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy)"
+    r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy|given|"
+    r"administered|completed)"
     r"(?:[ ][a-z][\w/+-]{0,20}){0,3}[ ]{1,2}(?:on[ ])?\Z")
+# a span of days, "12/20-1/5" (away 12/20-1/5): both ends are dates when either day is past 12 ("grade 1/2-2/3" stays)
+_MD_RANGE_RE = re.compile(
+    r"((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))[ ]?[-–][ ]?((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
+    r"(?![\w/%+^]|[.,-]\d)")
 # a quantity, not a date, after these as the last word: "seen in 3/10", "responses in approximately 1/3"
 _MD_QUANT_BEFORE_RE = re.compile(
     r"[ ](?:of|in|by|per|than|to|for|about|only|up|all|and|or|with|nearly|approximately|showed|had|were|was|"
@@ -1344,6 +1359,11 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
     for m in _iter_win(_MONTH_DAY_CUE_RE, low, num_wins):  # "seen on 4/2", "since 11/14": a date without its year
         add((m.start(1), m.end(1), "DATE"))
     last_md = -1  # end of the last month/day taken, for the list rule
+    for m in _iter_win(_MD_RANGE_RE, low, num_wins, "/.,+-"):
+        if max(int(m.group(1).split("/")[1]), int(m.group(2).split("/")[1])) > 12 and \
+                not _MD_SCORE_BEFORE_RE.search(low, max(0, m.start() - 30), m.start()):
+            add((m.start(1), m.end(1), "DATE"))
+            add((m.start(2), m.end(2), "DATE"))
     for m in _iter_win(_MD_RE, low, num_wins, "/.,+-"):
         s, e = m.start(1), m.end(1)
         head = low[max(0, s - 60):s]

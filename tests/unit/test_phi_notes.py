@@ -97,6 +97,50 @@ NOTES = [
      '(cell 646-555-0133). Hospice referral to VNS 2/8.',
      ['Harlem', 'Latoya', 'Jenkins-Moore', '646-555-0133', '2/8'],
      []),
+    # 17
+    ('Interval hx: pt went to Puerto Rico 12/20-1/5 to visit family in Ponce. No fevers. Cycle 5 '
+     'gem/cis given 1/8.',
+     ['12/20', '1/5', 'Ponce'],
+     ['Cycle 5 gem/cis given 1/8']),
+    # 18
+    ('MDT 2/6/24 - attendees: Drs. Salazar (med onc), Whitfield (rad onc), Oyelaran (surg). Pt: '
+     'Hollis, Regina A.',
+     ['2/6/24', 'Salazar', 'Whitfield', 'Oyelaran', 'Hollis', 'Regina'],
+     []),
+    # 19
+    ("Spoke with Sgt. Marcus Bell (pt's son, stationed at Fort Drum) re: goals of care. Reachable "
+     'on his cell after 1800: 315 555 0166.',
+     ['Marcus', 'Bell', 'Fort Drum', '315 555 0166'],
+     []),
+    # 20
+    ('Pt is a retired longshoreman from Red Hook, Brooklyn, followed at the Brooklyn VA. Last PSA '
+     '3/2 0.8.',
+     ['Red Hook', 'Brooklyn', '3/2'],
+     ['PSA']),
+    # 21
+    ("Rx sent to Duane Reade on 86th & Lexington. Pt's wife (Consuelo, 718-555-0102) picks up.",
+     ['Consuelo', '718-555-0102', '86th & Lexington'],
+     []),
+    # 22
+    ("CC: Dr. R. Balasubramanian, Dr. T. O'Shaughnessy-Park; fax 212 555 0178",
+     ['Balasubramanian', "O'Shaughnessy-Park", '212 555 0178'],
+     []),
+    # 23
+    ('Port placed 9/3 by IR (Dr. Nakagawa). Access ok. Next echo 10/1, MUGA not needed.',
+     ['9/3', 'Nakagawa', '10/1'],
+     ['MUGA']),
+    # 24
+    ("Pt's daughter works for JetBlue and his son works at google; both live in Hoboken.",
+     ['JetBlue', 'google', 'Hoboken'],
+     []),
+    # 25
+    ('Pager: 4417 (onc fellow). After hrs page operator, ask for beeper #2231.',
+     ['4417', '2231'],
+     ['onc fellow']),
+    # 26
+    ('PET 11/2: Deauville 4; Lugano PR. Discussed with pt + partner (Ahmad) at Sunset Park clinic.',
+     ['11/2', 'Ahmad', 'Sunset Park'],
+     ['Deauville 4', 'Lugano PR']),
 ]
 
 
