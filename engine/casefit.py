@@ -1180,7 +1180,10 @@ _NARRATIVE_RE = re.compile(
     r"\b\d+(?:\.\d+)?%\s*CI\b|\bconfidence\s+interval\b|(?<![\w])P\s*[=<>]\s*\.?\d|"
     r"\bmedian\s+(?:OS|PFS|DFS|EFS|RFS|overall\s+survival|progression-free\s+survival|follow-up|survival|duration)\b|"
     r"\b\d+(?:\.\d+)?\s+months\b|\bobjective\s+response\s+rate\b|\badverse\s+events?\s+occurred\b|"
-    r"\b(?:the|each|both)\s+(?:\w+[\s-]+){0,3}arms?\b|^\s*Evidence\s*\(|\bLevel\s+of\s+evidence\b",
+    r"\b(?:the|each|both)\s+(?:\w+[\s-]+){0,3}arms?\b|^\s*Evidence\s*\(|\bLevel\s+of\s+evidence\b|"
+    # a trial's design: its end points, crossover, blinded review, stratification
+    r"\b(?:co-?)?primary\s+(?:efficacy\s+)?end\s*-?points?\b|\bsecondary\s+end\s*-?points?\b|\bcrossover\b|"
+    r"\bblinded\b|\bindependent\s+central\s+review\b|\bwere\s+stratified\b|\bintention-to-treat\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
 _STATISTICS_RE = re.compile(

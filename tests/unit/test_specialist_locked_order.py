@@ -90,6 +90,12 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Evidence (pembrolizumab):", 2),
     ("The randomized study [NCT02576509] compared the two agents.", 2),
     ("Mitotane is an adrenolytic drug with a narrow therapeutic window.", 1),
+    # a trial's design, without the word "trial" (the audit's ALK answer released these as its recommendations)
+    ("The primary end point was PFS as determined by blinded independent central review.", 2),
+    ("The primary end point was PFS and crossover from chemotherapy to ceritinib was allowed upon progression.", 2),
+    ("Secondary end points included OS and safety.", 2),
+    ("Patients were stratified by disease stage and PD-L1 expression.", 2),
+    ("Surgery is the primary treatment for localized disease.", 1),
     # a recommendation that quotes its trial's statistics is neither first nor last
     ("Based on a phase III trial (HR, 0.62), the combination is a standard option.", 1),
 ])
