@@ -54,6 +54,14 @@ HINTS = (("ModelError", "Check the model profile in config.toml, or run `oncotui
          ("Timeout", "The step took too long: try again, or raise engine.node_timeout_s."))
 
 
+# Help (F1): where a binding works when that is narrower than its pane says, and the keys every list and field has
+# (Textual's) that a newcomer still has to be told about. Rows without an id cannot be rebound.
+WHERE = {"cancel": "while a consult runs"}
+PLAIN_KEYS = (("enter", "Open the highlighted row", "lists"),
+              ("enter", "Submit the case and question", "prompt"),
+              ("tab", "Next field or pane", "everywhere"),
+              ("shift+tab", "Previous field or pane", "everywhere"),
+              ("esc", "Restore a zoomed pane", "zoomed pane"))
 QUIT_CONFIRM_S = 6.0  # quitting while work would be lost asks first: the quit key again within this many seconds
 
 
@@ -76,19 +84,24 @@ class OncoApp(App[None]):
     AUTO_FOCUS = "#patient-list"
     ALLOW_IN_MAXIMIZED_VIEW = "#topbar, Footer"  # the demo-model badge stays visible when a pane is zoomed
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
-        Binding("f1", "help", "Help", id="help"),
+        # description: the footer's word or two; tooltip: what the key does, in help (F1) and on hover
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="quit", tooltip="Quit (asks first if busy)"),
+        Binding("f1", "help", "Help", id="help", tooltip="Show this list of keys"),
         # n is quicker, but a text field (the prompt, search) types it: ctrl+n works there too
-        Binding("n,ctrl+n", "new_patient", "New patient", id="new_patient"),
-        Binding("escape", "cancel_consult", "Cancel consult", id="cancel"),
-        Binding("ctrl+t", "cycle_tier", "Tier", id="tier"),
-        Binding("ctrl+s", "export", "Export", id="export"),
-        Binding("ctrl+r", "resume_consult", "Resume", id="resume", show=False),
-        Binding("ctrl+o", "zoom", "Zoom pane", id="zoom", show=False),
-        Binding("f2", "focus_pane('patients')", "Patients", id="focus_patients", show=False),
-        Binding("f3", "focus_pane('chat')", "Chat", id="focus_chat", show=False),
-        Binding("f4", "focus_pane('evidence')", "Evidence", id="focus_evidence", show=False),
-        Binding("f5", "focus_pane('approvals')", "Approvals", id="focus_approvals", show=False),
+        Binding("n,ctrl+n", "new_patient", "New patient", id="new_patient", tooltip="New patient (next PT number)"),
+        Binding("escape", "cancel_consult", "Cancel consult", id="cancel", tooltip="Cancel the running consult"),
+        Binding("ctrl+t", "cycle_tier", "Tier", id="tier", tooltip="Next consult tier: auto/1/2"),
+        Binding("ctrl+s", "export", "Export", id="export", tooltip="Export consult as Markdown"),
+        Binding("ctrl+r", "resume_consult", "Resume", id="resume", show=False,
+                tooltip="Continue a stopped consult"),
+        Binding("ctrl+o", "zoom", "Zoom pane", id="zoom", show=False, tooltip="Zoom this pane / restore"),
+        Binding("f2", "focus_pane('patients')", "Patients", id="focus_patients", show=False,
+                tooltip="Go to the patient list"),
+        Binding("f3", "focus_pane('chat')", "Chat", id="focus_chat", show=False, tooltip="Go to the chat prompt"),
+        Binding("f4", "focus_pane('evidence')", "Evidence", id="focus_evidence", show=False,
+                tooltip="Go to evidence (passages)"),
+        Binding("f5", "focus_pane('approvals')", "Approvals", id="focus_approvals", show=False,
+                tooltip="Go to the approvals queue"),
     ]
 
     tier_override: reactive[int | None] = reactive(None, init=False)
@@ -205,7 +218,7 @@ class OncoApp(App[None]):
             self.notify(f"Unknown theme {settings.ui.theme!r} in ui.theme; using textual-dark.",
                         severity="warning", markup=False)
         keymap = dict(settings.ui.keymap)
-        known = {row[3] for row in self.binding_rows()}
+        known = {row[3] for row in self.binding_rows() if row[3]}
         unknown = sorted(set(keymap) - known)
         if unknown:
             self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning",
@@ -727,10 +740,11 @@ class OncoApp(App[None]):
                 if isinstance(binding, Binding) and binding.id:
                     keys = keymap.get(binding.id, binding.key)
                     shown = {k.strip(): self.get_key_display(Binding(k.strip(), "")) for k in keys.split(",")}
-                    rows.append((" / ".join(shown.values()), binding.description, _where(where, shown),
-                                 binding.id))
-        rows.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")), "Command palette",
+                    rows.append((" / ".join(shown.values()), binding.tooltip or binding.description,
+                                 WHERE.get(binding.id) or _where(where, shown), binding.id))
+        rows.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")), "Command palette: all actions",
                      "everywhere", "command_palette"))
+        rows.extend((keys, what, where, "") for keys, what, where in PLAIN_KEYS)  # Textual's own: named in words
         return rows
 
 

@@ -18,7 +18,7 @@ HelpRow = tuple[str, str, str, str]  # keys, description, where, binding id
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "dismiss(None)", "Close help", id="help_close"),
+        Binding("escape,f1,q", "dismiss(None)", "Close help", id="help_close", tooltip="Close this list"),
     ]
 
     def __init__(self, rows: list[HelpRow], config_source: str = "") -> None:
@@ -38,5 +38,6 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#help-table", DataTable)
-        fill_table(table, ("key", "action", "where", "id"), [(row[3], row) for row in self.rows])
+        # keyed by position: the keys that are not bindings (Enter, Tab) have no id
+        fill_table(table, ("key", "what it does", "where", "id"), [(str(i), row) for i, row in enumerate(self.rows)])
         table.focus()

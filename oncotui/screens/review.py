@@ -63,7 +63,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close without deciding", id="review_close",
-                tooltip="Close without deciding (edits kept)"),
+                tooltip="Close undecided (edits kept)"),
     ]
 
     def __init__(self, item: Any, reviewer: str, action: str | None = None, *, case_text: str = "", role: str = "",

@@ -160,3 +160,23 @@ async def test_quit_with_unsigned_review_edits_asks_first(tmp_path: Path, notice
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: app._exit)
 
+
+async def test_help_says_what_each_key_does_and_lists_enter_tab_and_esc(tmp_path: Path) -> None:
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        rows = app.binding_rows()
+        by_id = {row[3]: row for row in rows if row[3]}
+        # plain words, not a bare noun: what the key does
+        assert "auto" in by_id["tier"][1] and "next consult" in by_id["tier"][1].lower()
+        assert by_id["resume"][1].lower().startswith("continue")
+        assert by_id["focus_evidence"][1].lower().startswith("go to")
+        assert by_id["cancel"][2] == "while a consult runs"
+        assert by_id["review_close"][1].endswith("(edits kept)")
+        keys = {row[0].lower(): row for row in rows if not row[3]}  # keys that are not bindings of ours
+        assert any(key.startswith("enter") for key in keys), rows
+        assert any("tab" in key for key in keys), rows
+        assert any("zoom" in row[1].lower() for key, row in keys.items() if key.startswith("esc")), rows
+        await pilot.press("f1")
+        await pilot.pause()
+        assert app.screen.query_one("#help-table").row_count == len(rows)  # every row shown, keyed uniquely

@@ -10,8 +10,10 @@ from textual.widgets import Input
 
 class PromptInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "history(-1)", "Previous prompt", show=False, id="history_previous"),
-        Binding("down", "history(1)", "Next prompt", show=False, id="history_next"),
+        Binding("up", "history(-1)", "Previous prompt", show=False, id="history_previous",
+                tooltip="Recall previous case typed"),
+        Binding("down", "history(1)", "Next prompt", show=False, id="history_next",
+                tooltip="Recall next case typed"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
