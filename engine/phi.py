@@ -1054,7 +1054,7 @@ _PLACE_VERBS = _wordset(
     "treated seen lives lived living resides resided residing born moved relocated transferred referred admitted "
     "hospitalized hospitalised followed works worked working raised stationed located based diagnosed operated "
     "evaluated discharged returned travelled traveled visiting staying stays stayed imaged biopsied scanned "
-    "radiated irradiated receiving received resected grew")
+    "radiated irradiated receiving received resected grew retired")
 
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
@@ -1367,8 +1367,9 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
     for m in _iter_win(_MD_RE, low, num_wins, "/.,+-"):
         s, e = m.start(1), m.end(1)
         head = low[max(0, s - 60):s]
-        if _MD_SCORE_BEFORE_RE.search(head) and not (s >= 3 and low[s - 3:s] == "on "):
-            continue
+        if (_MD_SCORE_BEFORE_RE.search(head) and not (s >= 3 and low[s - 3:s] == "on ")) or \
+                _UNIT_AFTER_RE.match(text, e):
+            continue  # "grade 2/3", "CT 5/10 mm"
         cue = _MD_EVENT_BEFORE_RE.search(head) or (int(low[s:e].split("/")[1]) > 12 and
                                                    _MD_CYCLE_BEFORE_RE.search(head))
         if ((cue and not _MD_QUANT_BEFORE_RE.search(head)) or
@@ -2932,20 +2933,33 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                         continue
                     found.append((k, k))
 
-    def verb_phrase(k: int) -> bool:
-        """Token k opens a clause of a Title Case note, not a name: a verb of the note ("Works", "Sees", "Smokes")
-        before a preposition, a title, an article or a line end ("Lives In Springfield, Works At Acme Hardware")."""
-        lw = lowers[k]
-        if not (lw in _NOTE_VERBS or _past_tense(lw) or (lw.endswith("s") and len(lw) > 3 and _english(lw) and
-                                                          lw[:-1] in _VOCAB and folds[k] not in _FIRST_NAMES)):
+    def verb_phrase(k: int, after_comma: bool) -> bool:
+        """Token k opens a clause of a Title Case note, not a name: a verb ("Works", "Sees", "Smokes",
+        "Enjoys") that is no listed name, before a preposition, a title, an article, a number, a capitalised
+        ordinary word or (after a comma) a line end: "Lives In Springfield, Works At Acme Hardware", "..., Plays
+        Golf"."""
+        lw, f = lowers[k], folds[k]
+        stem = lw[:-3] + "y" if lw.endswith("ies") else \
+            lw[:-2] if lw.endswith(("ches", "shes", "sses")) else lw[:-1]
+        if not (lw in _NOTE_VERBS or _past_tense(lw) or
+                (lw.endswith("s") and len(lw) > 3 and _english(stem, False) and f not in _SURNAMES)) or \
+                f in _FIRST_NAMES:
             return False
-        nxt = re.match(r"[ ]{1,2}([^\W\d_]+)", text[toks[k][1]:toks[k][1] + 30])
+        after = text[toks[k][1]:toks[k][1] + 30]
+        nxt = re.match(r"[ ]{1,2}([^\W\d_][\w'’-]*)", after)
         if nxt is None:
-            return bool(re.match(r"[ \t]*(?:[.;\n]|\Z)", text[toks[k][1]:toks[k][1] + 3]))
-        nw = nxt.group(1).lower()
+            return bool(re.match(r"[ ]{1,2}\d", after) or
+                        (after_comma and re.match(r"[ \t]*(?:[.;,\n]|\Z)", after)))
+        w2 = nxt.group(1)
+        nw = w2.lower()
+        if nw in ("and", "or", "&"):
+            return False
         return nw in _ORG_STOP_PREPS or nw in _TITLES or nw in _ARM_DETERMINERS or nw in _ORG_CONNECT or \
-            nw in ("daily", "nightly", "weekly", "alone", "part", "full", "home", "here", "there") or \
-            (nxt.group(1)[:1].islower() and nw in _VOCAB)
+            nw in ("daily", "nightly", "weekly", "alone", "part", "full", "home", "here", "there",
+                   "socially") or \
+            (w2[:1].islower() and nw in _VOCAB) or \
+            (w2[:1].isupper() and (nw in _VOCAB or _english(nw)) and _fold(w2) not in _FIRST_NAMES and
+             _fold(w2) not in _SURNAMES)
 
     # 8. coordination: "Kateřina, James and Emily", "Park and Mann"
     coord_r = re.compile(r"[ \t]*,[ \t]*(?:and[ \t]+|&[ \t]*)?|[ \t]+(?:and|&|or)[ \t]+")
@@ -2961,7 +2975,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         mr = coord_r.match(text, toks[b][1])
         if mr:
             k = starts.get(mr.end())
-            if k is not None and not is_person[k] and not verb_phrase(k):
+            if k is not None and not is_person[k] and not verb_phrase(k, "," in mr.group()):
                 j = extend(k, False, False, max_names=2)
                 if j is not None and not (j == k and lowers[k] in _VOCAB) and add_run(k, j):
                     queue.append((k, j))

@@ -61,6 +61,7 @@ def test_month_day_without_year_is_a_date(text, values):
     ("Now cycle 2/6 of FOLFOX; chemo 3/6 given today.", ["2/6", "3/6"]),
     ("XRT 5/28 fx done, RT 12/30 fractions", ["5/28", "12/30"]),
     ("pain med seen 1/2 hour later", ["1/2"]),
+    ("CT 5/10 mm nodules, MRI 2/3 cm", ["5/10", "2/3"]),
 ])
 def test_fractions_and_scores_are_not_dates(text, values):
     _kept(text, *values)
@@ -146,6 +147,11 @@ def test_clinical_numbers_are_not_extensions(text, values):
     ("Patient Lives In Springfield, Sees Dr. Jones, Works At Acme Hardware", ["Springfield", "Jones", "Acme"],
      ["Sees", "Works"]),
     ("Lives In Duluth, Smokes Daily", ["Duluth"], ["Smokes"]),
+    ("Lives In Springfield, Enjoys Fishing With Grandson", ["Springfield"], ["Enjoys"]),
+    ("Lives In Springfield, Drinks Socially", ["Springfield"], ["Drinks"]),
+    ("Lives In Springfield, Denies Alcohol", ["Springfield"], ["Denies"]),
+    ("Lives With Wife In Dayton, Attends Church Weekly", ["Dayton"], ["Attends"]),
+    ("Retired In Tampa, Plays Golf", ["Tampa"], ["Plays"]),
 ])
 def test_title_case_verbs_after_a_place_are_kept(text, gone, kept):
     _gone(text, *gone)
@@ -155,6 +161,8 @@ def test_title_case_verbs_after_a_place_are_kept(text, gone, kept):
 @pytest.mark.parametrize("text,values", [
     ("Seen with Kowalski, Brandt and Oyelaran.", ["Kowalski", "Brandt", "Oyelaran"]),
     ("Family: Grace Liu, Works Liu", ["Grace", "Liu"]),
+    ("Seen with Kowalski and Banks.", ["Kowalski", "Banks"]),
+    ("Drs. Kowalski, Banks and Lee", ["Kowalski", "Banks", "Lee"]),
 ])
 def test_real_names_in_lists_still_go(text, values):
     _gone(text, *values)
