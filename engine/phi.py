@@ -780,7 +780,9 @@ _MD_EVENT = (
     r"stopped|held|resumed|began|last|next|called|phoned|tc|msg|message|path|pathology|cytology|consult|"
     r"tumor[ ]board|nadir|dx|diagnosed|presented|returned|restaging|staging|pft|pfts|ekg|ecg|mammogram|mammo|"
     r"dexa|bone[ ]scan|paracentesis|thoracentesis|transfusion|transfused|hospitalized|tte|note|addendum|"
-    r"encounter|update|referral|referred|ref|call|telephone|phone|tel|portal|fax|faxed|received"
+    r"encounter|update|referral|referred|ref|call|telephone|phone|tel|portal|fax|faxed|received|triage|"
+    r"compared[ ](?:with|to)(?:[ ](?:the[ ])?(?:prior|previous|outside))?"
+    r"(?:[ ](?:study|exam|ct|scan|mri|pet))?"
 )
 _MD_EVENT_BEFORE_RE = re.compile(
     rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ])?\Z")
@@ -807,7 +809,7 @@ _MD_SCORE_BEFORE_RE = re.compile(
 _MD_LIST_GAP_RE = re.compile(
     r"[ ]{0,2}(?:,|;|,?[ ](?:and|or|&)|,[ ]then|[ ]then)[ ]{1,2}(?:[a-z][a-z/-]{0,20}[ ]){0,3}\Z")
 _MD_LINE_HEAD_RE = re.compile(r"(?:^|\n)[ \t>*•-]{0,6}\Z")
-_MD_TIME_AFTER_RE = re.compile(r"[ ,]{1,2}(?:at[ ])?(?:[01]?\d|2[0-3]):[0-5]\d(?!\d)")  # "4/17 9:40am"
+_MD_TIME_AFTER_RE = re.compile(r"[ ,]{1,2}(?:at[ ]|@[ ]?)?(?:[01]?\d|2[0-3]):[0-5]\d(?!\d)")  # "4/17 9:40am"
 # lower-case documents: month names in any case, but only in full dates with a year
 _MON_I = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE_RES_LOWER = [
@@ -1372,7 +1374,8 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             continue  # "grade 2/3", "CT 5/10 mm"
         cue = _MD_EVENT_BEFORE_RE.search(head) or (int(low[s:e].split("/")[1]) > 12 and
                                                    _MD_CYCLE_BEFORE_RE.search(head))
-        if ((cue and not _MD_QUANT_BEFORE_RE.search(head)) or
+        compared = head.endswith(("compared with ", "compared to "))  # "compared with 2/3." ("2/3 of" stays)
+        if ((cue and (not _MD_QUANT_BEFORE_RE.search(head) or compared)) or
                 (low[e:e + 1] == ":" and not low[e + 1:e + 2].isdigit()) or _MD_TIME_AFTER_RE.match(low, e) or
                 (_MD_LINE_HEAD_RE.search(head) and _MD_EVENT_AFTER_RE.match(low, e)) or
                 (last_md >= 0 and s - last_md <= 80 and _MD_LIST_GAP_RE.fullmatch(low, last_md, s))):
@@ -2624,7 +2627,14 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 found.append((k, k))
     if not lower_mode:
         for i in range(n):
-            if not (words[i].islower() and free[i] and first_name(i) and folds[i] not in _AMBIGUOUS_NAMES and
+            if not free[i]:
+                continue
+            if cap(i) and not initial(i) and namey(i) and (first_name(i) or (
+                    lowers[i] not in _VOCAB and not _english(lowers[i]))) and \
+                    _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0]):
+                found.append((i, i))  # "Husband Vittorio, son Luca": a Title Case relative before the name
+                continue
+            if not (words[i].islower() and first_name(i) and folds[i] not in _AMBIGUOUS_NAMES and
                     lowers[i] not in _VOCAB and not _english(lowers[i]) and
                     _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0])):
                 continue

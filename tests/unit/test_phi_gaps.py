@@ -39,6 +39,8 @@ def _kept(text: str, *values: str) -> str:
     ("C3 AC 3/21, ddT to follow", ["3/21"]),
     ("Telephone encounter 4/17 9:40am: niece called", ["4/17"]),
     ("PROGRESS NOTE 10/22\nSUBJECTIVE: tired", ["10/22"]),
+    ("Nurse triage 6/14 @ 14:05 - fever", ["6/14"]),
+    ("New RLL nodule, compared with 2/3.", ["2/3"]),
 ])
 def test_month_day_without_year_is_a_date(text, values):
     _gone(text, *values)
@@ -52,6 +54,7 @@ def test_month_day_without_year_is_a_date(text, values):
     ("Nodes: 2/14 positive; ENE absent.", ["2/14"]),
     ("Responses were seen in 3/10 patients and 1/2 had stable disease.", ["3/10", "1/2"]),
     ("Take 1/2 tablet at night.", ["1/2"]),
+    ("Response was compared with 2/3 of patients in the control arm.", ["2/3"]),
     ("CT grade 1/2 toxicity; pain 3/10 today.", ["1/2", "3/10"]),
     ("Biopsy: 1/3 cores with Gleason 3+3; 2/3 benign.", ["1/3", "2/3"]),
     ("PD-L1 CPS 1/10 per protocol", ["1/10"]),

@@ -141,6 +141,44 @@ NOTES = [
     ('PET 11/2: Deauville 4; Lugano PR. Discussed with pt + partner (Ahmad) at Sunset Park clinic.',
      ['11/2', 'Ahmad', 'Sunset Park'],
      ['Deauville 4', 'Lugano PR']),
+    # 27
+    ("Onc hx:\n- 3/2023 dx'd IDC at outside hosp (Good Samaritan, Suffern)\n- s/p L mastectomy "
+     '4/11 (Dr. Ferreira-Lind)\n- AC x4 -> T x12 completed 9/28\nRTC 3 mo w/ labs.',
+     ['3/2023', 'Good Samaritan', 'Suffern', '4/11', 'Ferreira-Lind', '9/28'],
+     ['AC x4 -> T x12']),
+    # 28
+    ("Pt states her landlord (Mr. Petrakis) won't fix the heat. Apt 4C. Asked SW to call him: "
+     '917-555-0150.',
+     ['Petrakis', '917-555-0150'],
+     []),
+    # 29
+    ('Nurse triage 6/14 @ 14:05 - pt called from her job at Target (Rego Park) c/o fever 101.3.',
+     ['6/14', 'Rego Park'],
+     ['fever 101.3']),
+    # 30
+    ('Pt goes by "Toni" (legal name Antonia). DOB 04/02/1951. Husband Vittorio, son Luca (lives in '
+     'Bensonhurst).',
+     ['Toni', 'Antonia', '04/02/1951', 'Vittorio', 'Luca', 'Bensonhurst'],
+     []),
+    # 31
+    ('Daughter-in-law Mei-Ling (works at Maimonides, ext 2290) is the main contact.',
+     ['Mei-Ling', 'Maimonides', '2290'],
+     []),
+    # 32
+    ('IMPRESSION: 1. New 9 mm RLL nodule (series 3, image 88), compared with 2/3. 2. No '
+     'adenopathy. Read by Dr. Hwang 2/24 08:12.',
+     ['2/3', 'Hwang', '2/24'],
+     ['9 mm RLL nodule', 'series 3, image 88']),
+    # 33
+    ("Pt declined port; prefers PICC. Will revisit at next visit 7/30. Discussed w/ pt's brother "
+     'Tomasz (Greenpoint) by phone.',
+     ['7/30', 'Tomasz', 'Greenpoint'],
+     []),
+    # 34
+    ('H&P: 70M, retired MTA conductor from Canarsie. PMH: HTN, DM2. Quit tobacco 2001. ECOG 1/KPS '
+     '80.',
+     ['Canarsie'],
+     ['ECOG 1/KPS 80', '70M', '2001']),
 ]
 
 
