@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -62,7 +63,9 @@ PLAIN_KEYS = (("enter", "Open the highlighted row", "lists"),
               ("tab", "Next field or pane", "everywhere"),
               ("shift+tab", "Previous field or pane", "everywhere"),
               ("esc", "Restore a zoomed pane", "zoomed pane"))
-QUIT_CONFIRM_S = 6.0  # quitting while work would be lost asks first: the quit key again within this many seconds
+QUIT_CONFIRM_S = 6.0
+# engine.models.manager's notice when a tier's model could not be loaded and a fallback profile drafts instead
+FALLBACK = re.compile(r"^Tier (\d) model '[^']*' unavailable .*; using '([^']+)' instead\.", re.DOTALL)  # quitting while work would be lost asks first: the quit key again within this many seconds
 
 
 def hint_for(message: str) -> str:
@@ -123,6 +126,7 @@ class OncoApp(App[None]):
         self._model_status = "models load on first consult"
         self._models_ready: set[int] = set()
         self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
+        self._model_trouble: set[str] = set()  # consults whose tier model fell back or failed (not "ready")
         self._user_errors: tuple[type[Exception], ...] = ()
         self._quit_asked = -QUIT_CONFIRM_S  # monotonic time of the last "quit?" notice
         self.last_export: Path | None = None
@@ -534,10 +538,16 @@ class OncoApp(App[None]):
                 blocked = any(state == "blocked" for _, state, _, _ in event.claims)
                 view.note(f"→ claims: {event.summary()}", "warning" if blocked else "info")
         elif kind == "Notice":
+            if fell_back := FALLBACK.match(event.message):
+                self._model_trouble.add(event.consult_id)
+                self._set_model_status(f"Tier {fell_back[1]} model unavailable: using {fell_back[2]}")
             if view:
                 view.note(event.message, "warning")
             self.notify(event.message, severity="warning", markup=False)
         elif kind == "ErrorEvent":
+            if event.node == "specialist" and (tier := self._tier_in_use.get(event.consult_id)) is not None:
+                self._model_trouble.add(event.consult_id)  # the node still finishes (into the safe refusal)
+                self._set_model_status(f"Tier {tier} model failed (see the error)")
             if view:
                 view.note(event.message, "error")
             hint = hint_for(event.message)
@@ -567,6 +577,8 @@ class OncoApp(App[None]):
             view.set_question(cp.state.case_text)
 
     def _model_ready(self, consult_id: str) -> None:
+        if consult_id in self._model_trouble:  # a fallback model answered, or none could: not "Tier N ready"
+            return
         tier = self._tier_in_use.get(consult_id)
         if tier is not None and tier not in self._models_ready and self.settings is not None:
             self._models_ready.add(tier)

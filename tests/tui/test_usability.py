@@ -180,3 +180,44 @@ async def test_help_says_what_each_key_does_and_lists_enter_tab_and_esc(tmp_path
         await pilot.press("f1")
         await pilot.pause()
         assert app.screen.query_one("#help-table").row_count == len(rows)  # every row shown, keyed uniquely
+
+
+FALLBACK_NOTICE = ("Tier 2 model 'qwen-coder' unavailable (models.profiles.qwen-coder.path: embedded model "
+                   "'qwen-coder-0.5b' is not installed yet); using 'smollm2' instead.")
+
+
+async def test_status_line_says_when_tier_2_fell_back_to_another_model(tmp_path: Path) -> None:
+    """The status line said 'Tier 2 model ready' while the Tier 2 model was missing and the Tier 1 model wrote the
+    draft: the clinician reads which model answered from it."""
+    from engine.models.manager import LoadedModel
+    from tests.fakes import FakeModels
+
+    class FallbackModels(FakeModels):
+        def get(self, tier: int) -> LoadedModel:
+            loaded = super().get(tier)
+            return LoadedModel(loaded.model, "smollm2", tier, (FALLBACK_NOTICE,) if tier == 2 else ())
+
+    app, engine, model = build(tmp_path)
+    engine.models = FallbackModels(model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        status = str(app.query_one("#status").content)
+        assert "Tier 2 model ready" not in status and "using smollm2" in status, status
+        await submit(pilot, TIER1_CASE)  # Tier 1 has its own model: ready
+        assert "Tier 1 model ready" in str(app.query_one("#status").content)
+
+
+async def test_status_line_does_not_call_a_model_that_failed_ready(tmp_path: Path) -> None:
+    from engine.graph import NODES
+    from engine.models.base import ModelError
+
+    async def broken(state, ctx):
+        raise ModelError("models.profiles.smollm2.path: file not found: /nope/model.gguf")
+
+    app, _engine, _ = build(tmp_path, nodes={**NODES, "specialist": broken})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE)
+        status = str(app.query_one("#status").content)
+        assert "ready" not in status and "Tier 1 model failed" in status, status
