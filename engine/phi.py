@@ -781,17 +781,17 @@ _MD_EVENT = (
     r"tumor[ ]board|nadir|dx|diagnosed|presented|returned|restaging|staging|pft|pfts|ekg|ecg|mammogram|mammo|"
     r"dexa|bone[ ]scan|paracentesis|thoracentesis|transfusion|transfused|hospitalized|tte|note|addendum|"
     r"encounter|update|referral|referred|ref|call|telephone|phone|tel|portal|fax|faxed|received|triage|"
-    r"compared[ ](?:with|to)(?:[ ](?:the[ ])?(?:prior|previous|outside))?"
+    r"opinion|eval|evaluation|compared[ ](?:with|to)(?:[ ](?:the[ ])?(?:prior|previous|outside))?"
     r"(?:[ ](?:study|exam|ct|scan|mri|pet))?"
 )
 _MD_EVENT_BEFORE_RE = re.compile(
-    rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ])?\Z")
+    rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ]|\()?\Z")
 # a treatment count is written like a date ("cycle 2/6", "chemo 3/6": the 3rd of 6 cycles): after these a month and
 # day is read only with a day past 12, where no count of cycles reaches ("C3 AC 3/21", "infusion 4/18")
 _MD_CYCLE_BEFORE_RE = re.compile(
     r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy|given|"
     r"administered|completed)"
-    r"(?:[ ][a-z][\w/+-]{0,20}){0,3}[ ]{1,2}(?:on[ ])?\Z")
+    r"(?:[ ][a-z][\w/+-]{0,20}){0,3}[ ]{1,2}(?:on[ ]|\()?\Z")
 # a span of days, "12/20-1/5" (away 12/20-1/5): both ends are dates when either day is past 12 ("grade 1/2-2/3" stays)
 _MD_RANGE_RE = re.compile(
     r"((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))[ ]?[-–][ ]?((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
@@ -805,7 +805,7 @@ _MD_SCORE_BEFORE_RE = re.compile(
     r"(?<![\w/-])(?:grade|gr|g|ecog|ps|kps|her2|bp|strength|gleason|score|scores|allred|cps|tps|ratio|pain|nodes|"
     r"node|ln|lns|cores|core|er|pr|pgr|ki-?67|mitoses|mitotic|hpf|stage|motor|reflexes|power|sensation|pulse|"
     r"vision|ctcae|toxicity|tab|tabs|dose|take|nrs|vas|esas|likert|rate|ratios|positive|negative|involved|"
-    r"sln|slns|motor|mmt|t|n|m|cn|pn|yp|x)[ ]{1,2}(?:on[ ])?\Z")
+    r"sln|slns|motor|mmt|t|n|m|cn|pn|yp|x)[ ]{1,2}(?:on[ ]|\()?\Z")
 _MD_LIST_GAP_RE = re.compile(
     r"[ ]{0,2}(?:,|;|,?[ ](?:and|or|&)|,[ ]then|[ ]then)[ ]{1,2}(?:[a-z][a-z/-]{0,20}[ ]){0,3}\Z")
 _MD_LINE_HEAD_RE = re.compile(r"(?:^|\n)[ \t>*•-]{0,6}\Z")
@@ -2343,6 +2343,11 @@ _VERB_CUE_RE = _ci(
     r"[ \t]{1,6}")
 
 _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
+# a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
+_SERVICE_WORDS = _wordset(
+    "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
+    "triage primary clinic floor unit night day research study trial transplant bmt icu er ed peds staff float home "
+    "hospice wound psych nutrition dietitian pharmacy nurse navigator")
 _NICKNAME_RE = re.compile(
     r"(?i:(?:called|calls[ ](?:him|her)self|goes[ ]by|go[ ]by|nicknamed?|known[ ]as|a\.?k\.?a\.?|prefers)"
     r"(?:[ ]the[ ]name)?):?[ ][\"“'‘]([A-Z][a-z'’-]{1,20})[\"”'’]")
@@ -2739,6 +2744,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             continue
         if not any(folds[x] in _CENSUS_NAMES or folds[x] in _FIRST_NAMES or not _english(lowers[x]) for x in toks_in):
             continue  # "Histiocyte Society CNS" (central nervous system), not a nurse specialist
+        if all(lowers[x] in _SERVICE_WORDS for x in toks_in):
+            continue  # "Onc RN:", "Charge RN", "Infusion RN": a service, not a nurse's name
         if len(toks_in) == 1 and i == j and lowers[j] in _VOCAB:
             continue
         found.append((i, j))

@@ -192,3 +192,27 @@ def test_lower_case_employer_after_work_cue(text, values):
 ])
 def test_lower_case_work_cue_with_ordinary_words_is_kept(text, values):
     _kept(text, *values)
+
+
+# --- found while writing notes ---
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt at Sloan Kettering for 2nd opinion 3/12.", ["Sloan Kettering", "3/12"]),
+    ("Dose reduced to 80% (level -1) on C4 (4/30).", ["4/30"]),
+    ("CT (2/11): stable", ["2/11"]),
+])
+def test_more_month_day_dates(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("ORR (2/3) and grade (1/2)", ["2/3", "1/2"]),
+    ("responses in 2 (2/10) patients; ECOG (0/1)", ["2/10", "0/1"]),
+    ("Onc RN: Pt seen in infusion today. Charge RN aware. Heme NP to follow.", ["Onc RN", "Charge RN", "Heme NP"]),
+])
+def test_scores_in_brackets_and_services_are_kept(text, values):
+    _kept(text, *values)
+
+
+def test_nurse_names_before_credentials_still_go():
+    _gone("Signed: Anna Berg RN. Kowalczyk RN to call.", "Anna", "Berg", "Kowalczyk")
