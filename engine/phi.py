@@ -789,10 +789,10 @@ _MD_EVENT_BEFORE_RE = re.compile(
 # a treatment count is written like a date ("cycle 2/6", "chemo 3/6": the 3rd of 6 cycles): after these a month and
 # day is read only with a day past 12, where no count of cycles reaches ("C3 AC 3/21", "infusion 4/18")
 _MD_CYCLE_BEFORE_RE = re.compile(
-    r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy|given|"
-    r"administered|completed)"
+    r"(?<![\w/-])(?:c\d{1,2}|cycle[ ]\d{1,2}|chemo|chemotherapy|infusion|tx|treatment|dose|immunotherapy|"
+    r"given|administered|completed)"
     r"(?:[ ][a-z][\w/+-]{0,20}){0,3}[ ]{1,2}(?:on[ ]|\()?\Z")
-# a span of days, "12/20-1/5" (away 12/20-1/5): both ends are dates when either day is past 12 ("grade 1/2-2/3" stays)
+# a span of days ("away 12/20-1/5"): both ends are dates when either day is past 12 ("grade 1/2-2/3" stays)
 _MD_RANGE_RE = re.compile(
     r"((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))[ ]?[-–][ ]?((?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01]))"
     r"(?![\w/%+^]|[.,-]\d)")
@@ -2346,8 +2346,8 @@ _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
 # a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
 _SERVICE_WORDS = _wordset(
     "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
-    "triage primary clinic floor unit night day research study trial transplant bmt icu er ed peds staff float home "
-    "hospice wound psych nutrition dietitian pharmacy nurse navigator")
+    "triage primary clinic floor unit night day research study trial transplant bmt icu er ed peds staff "
+    "float home hospice wound psych nutrition dietitian pharmacy nurse navigator")
 _NICKNAME_RE = re.compile(
     r"(?i:(?:called|calls[ ](?:him|her)self|goes[ ]by|go[ ]by|nicknamed?|known[ ]as|a\.?k\.?a\.?|prefers)"
     r"(?:[ ]the[ ]name)?):?[ ][\"“'‘]([A-Z][a-z'’-]{1,20})[\"”'’]")
@@ -2953,8 +2953,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     def verb_phrase(k: int, after_comma: bool) -> bool:
         """Token k opens a clause of a Title Case note, not a name: a verb ("Works", "Sees", "Smokes",
         "Enjoys") that is no listed name, before a preposition, a title, an article, a number, a capitalised
-        ordinary word or (after a comma) a line end: "Lives In Springfield, Works At Acme Hardware", "..., Plays
-        Golf"."""
+        ordinary word or (after a comma) a line end: "Lives In Springfield, Works At Acme Hardware",
+        "..., Plays Golf"."""
         lw, f = lowers[k], folds[k]
         stem = lw[:-3] + "y" if lw.endswith("ies") else \
             lw[:-2] if lw.endswith(("ches", "shes", "sses")) else lw[:-1]
