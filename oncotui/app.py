@@ -501,8 +501,8 @@ class OncoApp(App[None]):
         elif kind == "NodeFinished":
             if view:
                 view.step_finished(event.node, event.label, event.seconds)
-                if event.node == "ingestion":  # the typed note may hold identifiers: show the redacted one
-                    self._show_stored_question(view, event.thread_id, event.consult_id)
+            if event.node == "ingestion":
+                self._ingested(view, event.thread_id, event.consult_id, current)
             if event.node == "specialist":
                 self._model_ready(event.consult_id)
         elif kind == "Token":
@@ -569,12 +569,20 @@ class OncoApp(App[None]):
             else:
                 self.notify(f"{event.thread_id}: answer {event.status}.", markup=False)
 
-    def _show_stored_question(self, view: ConsultView, thread_id: str, consult_id: str) -> None:
+    def _ingested(self, view: ConsultView | None, thread_id: str, consult_id: str, current: bool) -> None:
+        """The case is stored (redacted) and its facts extracted: the chat shows the redacted case instead of the
+        typed note (which may hold identifiers), and the patient pane this case's facts (not the previous one's)
+        while the rest of the consult runs."""
         assert self.engine is not None
-        cp = self.engine.store.latest(thread_id, consult_id)
-        if cp is not None and cp.state.case_text:  # empty when redaction failed: then nothing was stored
+        store = self.engine.store
+        cp = store.latest(thread_id, consult_id)
+        if cp is None or not cp.state.case_text:  # empty when redaction failed: then nothing was stored
+            return
+        if view is not None:
             self.chat.prompt.replace_in_history(view.question, cp.state.case_text)  # up-arrow recalls it too
             view.set_question(cp.state.case_text)
+        if current:
+            self.patients_pane.show_case(thread_id, cp.state, store.consults(thread_id))
 
     def _model_ready(self, consult_id: str) -> None:
         if consult_id in self._model_trouble:  # a fallback model answered, or none could: not "Tier N ready"

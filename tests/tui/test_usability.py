@@ -11,7 +11,7 @@ from textual import events
 from oncotui.screens.review import ReviewScreen
 from tests.fakes import FakeModel
 from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
-from tests.tui.test_flows import SIZE, open_review
+from tests.tui.test_flows import SIZE, _first_view, open_review
 
 
 async def test_a_case_typed_on_the_patient_list_goes_to_the_prompt(tmp_path: Path) -> None:
@@ -221,3 +221,21 @@ async def test_status_line_does_not_call_a_model_that_failed_ready(tmp_path: Pat
         await submit(pilot, TIER1_CASE)
         status = str(app.query_one("#status").content)
         assert "ready" not in status and "Tier 1 model failed" in status, status
+
+
+async def test_case_summary_shows_the_new_cases_facts_while_the_consult_runs(tmp_path: Path) -> None:
+    """The patient pane kept 'No consult yet' (or the previous case's facts) until the consult ended: what the
+    engine understood of the case (cancer, stage, markers) is worth reading while the draft is written."""
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        view = await _first_view(pilot)
+        await wait_for(pilot, lambda: view.query_one(".drafting").display)  # the draft streams: still running
+        summary = str(app.patients_pane.query_one("#case-summary").content)
+        assert "pancreatic adenocarcinoma" in summary and "No consult yet" not in summary, summary
+        assert "not finished" in summary  # the timeline has the running consult
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.consult_running)
