@@ -259,7 +259,11 @@ class OncoApp(App[None]):
         # Also runs from a 5 s timer, which can fire after shutdown has removed the panes.
         pane = self.query_one_optional(ApprovalsPane)
         if self.engine is not None and pane is not None:
-            pane.set_items(self.engine.store.approvals("pending"), self._busy_approvals)
+            pending = self.engine.store.approvals("pending")
+            pane.set_items(pending, self._busy_approvals)
+            waiting = {item.id for item in pending}  # signed elsewhere (the CLI): its kept edits are moot
+            for approval_id in set(self._review_drafts) - waiting:
+                del self._review_drafts[approval_id]
 
     async def open_patient(self, thread_id: str) -> None:
         assert self.engine is not None

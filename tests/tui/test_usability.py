@@ -1,6 +1,8 @@
 """Fixes from a usability review as a clinician and as a reviewer: a case typed or pasted before choosing where it
-goes is kept, an empty question is answered, a reviewer's unsent edits survive closing the review screen, quitting
-mid-consult asks first, and help says what each key does in plain words (and lists Enter, Tab and Esc)."""
+goes is kept (and a half-typed case is not selected, then replaced, when the prompt gets the focus back), an empty
+question is answered, a reviewer's unsent edits survive closing the review screen, quitting mid-consult asks first,
+help says what each key does in plain words (and lists Enter, Tab and Esc), the status line does not call a model
+that fell back or failed 'ready', and the patient pane shows the new case's facts while its consult runs."""
 
 from __future__ import annotations
 
@@ -239,3 +241,22 @@ async def test_case_summary_shows_the_new_cases_facts_while_the_consult_runs(tmp
         assert "not finished" in summary  # the timeline has the running consult
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.consult_running)
+
+
+async def test_kept_review_edits_go_when_the_item_is_signed_elsewhere(tmp_path: Path) -> None:
+    from engine.graph import decision
+
+    app, engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        [item] = engine.store.approvals("pending")
+        screen = await open_review(pilot, "r")
+        screen.query_one("#review-note").value = "not yet"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: item.id in app._review_drafts)
+        # a colleague signs it from the CLI (oncotui hitl approve): the next refresh drops what was kept
+        async for _ in engine.resume(item.thread_id, decision("approve", "dr-other", "fine"), item.consult_id):
+            pass
+        app.refresh_approvals()
+        assert not app._review_drafts
