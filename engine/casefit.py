@@ -18,6 +18,11 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
                 "Resected"/"resectable" is also a family of its own that an unresectable case contradicts.
     invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
+    recurrence  from a section only: a treatment section for recurrent disease alone ("Treatment of Recurrent
+                Bladder Cancer", "Treatment Options for Local Recurrence"; not "Stage IV and Recurrent ...",
+                "Metastatic or Recurrent ...", "Relapsed or Refractory ..."). A newly diagnosed case (engine.facts
+                ``recurrent`` False: "newly diagnosed", "de novo") contradicts it, a recurrent one fits, a case that
+                says neither is qualified ("applies if recurrent disease")
     line        the line of therapy a section's deepest heading names ("Second-line systemic therapy",
                 "Progressive Stage IV", "after first-line chemotherapy": later; "First-Line Therapy", "Newly
                 Diagnosed": first), the sentence states ("in patients whose disease progressed after first-line
@@ -152,7 +157,7 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line (from a section)
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence (a section's)
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
@@ -516,6 +521,7 @@ class Case:
     unresectable: bool = False  # stated unresectable/inoperable (engine.facts puts it in stage_text)
     invasion: str | None = None  # bladder: "muscle-invasive" / "non-muscle-invasive" (from stage_text too)
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
+    recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -621,7 +627,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
         stage, name = (20, 49), "muscle-invasive (stage II or higher)"
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
-                unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line)
+                unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
+                recurrent=facts.recurrent)
 
 
 def _derive_hormone_receptor(r: dict[str, str]) -> None:
@@ -700,6 +707,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         # a first-line option for a case that progressed stays open (the progression may have been on adjuvant
         # therapy); a later-line one does not apply to an untreated case
         return ("contradicts", "untreated") if c.value == "later" else ("unknown", "")
+    if c.kind == "recurrence":
+        if case.recurrent is None:
+            return "unknown", ""
+        return ("fits", "") if case.recurrent else ("contradicts", "newly diagnosed")
     return "unknown", ""
 
 
@@ -1012,6 +1023,27 @@ def _line_condition(parts: Sequence[str]) -> Condition | None:
     return None
 
 
+# A treatment section for recurrent disease only ("Treatment of Recurrent Bladder Cancer", "Treatment Options for
+# Relapsed CML"), not one that lists it among alternatives ("Newly Diagnosed Stage IV, Relapsed, and Recurrent
+# NSCLC", "Stage IV and Recurrent Colon Cancer", "Metastatic or Recurrent ...", "Relapsed or Refractory ...") nor
+# another kind of section ("Locoregional recurrence", "Detection of Recurrence"): a new diagnosis contradicts it,
+# a case that states neither is qualified.
+_RECURRENT_SECTION_RE = re.compile(
+    r"^Treatment\b.*(?:\b(?:recurrent|relapsed)\b|\b(?:for|of)\s+(?:[\w-]+\s+)?(?:recurrence|relapse)\b)",
+    re.IGNORECASE)
+_RECURRENT_ALTERNATIVES_RE = re.compile(
+    r"\bstage\b|(?<!non)metasta|\badvanced\b|\bprogressive\b|\bnewly diagnosed\b|\bfirst[- ]line\b|"
+    r"\bunresectable\b|\binoperable\b|\bpersistent\b|\brefractory\b|\bchemoresistant\b", re.IGNORECASE)
+
+
+def _recurrence_condition(parts: Sequence[str]) -> Condition | None:
+    """The recurrence a treatment section is for (family "section:recurrence")."""
+    for p in parts:
+        if _RECURRENT_SECTION_RE.search(p) and not _RECURRENT_ALTERNATIVES_RE.search(p):
+            return Condition(family="section:recurrence", kind="recurrence", text=p, value="recurrent")
+    return None
+
+
 def section_conditions(section: str) -> list[Condition]:
     """The conditions a passage's section path names, each with the heading that names it as its text. Stage and
     setting ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic) are one family of
@@ -1030,8 +1062,7 @@ def section_conditions(section: str) -> list[Condition]:
             else:
                 key = f":{c.receptors[0][0]}" if c.kind == "receptor" and len(c.receptors) == 1 else ""
                 out.append(replace(c, family=f"section:{c.family}{key}", text=p))
-    line = _line_condition(parts)
-    return out + [line] if line else out
+    return out + [c for c in (_line_condition(parts), _recurrence_condition(parts)) if c]
 
 
 def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
@@ -1090,6 +1121,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 label = f"early, operable setting ({label.lower()})"
             elif family == "section":
                 label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
+            elif family == "section:recurrence":
+                label = f"recurrent disease, as its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             elif family == "section:line":
                 label = f"the line of therapy of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             elif family == "line":

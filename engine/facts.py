@@ -798,6 +798,29 @@ def _line(text: str) -> str | None:
     return "first" if first and not later else "later" if later and not first else None
 
 
+# Recurrent disease ("recurrent", "relapsed", "recurred", "a liver recurrence") or a new diagnosis ("newly
+# diagnosed", "de novo", "new diagnosis"). Not a score or a risk ("Oncotype recurrence score", "risk of recurrence",
+# "recurrence-free survival"), a negation ("no recurrence", "without evidence of relapse") or something else that
+# recurs ("recurrent laryngeal nerve", "recurrent UTIs", "recurrent pleural effusions").
+_RECURRENT_RE = re.compile(r"\b(?:recurrent|relapsed|relapsing|recurred|recurrences?|relapses?)\b", re.IGNORECASE)
+_RECURRENT_BEFORE_RE = re.compile(
+    r"(?:\b(?:no|not|without|nor|free of|negative for|absence of)\s+(?:\w+\s+){0,3}|"
+    r"\b(?:risk|rates?|odds|chance|probability|reduc\w*|prevent\w*|lower\w*)\s+(?:of\s+|the\s+)?(?:\w+\s+)?)\Z",
+    re.IGNORECASE)
+_RECURRENT_AFTER_RE = re.compile(
+    r"\A[\s-]*(?:score|risk|free|rates?|laryngeal|infections?|UTIs?|falls?|(?:pleural\s+)?effusions?|"
+    r"pneumonias?|ascites|episodes?|fevers?|headaches?|seizures?)\b", re.IGNORECASE)
+_NEW_DIAGNOSIS_RE = re.compile(r"\bnewly[- ]diagnosed\b|\bnew(?:ly)? diagnos[ie]s\b|\bde novo\b", re.IGNORECASE)
+
+
+def _recurrent(text: str) -> bool | None:
+    recurrent = any(not _RECURRENT_BEFORE_RE.search(text[max(0, m.start() - 40):m.start()])
+                    and not _RECURRENT_AFTER_RE.match(text[m.end():m.end() + 20])
+                    for m in _RECURRENT_RE.finditer(text))
+    new = bool(_NEW_DIAGNOSIS_RE.search(text))
+    return True if recurrent and not new else False if new and not recurrent else None
+
+
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
@@ -826,6 +849,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         unknown_primary=unknown_primary,
         rare=is_rare(cancer_type, rare_cancers),
         line=_line(text),
+        recurrent=_recurrent(text),
     )
 
 
@@ -859,4 +883,5 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         unknown_primary=earlier.unknown_primary or later.unknown_primary,
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
+        recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
     )

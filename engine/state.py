@@ -28,6 +28,7 @@ class CaseFacts:
     unknown_primary: bool = False
     rare: bool = False
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
+    recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,72 @@
+"""Recurrent disease: a treatment section for recurrent disease only ("Treatment of Recurrent Bladder Cancer") is
+qualified for a case that does not say it recurred, and does not apply to a newly diagnosed one. The audit's
+newly staged muscle-invasive bladder case was answered from the recurrent-bladder erdafitinib passage as if it
+applied without condition."""
+
+import pytest
+
+from engine.casefit import assess, case_from_facts
+from engine.facts import extract_facts, merge_facts
+
+AUDIT = ("64-year-old man with muscle-invasive urothelial carcinoma of the bladder, cT2N0M0, cisplatin eligible, "
+         "ECOG 0. What is the recommended treatment?")
+RECURRENT = "## Treatment of Recurrent Bladder Cancer > ### Treatment Options for Recurrent Bladder Cancer"
+SENTENCE = "The response rate by independent radiological review was 34%."
+
+
+def facts(text: str):
+    return extract_facts(text, genes=["FGFR3"], treatment_keywords=["cisplatin"], rare_cancers=[])
+
+
+def fit(text: str, section: str = RECURRENT):
+    return assess(SENTENCE, case_from_facts(facts(text)), [section])
+
+
+def test_a_recurrent_only_section_is_qualified_for_a_case_that_does_not_say_it_recurred():
+    result = fit(AUDIT)
+    assert result.verdict == "unknown"
+    assert "recurrent disease" in result.reason and "Recurrent Bladder Cancer" in result.reason
+
+
+def test_it_does_not_apply_to_a_newly_diagnosed_case_and_fits_a_recurrent_one():
+    result = fit("Newly diagnosed muscle-invasive bladder cancer, cT2N0M0. Treatment?")
+    assert result.verdict == "contradicts" and "newly diagnosed" in result.reason
+    assert fit("Recurrent urothelial carcinoma of the bladder after cystectomy, FGFR3 mutation. Options?").verdict \
+        == "fits"
+    assert fit("Bladder cancer that recurred in the pelvis after cystectomy. Options?").verdict == "fits"
+
+
+@pytest.mark.parametrize("section", [
+    "## Treatment of Stage IV and Recurrent Colon Cancer",  # recurrent among alternatives
+    "## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC",
+    "## Treatment of Relapsed or Refractory Multiple Myeloma",  # refractory need not have relapsed
+    "## Follow-up > ### Detection of Recurrence",  # not a treatment section
+    "## Treatment of Metastatic or Recurrent Pancreatic Cancer",
+])
+def test_sections_naming_recurrence_among_alternatives_set_no_condition(section: str):
+    assert fit("Newly diagnosed cancer. Treatment?", section).verdict != "contradicts"
+    assert "recurrent disease" not in fit(AUDIT, section).reason
+
+
+@pytest.mark.parametrize("note, recurrent", [
+    ("Recurrent colon cancer in the liver 2 years after resection.", True),
+    ("Relapsed DLBCL after R-CHOP.", True),
+    ("Local recurrence at the anastomosis.", True),
+    ("De novo metastatic breast cancer.", False),
+    ("Newly diagnosed stage III colon cancer.", False),
+    # a score, a risk, a negation, something else that recurs: nothing stated
+    ("ER-positive breast cancer, Oncotype DX recurrence score 12.", None),
+    ("Stage II colon cancer, low risk of recurrence.", None),
+    ("No evidence of recurrence on CT.", None),
+    ("Hoarseness from recurrent laryngeal nerve palsy.", None),
+    ("Recurrent pleural effusions drained twice.", None),
+    ("Five-year recurrence-free survival was discussed.", None),
+])
+def test_the_note_says_recurrent_or_new(note: str, recurrent: bool | None):
+    assert facts(note).recurrent is recurrent
+
+
+def test_a_follow_up_turn_keeps_what_the_thread_said():
+    first = facts("Recurrent bladder cancer after cystectomy.")
+    assert merge_facts(first, facts("What about second line?")).recurrent is True
+    assert merge_facts(facts("Bladder cancer."), first).recurrent is True
