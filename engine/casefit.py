@@ -1222,7 +1222,7 @@ _NARRATIVE_RE = re.compile(
 _STATISTICS_RE = re.compile(
     r"\brandomly\s+assigned\b|\bNCT\d{6,}|\bn\s*=\s*\d|\bHR\b[,:=]?\s*\d|\bhazard\s+ratio\b|"
     r"\b\d+(?:\.\d+)?%\s*CI\b|(?<![\w])P\s*[=<>]\s*\.?\d|\b(?:included|enrolled)\s+[\d,]+\s+patients\b|"
-    r"^\s*Evidence\s*\(", re.IGNORECASE)
+    r"^\s*Evidence\s*\(|\bcrossover\b|\bat the discretion of the investigators?\b", re.IGNORECASE)
 
 
 def sentence_kind(text: str) -> int:

@@ -36,14 +36,15 @@ def answers_no_treatment(state: ConsultState) -> bool:
 
 
 def answers_with_trial_results_only(state: ConsultState) -> bool:
-    """A treatment question whose released claims are all trial narrative or statistics ("In the phase III ...
-    trial, patients were randomly assigned", "median PFS was 25.7 months (HR, 0.50)"): what a trial found, not
-    what the guideline recommends, so a person should say what it means for this case. One recommendation or
-    plain statement among them is enough (``casefit.sentence_kind``)."""
+    """A treatment question whose released claims hold no recommendation and are mostly trial narrative or
+    statistics ("In the phase III ... trial, patients were randomly assigned", "median PFS was 25.7 months (HR,
+    0.50)", "the primary end point was PFS"): what trials found, not what the guideline recommends, so a person
+    should say what it means for this case (``casefit.sentence_kind``: 0 recommendation, 2 trial narrative)."""
     released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
     if not released or not _TREATMENT_QUESTION_RE.search(state.case_text):
         return False
-    return all(sentence_kind(text) == 2 for text in released)
+    kinds = [sentence_kind(text) for text in released]
+    return 0 not in kinds and 2 * kinds.count(2) >= len(kinds)
 
 
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
@@ -70,8 +71,8 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         reasons.append("The question asks what to do, but no released claim names a treatment or approach (the "
                        "quoted passages may not answer it)")
     elif answers_with_trial_results_only(state):
-        reasons.append("The question asks what to do, but every released claim reports a trial's results, none a "
-                       "guideline recommendation (a person should judge what they mean for this case)")
+        reasons.append("The question asks what to do, but the released claims mostly report trials' results and "
+                       "none is a guideline recommendation (a person should judge what they mean for this case)")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

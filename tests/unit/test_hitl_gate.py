@@ -33,7 +33,7 @@ def test_other_questions_and_empty_answers_are_not_flagged():
 
 
 def trial_only(s: ConsultState) -> bool:
-    return any("every released claim reports a trial's results" in r for r in review_reasons(s, 0.0))
+    return any("mostly report trials' results" in r for r in review_reasons(s, 0.0))
 
 
 ALK = "Stage IV NSCLC, ALK rearrangement, treatment naive. What first-line therapy?"
@@ -45,6 +45,10 @@ STATS = ("Median progression-free survival was 34.8 months with alectinib (HR, 0
 
 def test_a_treatment_answer_made_only_of_trial_results_waits_for_a_reviewer():
     assert trial_only(state(ALK, TRIAL, STATS))
+    # mostly trial results, with a plain statement that recommends nothing (the audit's ovarian maintenance answer)
+    assert trial_only(state(ALK, TRIAL, STATS, ("Alectinib crosses the blood-brain barrier.", "supported")))
+    assert not trial_only(state(ALK, TRIAL, ("Alectinib crosses the blood-brain barrier.", "supported"),
+                                ("ALK rearrangements occur in about 5% of NSCLC.", "supported")))
     # one recommendation among them is a guideline answer: released as usual
     assert not trial_only(state(ALK, TRIAL, ("Alectinib is a standard first-line treatment option.", "supported")))
     # a blocked recommendation is not released, so it does not count

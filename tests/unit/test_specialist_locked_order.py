@@ -96,6 +96,7 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Secondary end points included OS and safety.", 2),
     ("Patients were stratified by disease stage and PD-L1 expression.", 2),
     ("Surgery is the primary treatment for localized disease.", 1),
+    ("Crossover was not specified, but patients could receive treatments at the discretion of the investigator.", 1),
     # a recommendation that quotes its trial's statistics is neither first nor last
     ("Based on a phase III trial (HR, 0.62), the combination is a standard option.", 1),
 ])
