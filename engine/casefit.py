@@ -76,6 +76,8 @@ The case's side comes from CaseFacts: stage (+ sub-stage letter, "metastatic", "
 invasive" from stage_text, where engine.facts puts them; a stage IV read from TNM with M0, bladder T4bN0M0, is not
 metastatic; "muscle-invasive" without a stage is stage II or higher (AJCC 8: T2 or more), an interval whose every
 group a stage class must fit or contradict: "early" or "metastatic" lines are qualified, "stage I" contradicts;
+"localized" disease without a stage ("localized prostate adenocarcinoma", "organ-confined") is stage 0-III and not
+metastatic: metastatic and stage IV lines contradict, localised lines fit, a stage I/II line is qualified;
 engine.facts' routing guess from TNM, node-positive M0 as III, is not used where the cancer's groups differ:
 ``_routing_only_stage``), the marker
 strings parsed with the same patterns (statuses included: "EGFR negative", "ALK negative", "BRCA2 negative" are
@@ -622,6 +624,9 @@ def case_from_facts(facts: CaseFacts) -> Case:
     _derive_hormone_receptor(receptors)
     extent = (facts.stage_text or "").translate(DASHES)
     invasion = next((value for value, rx in _INVASION_RES if rx.search(extent)), None)
+    if stage is None and "localized" in [e.strip().lower() for e in extent.split(",")]:
+        # localized disease without a stage: not metastatic, stage 0 to III (no group within)
+        stage, name, metastatic = (0, 39), "localized (no stage given)", False
     if stage is None and invasion == "muscle-invasive":
         # muscle-invasive bladder cancer is T2 or more: stage II or higher (AJCC 8), never 0 or I; no group within
         stage, name = (20, 49), "muscle-invasive (stage II or higher)"

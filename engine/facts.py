@@ -179,7 +179,13 @@ _FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|f
 _FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
                               re.IGNORECASE)
 _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", "muscle-invasive", "resected",
-                           "resectable"})
+                           "resectable", "localized"})
+# Localized disease when no stage is given ("localized prostate adenocarcinoma", "clinically localised disease",
+# "organ-confined"): not metastatic. Not "localized pain", "localized to the liver", "locally advanced", "not
+# localized".
+_LOCALIZED_RE = re.compile(
+    r"(?<!not )(?<!non-)\b(?:clinically\s+)?locali[sz]ed\s+(?:[\w-]+\s+){0,3}?(?:cancer|carcinoma|adenocarcinoma|"
+    r"disease|tumou?rs?|melanoma|sarcoma|malignancy)\b|\borgan[- ]confined\b", re.IGNORECASE)
 # Dashes written for a hyphen ("hormone receptor\u2013positive", "ER\u2013negative"): read as "-" (same length).
 DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"})
 # T, N and M stated together ("cT2N0M0", "ypT3a N1 M0", "Ta N0 M0"). Shared with case fit (M0: not metastatic).
@@ -534,6 +540,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             extent.append("resected" if any(m.group("done") for m in done) else "resectable")
         elif any(_former_unresectable(text, m) for m in _EXTENT_RE.finditer(text)):
             extent.append("unresectable")  # "initially unresectable" and nothing since: still unresectable
+    if stage is None and _LOCALIZED_RE.search(text):
+        extent.append("localized")
     if extent:
         words = ", ".join([words, *extent] if words else extent)
     return stage, words
@@ -869,6 +877,8 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
     extent: list[str] = []
     for kind in (lambda e: "invasive" not in e, lambda e: "invasive" in e):  # resectability, then invasion
         extent += [e for e in late_extent if kind(e)] or [e for e in early_extent if kind(e)]
+    if stage_pick[0]:  # a stage stated since (or before) says more than "localized"
+        extent = [e for e in extent if e != "localized"]
     stage_text = ", ".join([stage_pick[1], *extent] if stage_pick[1] else extent) or None
     return CaseFacts(
         cancer_type=later.cancer_type or earlier.cancer_type,

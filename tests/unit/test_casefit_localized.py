@@ -1,0 +1,45 @@
+""""Localized" disease with no stage given is not metastatic: the audit's localized prostate case (Gleason 6, cT1c)
+had metastatic-disease lines only qualified ("applies if ...") and its localized lines too."""
+
+import pytest
+
+from engine.casefit import assess, case_from_facts
+from engine.facts import extract_facts, merge_facts
+
+AUDIT = ("68-year-old man, localized prostate adenocarcinoma, Gleason 3+3=6 (grade group 1), PSA 5.2 ng/mL, cT1c, "
+         "2 of 12 cores positive. What management is recommended?")
+
+
+def facts(text: str):
+    return extract_facts(text, genes=["EGFR"], treatment_keywords=[], rare_cancers=[])
+
+
+def verdict(note: str, sentence: str) -> str:
+    return assess(sentence, case_from_facts(facts(note))).verdict
+
+
+def test_a_localized_case_fits_localized_lines_and_not_metastatic_ones():
+    assert verdict(AUDIT, "In the ProtecT trial, men with clinically localized prostate cancer were screened.") \
+        == "fits"
+    assert verdict(AUDIT, "Docetaxel is a standard option for metastatic hormone-sensitive prostate cancer.") \
+        == "contradicts"
+    assert verdict(AUDIT, "Stage IV prostate cancer is treated with androgen deprivation.") == "contradicts"
+    # which of stages I-III is not known: a stage I/II line is qualified, not withheld
+    assert verdict(AUDIT, "Radical prostatectomy is an option for stage I and stage II disease.") == "unknown"
+
+
+@pytest.mark.parametrize("note", [
+    "Prostate cancer with localized pain in the lower back.",  # a symptom
+    "Lung cancer, disease not localized.",
+    "Colon cancer with a lesion localized to the liver.",
+    "Metastatic, previously localized prostate cancer.",  # the stage says more
+])
+def test_other_uses_of_localized_are_not_localized_disease(note: str):
+    assert verdict(note, "Docetaxel is a standard option for metastatic prostate cancer.") != "contradicts"
+
+
+def test_a_later_stage_replaces_localized():
+    merged = merge_facts(facts(AUDIT), facts("Now bone metastases. Options?"))
+    assert merged.stage == "IV" and "localized" not in (merged.stage_text or "")
+    assert assess("Docetaxel is a standard option for metastatic prostate cancer.", case_from_facts(merged)).verdict \
+        == "fits"
