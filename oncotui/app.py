@@ -275,11 +275,16 @@ class OncoApp(App[None]):
         self.current_patient = thread_id
         self.refresh_patients()
         history = []
+        ended: set[str] = set()  # consults whose latest checkpoint is an answer or waits for a reviewer
         for row in store.consults(thread_id):
             cp = store.latest(thread_id, row["id"])
             pending = store.pending_for(row["id"]) if cp is not None and cp.next_node == "__halt__" else None
             history.append((row, cp, pending.id if pending else None))
+            if cp is not None and cp.next_node in ("__end__", "__halt__"):
+                ended.add(row["id"])
         running = self._live[1] if self._live and self._live[0] == thread_id and self.consult_running else None
+        if running in ended:  # its worker is winding down: its last events went by while another patient showed
+            running = None
         await self.chat.show_patient(thread_id, history, running)
         self._show_latest(thread_id)
 

@@ -260,3 +260,21 @@ async def test_kept_review_edits_go_when_the_item_is_signed_elsewhere(tmp_path: 
             pass
         app.refresh_approvals()
         assert not app._review_drafts
+
+
+async def test_back_to_a_patient_whose_consult_just_ended_shows_its_answer(tmp_path: Path) -> None:
+    """Opening a patient while its consult's worker is still winding down (the answer stored, the Final event routed
+    while another patient was shown) restored the consult as 'still running' and it stayed so: its last events had
+    gone by. (test_switching_patients_mid_consult_and_back failed now and then under load on this.)"""
+    app, engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await app.action_new_patient()  # PT-0002 is shown while PT-0001's consult ends
+        async for event in engine.stream("PT-0001", TIER1_CASE):
+            live = (event.thread_id, event.consult_id)
+        app._live, app._consult_active = live, True  # the worker has not reported its end yet
+        await app.open_patient("PT-0001")
+        await pilot.pause()
+        (view,) = app.chat.views.values()
+        assert view.status == "released" and "## Assessment" in view.report
+        app._consult_active = False
