@@ -303,15 +303,29 @@ def test_engine_error_type_is_for_people() -> None:
 
 
 async def test_switching_patients_mid_consult_and_back(tmp_path: Path) -> None:
-    model = FakeModel(delay_s=0.02)
+    """By keys, as a clinician does (they take turns with the engine's events on the app's message queue; calling
+    open_patient from the test could run it in the middle of routing an event). The model waits at the drafting
+    step until the clinician is back, so the switch is surely mid-consult."""
+    import threading
+
+    drafting = threading.Event()
+    model = FakeModel(block=drafting)
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
-        await submit(pilot, TIER1_CASE, wait=False)
-        await wait_for(pilot, lambda: app.chat.pending is None and bool(app.chat.views))  # first step arrived
-        await app.action_new_patient()  # PT-0002 while PT-0001's consult streams
-        assert app.current_patient == "PT-0002" and not app.chat.views
-        await app.open_patient("PT-0001")
+        try:
+            await pilot.press("n")
+            await submit(pilot, TIER1_CASE, wait=False)
+            await wait_for(pilot, lambda: app.chat.pending is None and bool(app.chat.views))  # first step arrived
+            await pilot.press("ctrl+n")  # PT-0002 while PT-0001's consult runs (the prompt has the focus)
+            await wait_for(pilot, lambda: app.current_patient == "PT-0002")
+            assert not app.chat.views
+            await pilot.press("f2")
+            await wait_for(pilot, lambda: app.focused is app.patients_pane.query_one("#patient-list"))
+            await pilot.press("slash", *"0001", "enter")
+            await wait_for(pilot, lambda: app.current_patient == "PT-0001")
+            assert app.consult_running
+        finally:
+            drafting.set()
         await wait_for(pilot, lambda: not app.consult_running)
         await pilot.pause()
         (view,) = app.chat.views.values()
