@@ -125,6 +125,7 @@ def recommendation_lines(state: ConsultState) -> list[str]:
         return ["_No claim ledger: nothing can be released._"]
     approved = state.decision is not None and state.decision.action == "approve"
     lines = []
+    shown_where = ""
     for c in ledger.claims:
         reason = c.reasons[0] if c.reasons else ""
         if c.state == "supported":
@@ -137,8 +138,24 @@ def recommendation_lines(state: ConsultState) -> list[str]:
             tag = f"**deferred to a reviewer (not released):** {reason}"
         else:
             continue
-        lines.append(f"{len(lines) + 1}. {display_text(c.text)} {_cites(c)} — {tag}")
+        line = f"{len(lines) + 1}. {display_text(c.text)} {_cites(c)} — {tag}"
+        where = claim_section(c, state)
+        if where and where != shown_where:  # once for a run of claims from one section
+            line += f"\\\n   _in: {where}_"  # a hard line break, then the section on its own line
+            shown_where = where
+        lines.append(line)
     return lines or ["_No recommendation could be released._"]
+
+
+def claim_section(claim: Claim, state: ConsultState) -> str:
+    """The guideline section a claim quotes or first cites, as people read it. PDQ states many options in its
+    headings ("... (First-Line Therapy) > ALK inhibitors (for patients with ALK translocations) > Lorlatinib") and
+    only the trials under them, so a quoted trial sentence means little without its section."""
+    first = claim.sentence_ids[0].rsplit(".s", 1)[0] if claim.sentence_ids else next(iter(claim.evidence), "")
+    passage = next((p for p in (state.retrieval.passages if state.retrieval else ()) if p.id == first), None)
+    if passage is None or not passage.section:
+        return ""
+    return section_label(passage.section).replace("*", "").replace("_", " ")
 
 
 def withheld_lines(state: ConsultState) -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.nodes.formatter import evidence_list, section_label
-from engine.state import ConsultState, Passage, Retrieval
+from engine.nodes.formatter import evidence_list, recommendation_lines, section_label
+from engine.state import Claim, ConsultState, Ledger, Passage, Retrieval
 
 
 def test_section_label_drops_markdown_marks():
@@ -21,3 +21,35 @@ def test_evidence_list_prints_plain_heading_paths():
         rewritten_query=None, rag_confidence=0.9, attempts=1))
     line = evidence_list(state, only_cited=False)[0]
     assert "— Treatment by Stage > Advanced or Metastatic Disease (distance 0.200" in line and "##" not in line
+
+
+LORLATINIB = ("## Treatment of Newly Diagnosed Stage IV NSCLC > ### Treatment Options for Newly Diagnosed Stage IV NSCLC "
+              "(First-Line Therapy) > #### ALK inhibitors (for patients with *ALK* translocations) > ##### Lorlatinib")
+
+
+def test_each_released_claim_names_the_section_it_quotes_once_per_run():
+    """PDQ names the option in its headings and gives only the trial under them: "The phase III CROWN trial included
+    patients ..." says nothing about what to give unless the reader sees it is the first-line ALK-inhibitor
+    section's lorlatinib entry."""
+    passages = tuple(Passage(id=pid, chunk_id=pid, title="NSCLC", source="nsclc.md", section=section, page=None,
+                             text="x", distance=0.2, rerank_score=5.0) for pid, section in
+                     (("E4", LORLATINIB), ("E5", "## Treatment > ### Ceritinib")))
+    claims = tuple(Claim(id=f"C{i}", recommendation=i, text=text, evidence=(sid.split(".")[0],),
+                         sentence_ids=(sid,), state=st, support=1.0)  # type: ignore[arg-type]
+                   for i, (text, sid, st) in enumerate((
+                       ("The phase III CROWN trial included patients with no prior systemic therapy.", "E4.s1",
+                        "supported"),
+                       ("The primary end point was PFS.", "E4.s3", "supported"),
+                       ("Crossover to ceritinib was allowed.", "E5.s2", "supported"),
+                       ("Withheld line.", "E4.s9", "blocked")), 1))
+    state = ConsultState(thread_id="PT-0001", consult_id="c", ledger=Ledger(claims=claims, governed=True),
+                         retrieval=Retrieval(query="q", passages=passages, gate_passed=True, closest_title=None,
+                                             closest_distance=None, threshold=0.3, rewritten_query=None,
+                                             rag_confidence=0.9, attempts=1))
+    lines = recommendation_lines(state)
+    assert len(lines) == 3  # the blocked claim is never listed
+    first = ("in: Treatment of Newly Diagnosed Stage IV NSCLC > Treatment Options for Newly Diagnosed Stage IV NSCLC "
+             "(First-Line Therapy) > ALK inhibitors (for patients with ALK translocations) > Lorlatinib")
+    assert lines[0].startswith("1. The phase III CROWN trial") and lines[0].endswith(f"\\\n   _{first}_")
+    assert "in:" not in lines[1]  # same section as the claim before it: not repeated
+    assert lines[2].endswith("\\\n   _in: Treatment > Ceritinib_")
