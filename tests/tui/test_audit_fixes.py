@@ -125,6 +125,10 @@ def test_short_reasons_and_since() -> None:
                           "guideline; those sentences were dropped, not used)",)) == "poisoned passage"
     assert short_reasons(("The question asks what to do, but no released claim names a treatment or approach (the "
                           "quoted passages may not answer it)",)) == "no treatment named"
+    from engine.nodes.hitl_gate import review_reasons
+    from tests.unit.test_hitl_gate import ALK, STATS, TRIAL, state
+
+    assert short_reasons(review_reasons(state(ALK, TRIAL, STATS), 0.0)) == "trial results only"
     assert short_reasons(("Tier 2 case (complexity score 0.95): router scored Tier 2; Tier 1 forced by the "
                           "clinician",)) == "Tier 2 (override)"
     assert since("2025-03-14T09:30:00+00:00", wide=False, today="2025-03-14") == "09:30"

@@ -43,6 +43,7 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
                "instructions in note" if "instruction-like" in lowered else
                "poisoned passage" if lowered.startswith("retrieved passage") and "instructions" in lowered else
                "no treatment named" if "names a treatment" in lowered else
+               "trial results only" if "trials' results" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
         if tag not in tags:
             tags.append(tag)
