@@ -1162,21 +1162,27 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # A condition the case does not state, stage included, is qualified ("applies if stage III"), not dropped.
     groups = ([[found[k][2] for k in ks if k in main] for ks in by_clause] if parallel
               else [[found[k][2] for k in main]])
-    if inherited:
-        groups.append(inherited)
     if case.line is None:
         # the line a sentence or its label states is judged only for a case that states its own: many notes name
         # none, and a qualifier on every "first-line ..." / "after prior therapy" sentence would only push them down
         # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
         groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
+        inherited = [c for c in inherited if c.family != "label:line"]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
-    unknown: list[str] = []
+    unknown: list[str] = []  # alternatives: the clauses' unstated conditions
     for g in groups:
         bad, unsure = _judge(g, case)
         contradicted += bad
         if unsure:
             unknown.append(" and ".join(unsure))
+    if inherited:  # the section's and label's conditions hold for every clause: "A and S", "(A or B) and S"
+        groups.append(inherited)
+        bad, unsure = _judge(inherited, case)
+        contradicted += bad
+        if unsure:
+            own = (unknown[0] if len(unknown) == 1 else f"({' or '.join(unknown)})") if unknown else ""
+            unknown = [" and ".join([own, *unsure] if own else unsure)]
     notes: list[str] = []
     for k in options:
         c = found[k][2]

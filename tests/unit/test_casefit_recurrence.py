@@ -70,3 +70,17 @@ def test_a_follow_up_turn_keeps_what_the_thread_said():
     first = facts("Recurrent bladder cancer after cystectomy.")
     assert merge_facts(first, facts("What about second line?")).recurrent is True
     assert merge_facts(facts("Bladder cancer."), first).recurrent is True
+
+
+def test_the_qualifier_joins_the_sentences_and_the_sections_conditions_with_and():
+    """Both must hold: the sentence's FGFR3 condition and its section's recurrence (it read "FGFR3 variant or
+    recurrent disease", as if either were enough)."""
+    c = case_from_facts(facts(AUDIT))
+    erdafitinib = "## Treatment of Recurrent Bladder Cancer > ### Targeted therapy > #### Erdafitinib"
+    reason = assess("Patients were required to have tumors with an FGFR3 variant.", c, [erdafitinib]).reason
+    assert reason.startswith("applies if FGFR3 variant and recurrent disease"), reason
+    # clauses that are alternatives stay alternatives, in brackets, before the section's condition
+    two = ("Osimertinib is given for resected EGFR-mutated tumours, and adjuvant alectinib is given for resected "
+           "ALK-positive disease.")
+    assert assess(two, c, [erdafitinib]).reason.startswith(
+        "applies if (EGFR-mutated or ALK-positive) and recurrent disease")
