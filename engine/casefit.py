@@ -44,7 +44,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
                 Disease") as one family of alternatives, and subgroups ("Stages I, II, and III HER2-Positive Breast
                 Cancer", "HER2-Negative Hormone Receptor–Positive" (both), "Germline *BRCA1* and *BRCA2* Variants",
-                "(for patients with *EGFR* variants)", "Resected/Resectable Stage IIIA")
+                "(for patients with *EGFR* variants)", "Resected/Resectable Stage IIIA"). A bullet nested under a
+                numbered list item has that item as its section's deepest part ("8. ROS1 inhibitors (for patients
+                with ROS1 rearrangements)." then "- Repotrectinib ...": ``sentence_parents``)
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
@@ -232,7 +234,7 @@ _GENE_RE = re.compile(
     r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
     r"(?:[\s-]+(?:mutations?|mutant|mutated|[Vv]ariants?|positive))?"
     r"|(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
-    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|"
+    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
 # A list of genes sharing one status: "BRCA1, BRCA2 or PALB2 mutations", "EGFR or ALK alterations", "KRAS, NRAS and
@@ -243,13 +245,13 @@ _GENE_SEP = r"(?:\s*/\s*|\s*,\s*(?:(?:and/or|or|and)\s+)?|\s+(?:and/or|or|and)\s
 _GENE_LIST_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:-?" + _GENE_SEP + _GENE + r")+)(?![\w])"
     r"(?:(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
-    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|"
+    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
 # The status before the genes: "mutations in EGFR or PIK3CA", "alterations of BRCA1, BRCA2 or PALB2" (any of them).
 _GENE_IN_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<status>(?i:mutations?|alterations?|variants?|fusions?|"
-    r"rearrangements?|amplifications?))\s+(?:in|of|affecting)\s+(?:the\s+)?"
+    r"rearrangements?|translocations?|amplifications?))\s+(?:in|of|affecting)\s+(?:the\s+)?"
     r"(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")*)(?![\w])(?:\s+genes?\b)?")
 # Gene conditions written one by one and joined by "or" ("an EGFR mutation or a PIK3CA mutation", "a BRCA1
 # mutation, a BRCA2 mutation or a PALB2 mutation") are alternatives, as a list sharing one status is.
@@ -1305,10 +1307,40 @@ def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
+_BULLET_RE = re.compile(r"^[-*+\u2022]\s")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def sentence_parents(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id (as ``passage_sentences`` numbers them) -> the numbered list item a bullet sits under, as plain
+    text, for ``select`` to read as the sentence's deepest heading. PDQ nests an option's drugs under it:
+    "8. ROS1 inhibitors (for patients with ROS1 rearrangements)." then "- Repotrectinib (for both ROS1 TKI-naive and
+    ROS1 TKI-treated patients)."; the drug's line holds only for ROS1-rearranged disease, as a heading's would.
+    Empty for a passage whose units do not split as it does."""
+    out: dict[str, str] = {}
+    for p in passages:
+        ids: list[tuple[str, str]] = []  # (sentence, parent item), offered ones only
+        parent = ""
+        for kind, unit in text_units(p.text):
+            if kind != "list" or _NUMBERED_RE.match(unit):
+                parent = _LINK_RE.sub(r"\1", _NUMBERED_RE.sub("", unit)).replace(" > ", " ") if kind == "list" else ""
+                mine = ""
+            else:
+                mine = parent if _BULLET_RE.match(unit) else ""
+            pieces = split_sentences(unit) if kind in ("text", "list") else []
+            ids += [(s, mine) for s in pieces if not list_header(s)]
+        offered = [text for pid, text in passage_sentences([p]).values()]
+        if [s for s, _ in ids] != offered:
+            continue  # the units did not split as the passage does: no guess
+        out |= {f"{p.id}.s{j}": parent for j, (_, parent) in enumerate(ids, 1) if parent}
+    return out
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None,
            recommended: set[str] | frozenset[str] = frozenset(),
-           labels: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           labels: Mapping[str, str] | None = None,
+           parents: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
     conditions, then those whose condition the case does not state; within each of these, recommendations come
     before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
@@ -1316,13 +1348,16 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
     section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
     recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
-    therapy."""
+    therapy. ``parents``: sentence id -> the list item it is nested under (``sentence_parents``), read as the
+    deepest part of its section."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
     kept: list[tuple[int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
+        if parent := (parents or {}).get(sid):
+            section = f"{section} > {parent}" if section else parent
         label = (labels or {}).get(sid, "")
         fit = assess(text, case, (section,) if section else (), label)
         if fit.verdict == "contradicts":
@@ -1347,7 +1382,8 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
-                           {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages))
+                           {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
+                           sentence_parents(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
