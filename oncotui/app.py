@@ -62,7 +62,7 @@ PLAIN_KEYS = (("enter", "Open the highlighted row", "lists"),
               ("enter", "Submit the case and question", "prompt"),
               ("tab", "Next field or pane", "everywhere"),
               ("shift+tab", "Previous field or pane", "everywhere"),
-              ("esc", "Restore a zoomed pane", "zoomed pane"))
+              ("esc", "Restore a zoomed pane", "zoomed, no consult running"))
 QUIT_CONFIRM_S = 6.0
 # engine.models.manager's notice when a tier's model could not be loaded and a fallback profile drafts instead
 FALLBACK = re.compile(r"^Tier (\d) model '[^']*' unavailable .*; using '([^']+)' instead\.", re.DOTALL)  # quitting while work would be lost asks first: the quit key again within this many seconds
@@ -414,6 +414,11 @@ class OncoApp(App[None]):
     @property
     def consult_running(self) -> bool:
         return self._consult_active
+
+    @property
+    def escape_to_minimize(self) -> bool:
+        # Esc cancels a running consult, as the footer says, also with a pane zoomed; otherwise it restores the pane
+        return not self.consult_running and super().escape_to_minimize
 
     def _start_consult_worker(self, worker: Worker[None]) -> None:
         self._consult = worker

@@ -141,6 +141,26 @@ async def test_escape_cancels_mid_stream_and_ctrl_r_resumes(tmp_path: Path) -> N
         assert engine.store.latest("PT-0001").next_node == "__end__"
 
 
+async def test_escape_cancels_a_running_consult_with_a_pane_zoomed(tmp_path: Path) -> None:
+    """The footer says "esc Cancel consult"; with the chat zoomed Esc only restored the pane and the consult ran on."""
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        view = await _first_view(pilot)
+        await wait_for(pilot, lambda: view.query_one(".drafting").display)
+        await pilot.press("ctrl+o")
+        assert app.screen.maximized is not None and app.consult_running
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.consult_running)
+        await pilot.pause()
+        assert view.status == "cancelled"
+        await pilot.press("escape")  # nothing runs now: Esc restores the pane, as before
+        assert app.screen.maximized is None
+
+
 async def _first_view(pilot) -> ConsultView:
     await wait_for(pilot, lambda: bool(pilot.app.query(ConsultView)))
     return pilot.app.query_one(ConsultView)
