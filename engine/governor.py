@@ -12,7 +12,8 @@ Rules, first match wins (``decide``):
 |   | another stage ("Stage I ..." for stage III; adjuvant/resected for metastatic;  |           |
 |   | the stage its cited sections name when it states none), the opposite marker    |           |
 |   | status ("HER2-positive ..." for HER2-negative), another driver than the case's |           |
-|   | (clause by clause: "X for EGFR ..., and Y for ALK ..." is blocked for EGFR)    |           |
+|   | (clause by clause: "X for EGFR ..., and Y for ALK ..." is blocked for EGFR); a |           |
+|   | verbatim quote also by the list item it is nested under and its label         |           |
 | 3 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
 | 4 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
 |   | or about another cancer than the case's (no passage names its cancer type)     |           |
@@ -50,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from engine.casefit import Case, assess, case_from_facts
+from engine.casefit import Case, assess, case_from_facts, sentence_labels, sentence_parents
 from engine.ledger import PARTIAL, SUPPORTED
 from engine.safety import claim_rule_issues, list_header
 from engine.state import CaseFacts, Claim, ConsultState, Ledger, Passage, ReleaseState
@@ -59,15 +60,21 @@ RELEASED: tuple[ReleaseState, ...] = ("supported", "qualified")
 
 
 def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor: float,
-           case: Case | None = None, sections: Mapping[str, str] | None = None) -> tuple[ReleaseState, str]:
+           case: Case | None = None, sections: Mapping[str, str] | None = None,
+           quoted: Mapping[str, tuple[str, str]] | None = None) -> tuple[ReleaseState, str]:
     """One claim's release state and the reason, following the table above. ``sections``: passage id -> section
-    path; a claim that states no stage inherits the stage its cited passages' sections name."""
+    path; a claim that states no stage inherits the stage its cited passages' sections name. ``quoted``: sentence
+    id -> (the list item it is nested under, the label it is under), so that a claim quoting one sentence verbatim
+    is judged where it stands, as evidence-locked selection judged it (``casefit.select``)."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
     if list_header(claim.text):
         return "blocked", "a list header with nothing after it (\u201c... include:\u201d): its items are not part of it"
     cited = tuple((sections or {}).get(e, "") for e in claim.evidence) if sections else ()
-    fit = assess(claim.text, case, cited) if case is not None else None
+    parent, label = (quoted or {}).get(claim.sentence_ids[0], ("", "")) if len(claim.sentence_ids) == 1 else ("", "")
+    if parent:
+        cited = tuple(f"{c} > {parent}" if c else parent for c in cited) or (parent,)
+    fit = assess(claim.text, case, cited, label) if case is not None else None
     if fit is not None and fit.verdict == "contradicts":
         return "blocked", fit.reason
     against = [c for c in ledger.contradictions if c.claim_id == claim.id or c.other == claim.id]
@@ -109,9 +116,11 @@ def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
     with ``passages`` also against the stage their sections name (a claim that states none inherits it)."""
     case = case_from_facts(facts) if facts is not None else None
     sections = {p.id: p.section for p in passages}
+    parents, labels = sentence_parents(passages), sentence_labels(passages)
+    quoted = {sid: (parents.get(sid, ""), labels.get(sid, "")) for sid in parents.keys() | labels.keys()}
     claims = []
     for claim in ledger.claims:
-        state, reason = decide(claim, ledger, rag_confidence, confidence_floor, case, sections)
+        state, reason = decide(claim, ledger, rag_confidence, confidence_floor, case, sections, quoted)
         claims.append(replace(claim, state=state, reasons=(reason,)))
     return replace(ledger, claims=tuple(claims), governed=True)
 

@@ -51,3 +51,24 @@ def test_only_bullets_under_a_numbered_item_have_a_parent():
                                      "ALK inhibitors (for patients with *ALK* translocations).",
                                      "ROS1 inhibitors (for patients with *ROS1* rearrangements)."}
     assert len(parents) == 3  # the numbered items themselves and the header have none
+
+
+def test_the_governor_judges_a_quoted_sentence_where_it_stands():
+    """A released quote keeps the qualifier its list item gives it: with no driver stated, "Repotrectinib ..." is
+    released only as "applies if ... ROS1 rearrangements" (the governor read the sentence alone and found it fit an
+    untreated case by its "TKI-naive")."""
+    from engine.governor import govern
+    from engine.safety import passage_sentences
+    from engine.state import Claim, Ledger
+
+    sid = next(s for s, (_, text) in passage_sentences([PASSAGE]).items() if text.startswith("[Repotrectinib]"))
+    text = passage_sentences([PASSAGE])[sid][1]
+    claim = Claim(id="C1", recommendation=1, text=text, evidence=("E1",), sentence_ids=(sid,), support=1.0)
+    facts = extract_facts("Stage IV NSCLC, treatment naive. First line?", genes=["EGFR", "ALK", "ROS1"],
+                          treatment_keywords=[], rare_cancers=[])
+    governed = govern(Ledger(claims=(claim,), evidence_locked=True), 0.9, 0.3, facts, [PASSAGE]).claims[0]
+    assert governed.state == "qualified" and "ROS1 rearrangements" in governed.reasons[0], governed
+    egfr = extract_facts("Stage IV NSCLC, EGFR exon 19 deletion, treatment naive. First line?",
+                         genes=["EGFR", "ALK", "ROS1"], treatment_keywords=[], rare_cancers=[])
+    assert govern(Ledger(claims=(claim,), evidence_locked=True), 0.9, 0.3, egfr, [PASSAGE]).claims[0].state \
+        == "blocked"
