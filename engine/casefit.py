@@ -1209,8 +1209,9 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
 _RECOMMEND_RE = re.compile(
     r"\b(?:treatment|therapy|management|therapeutic)\s+(?:options?|approach(?:es)?)\b[^.;]*\binclude|"
     r"\b(?:is|are|was|were|remains?|became|becomes|has\s+become)\s+(?:(?:a|an|the|one|now|also|considered|often|"
-    r"generally|widely|currently)\s+)*(?:standard|preferred|recommended|reasonable|acceptable|appropriate|"
-    r"accepted|established|first-line|second-line|frontline|indicated|approved)\b|"
+    r"generally|widely|currently|particularly|usually|typically|strongly)\s+)*(?:standard|preferred|recommended|"
+    r"reasonable|acceptable|appropriate|accepted|established|first-line|second-line|frontline|indicated|approved|"
+    r"favou?red)\b|"
     r"\b(?:standard|preferred)\s+(?:of\s+care|treatment|therapy|option|approach|regimen)|"
     r"\b(?:treatment|therapy|therapeutic)\s+option\b|"
     r"\brecommend(?:s|ed|ation)?\b|"

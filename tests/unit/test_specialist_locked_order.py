@@ -83,6 +83,7 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Treatment options for stage IV disease include systemic therapy and palliative radiation therapy.", 0),
     ("Radical cystectomy is a standard treatment option for muscle-invasive disease.", 0),
     ("Adjuvant chemotherapy is recommended for resected stage III colon cancer.", 0),
+    ("Neoadjuvant therapy is particularly favored in patients with triple-negative or HER2-positive disease.", 0),
     ("The drug improved overall survival and is approved for previously treated disease.", 0),
     ("The FDA approved the conjugate for previously treated metastatic disease.", 0),
     ("In the phase III trial, 1,171 patients were randomly assigned in a 1:1:1 ratio to three arms.", 2),
