@@ -1255,6 +1255,17 @@ def sentence_kind(text: str) -> int:
 _OPTIONS_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:]*\binclude", re.IGNORECASE)
 
 
+def _offered_units(p: Passage) -> list[tuple[str, str, list[str], list[str]]] | None:
+    """(kind, text, offered sentences, list headers) of each unit of ``p``, the sentences numbered in order as
+    ``passage_sentences`` numbers them; None when the units do not split as it does (then nothing is guessed)."""
+    units = []
+    for kind, unit in text_units(p.text):
+        pieces = split_sentences(unit) if kind in ("text", "list") else []
+        units.append((kind, unit, [x for x in pieces if not list_header(x)], [x for x in pieces if list_header(x)]))
+    offered = [text for _, text in passage_sentences([p]).values()]
+    return units if [x for _, _, sentences, _ in units for x in sentences] == offered else None
+
+
 def recommended_items(passages: Sequence[Passage]) -> set[str]:
     """Sentence ids (as ``passage_sentences`` numbers them) of list items under a recommendation's list header
     ("Treatment options for stage IV disease include:" then "1. Surgery with chemotherapy."): the header is not
@@ -1262,20 +1273,16 @@ def recommended_items(passages: Sequence[Passage]) -> set[str]:
     (pembrolizumab):" then the trials) are not. Empty for a passage whose units do not split as it does."""
     out: set[str] = set()
     for p in passages:
-        ids: list[tuple[str, bool]] = []  # (sentence, under a recommendation's header), offered ones only
-        under = False
-        for kind, unit in text_units(p.text):
-            pieces = split_sentences(unit) if kind in ("text", "list") else []
-            ids += [(s, under and kind == "list") for s in pieces if not list_header(s)]
-            headers = [s for s in pieces if list_header(s)]
+        j, under = 0, False  # sentence number; under a recommendation's header
+        for kind, _, sentences, headers in _offered_units(p) or ():
+            for _ in sentences:
+                j += 1
+                if under and kind == "list":
+                    out.add(f"{p.id}.s{j}")
             if headers:
                 under = bool(_OPTIONS_HEADER_RE.search(headers[-1]) or _RECOMMEND_RE.search(headers[-1]))
             elif kind != "list":
                 under = False
-        offered = [text for pid, text in passage_sentences([p]).values()]
-        if [s for s, _ in ids] != offered:
-            continue  # the units did not split as the passage does: no guess
-        out |= {f"{p.id}.s{j}" for j, (_, item) in enumerate(ids, 1) if item}
     return out
 
 
@@ -1293,18 +1300,15 @@ def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:
     passage whose units do not split as it does."""
     out: dict[str, str] = {}
     for p in passages:
-        ids: list[tuple[str, str]] = []  # (sentence, label), offered ones only
-        label = ""
-        for kind, unit in text_units(p.text):
+        j, label = 0, ""
+        for kind, unit, sentences, _ in _offered_units(p) or ():
             m = _LABEL_RE.match(unit)
             if kind == "heading" or m or _NUMBERED_RE.match(unit):
                 label = m.group("label").strip() if m and _line_spans(m.group("label")) else ""
-            pieces = split_sentences(unit) if kind in ("text", "list") else []
-            ids += [(s, label) for s in pieces if not list_header(s)]
-        offered = [text for pid, text in passage_sentences([p]).values()]
-        if [s for s, _ in ids] != offered:
-            continue  # the units did not split as the passage does: no guess
-        out |= {f"{p.id}.s{j}": lab for j, (_, lab) in enumerate(ids, 1) if lab}
+            for _ in sentences:
+                j += 1
+                if label:
+                    out[f"{p.id}.s{j}"] = label
     return out
 
 
@@ -1320,20 +1324,15 @@ def sentence_parents(passages: Sequence[Passage]) -> dict[str, str]:
     Empty for a passage whose units do not split as it does."""
     out: dict[str, str] = {}
     for p in passages:
-        ids: list[tuple[str, str]] = []  # (sentence, parent item), offered ones only
-        parent = ""
-        for kind, unit in text_units(p.text):
-            if kind != "list" or _NUMBERED_RE.match(unit):
+        j, parent = 0, ""
+        for kind, unit, sentences, _ in _offered_units(p) or ():
+            nested = kind == "list" and not _NUMBERED_RE.match(unit)
+            if not nested:
                 parent = _LINK_RE.sub(r"\1", _NUMBERED_RE.sub("", unit)).replace(" > ", " ") if kind == "list" else ""
-                mine = ""
-            else:
-                mine = parent if _BULLET_RE.match(unit) else ""
-            pieces = split_sentences(unit) if kind in ("text", "list") else []
-            ids += [(s, mine) for s in pieces if not list_header(s)]
-        offered = [text for pid, text in passage_sentences([p]).values()]
-        if [s for s, _ in ids] != offered:
-            continue  # the units did not split as the passage does: no guess
-        out |= {f"{p.id}.s{j}": parent for j, (_, parent) in enumerate(ids, 1) if parent}
+            for _ in sentences:
+                j += 1
+                if nested and parent and _BULLET_RE.match(unit):
+                    out[f"{p.id}.s{j}"] = parent
     return out
 
 
