@@ -107,8 +107,10 @@ How one sentence is judged (``assess``)
     amplifications (MET amplification co-occurs with EGFR as a resistance mechanism).
     Not the sentence's own conditions:
     - options: a condition that qualifies one option of a list, in parentheses after its name ("elacestrant (ESR1
-      mutation)", "olaparib (for germline BRCA carriers)") or as "<therapy> for <condition>" ("PARP inhibitors for
-      germline BRCA carriers", "or, for RAS wild-type tumours, an anti-EGFR antibody"). It never makes the sentence
+      mutation)", "olaparib (for germline BRCA carriers)") or as "<therapy> for <condition>" beside another option
+      ("PARP inhibitors for germline BRCA carriers, and chemotherapy otherwise", "or, for RAS wild-type tumours, an
+      anti-EGFR antibody"; alone, "Trastuzumab for HER2-positive disease is standard", it is the sentence's own
+      condition). It never makes the sentence
       conditional; one that contradicts the case is a note the governor prints as a qualifier ("the option for
       germline BRCA carriers does not apply (the case is BRCA2 negative)").
     - examples: two or more listed after "notably", "such as", "including", "especially", "e.g." ("testing is
@@ -843,6 +845,16 @@ def _region(text: str, start: int) -> tuple[int, int]:
     return start, m.start() if m else len(text)
 
 
+# Another option beside "<therapy> for <condition>": a list separator before it or after its condition ("endocrine
+# therapy, or trastuzumab for HER2-positive disease"; "PARP inhibitors for BRCA carriers, and chemotherapy
+# otherwise"). Alone, its condition is the sentence's: "Trastuzumab for HER2-positive disease is standard".
+_LIST_SEP_RE = re.compile(r",\s|;|\bor\b")
+
+
+def _other_option(text: str, start: int, end: int) -> bool:
+    return bool(_LIST_SEP_RE.search(text, 0, start) or _LIST_SEP_RE.search(text, end))
+
+
 def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -> tuple[list[int], list[int]]:
     """Indices of ``found`` that are the sentence's own conditions (main) and those that only qualify one option
     in a list (options). Dropped altogether: examples ("notably younger patients, TNBC or a family history":
@@ -882,7 +894,8 @@ def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -
         if f and _POPULATION_RE.match(before, f.end(1)):
             f = None
         if not parallel and (_OR_FOR_RE.search(before) or f and (f.group(1).lower() in _THERAPY_WORDS
-                                                                   or drug_names(f.group(1)))):
+                                                                   or drug_names(f.group(1)))
+                             and _other_option(text, f.start(), b)):
                 options.append(k)
                 continue
         main.append(k)

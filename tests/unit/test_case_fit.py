@@ -645,3 +645,24 @@ def test_markdown_emphasis_around_a_gene_is_read():
     alk = case_from_facts(CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", stage_text="stage IV",
                                     markers=("ALK rearrangement",), genes=("ALK",)))
     assert assess(text, alk).verdict == "contradicts"
+
+
+def test_a_lone_therapy_for_a_subgroup_states_the_sentences_condition():
+    """'<therapy> for <condition>' is one option's condition only beside other options; alone it is the sentence's
+    ("Trastuzumab for HER2-positive disease is standard" had been kept for a HER2-zero case with a note, and
+    "Neoadjuvant immunotherapy for dMMR colon cancer ..." fitted a case whose MMR status is not stated)."""
+    from engine.casefit import assess, case_from_facts
+    from engine.facts import extract_facts
+
+    def case(text: str):
+        return case_from_facts(extract_facts(text, genes=["HER2", "BRCA1", "BRCA2"], treatment_keywords=[],
+                                             rare_cancers=[]))
+
+    her2_zero = case("Metastatic breast cancer, HER2 IHC 0, ER positive. First line?")
+    assert assess("Trastuzumab for HER2-positive disease is standard.", her2_zero).verdict == "contradicts"
+    assert assess("Olaparib for germline BRCA carriers is an option.", her2_zero).verdict == "unknown"
+    colon = case("Stage III colon cancer after resection. Adjuvant?")
+    assert assess("Neoadjuvant immunotherapy for dMMR colon cancer is being studied.", colon).verdict == "unknown"
+    # beside another option it stays that option's condition
+    listed = assess("Options include endocrine therapy, or trastuzumab for HER2-positive disease.", her2_zero)
+    assert listed.verdict == "none" and "the option for HER2-positive does not apply" in listed.note
