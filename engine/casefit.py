@@ -1357,7 +1357,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
     conditions, then those whose condition the case does not state; within each of these, recommendations come
     before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
-    the first sentence it is offered), then in passage order. Nothing is dropped for its kind. Dropped maps a
+    the first sentence it is offered), then those naming more of the case's markers first, then in passage order. Nothing is dropped for its kind. Dropped maps a
     sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
     section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
     recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
@@ -1379,8 +1379,19 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # its section
             own = fit if not section else assess(text, case, label=label)
             kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
-                         0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text), i, sid))
+                         0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text),
+                         -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
+
+
+_MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1")
+
+
+def _markers_fitting(text: str, case: Case) -> int:
+    """How many of the case's markers (driver, receptor, MMR, PD-L1) the sentence itself names and fits: among
+    recommendations that fit, "pembrolizumab for dMMR/MSI-H ..." comes before "FOLFOX or FOLFIRI ..." for an MSI-H
+    case (both fit its stage and line; the marker-specific one is the more specific answer)."""
+    return len({c.kind for _, _, c in spans(text) if c.kind in _MARKER_KINDS and _fit(c, case)[0] == "fits"})
 
 
 def other_cancer(passage: Passage, facts: CaseFacts) -> bool:

@@ -123,3 +123,25 @@ def test_items_under_a_treatment_options_header_are_offered_first() -> None:
     assert offered[2].startswith("Most patients"), offered
     assert offered[3].startswith("A randomized phase III") or offered[3].startswith("Median"), offered
     assert len(offered) == 5  # the two list headers are not offered (engine.safety.passage_sentences)
+
+
+def test_a_recommendation_naming_the_cases_marker_comes_before_a_generic_one() -> None:
+    """The audit's MSI-H colorectal case was offered "FOLFOX or FOLFIRI ... first-line" before "The FDA approved
+    pembrolizumab for ... dMMR/MSI-H colorectal cancer": both fit its stage and line and both recommend, so passage
+    order decided; the one that names the case's marker is the more specific answer."""
+    from engine.casefit import select
+    from engine.facts import extract_facts
+
+    facts = extract_facts("Metastatic colorectal cancer, MSI-H/dMMR, untreated, ECOG 0. First-line treatment?",
+                          genes=["KRAS", "BRAF"], treatment_keywords=[], rare_cancers=[])
+    generic = ("E1", "The use of either FOLFOX or FOLFIRI is considered acceptable for first-line treatment of "
+                     "patients with metastatic colorectal cancer.")
+    specific = ("E3", "The FDA approved pembrolizumab for patients with treatment-naive, metastatic, dMMR/MSI-H "
+                      "colorectal cancer.")
+    kept, _ = select({"E1.s1": generic, "E3.s2": specific}, facts)
+    assert list(kept) == ["E3.s2", "E1.s1"]
+    # the marker never outranks a recommendation with a trial's narrative
+    trial = ("E3", "In the phase III KEYNOTE-177 trial, 307 patients with MSI-H colorectal cancer were randomly "
+                   "assigned to pembrolizumab or chemotherapy.")
+    kept, _ = select({"E1.s1": generic, "E3.s3": trial}, facts)
+    assert list(kept) == ["E1.s1", "E3.s3"]
