@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -63,9 +62,7 @@ PLAIN_KEYS = (("enter", "Open the highlighted row", "lists"),
               ("tab", "Next field or pane", "everywhere"),
               ("shift+tab", "Previous field or pane", "everywhere"),
               ("esc", "Restore a zoomed pane", "zoomed, no consult running"))
-QUIT_CONFIRM_S = 6.0
-# engine.models.manager's notice when a tier's model could not be loaded and a fallback profile drafts instead
-FALLBACK = re.compile(r"^Tier (\d) model '[^']*' unavailable .*; using '([^']+)' instead\.", re.DOTALL)  # quitting while work would be lost asks first: the quit key again within this many seconds
+QUIT_CONFIRM_S = 6.0  # quitting while work would be lost asks first: the quit key again within this many seconds
 
 
 def hint_for(message: str) -> str:
@@ -552,9 +549,11 @@ class OncoApp(App[None]):
                 blocked = any(state == "blocked" for _, state, _, _ in event.claims)
                 view.note(f"→ claims: {event.summary()}", "warning" if blocked else "info")
         elif kind == "Notice":
-            if fell_back := FALLBACK.match(event.message):
+            from engine.models.manager import fallback_of  # loaded already: a consult is running
+
+            if fell_back := fallback_of(event.message):
                 self._model_trouble.add(event.consult_id)
-                self._set_model_status(f"Tier {fell_back[1]} model unavailable: using {fell_back[2]}")
+                self._set_model_status(f"Tier {fell_back[0]} model unavailable: using {fell_back[1]}")
             if view:
                 view.note(event.message, "warning")
             self.notify(event.message, severity="warning", markup=False)

@@ -7,6 +7,7 @@ profile of that kind is loaded, so importing this module is cheap.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,21 @@ from engine.models.base import ChatModel, ModelError, ModelUnavailable
 # factory(profile_name, profile, settings) -> a loaded ChatModel (raises ModelError naming the config key)
 BackendFactory = Callable[[str, ModelProfile, Settings], ChatModel]
 
+
+
+# The notice a consult gets when its tier's model could not be loaded and a fallback profile drafts instead; the
+# app reads it back (``fallback_of``) so that its status line does not call the tier's model ready.
+_FALLBACK_RE = re.compile(r"^Tier (\d) model '[^']*' unavailable .*; using '([^']+)' instead\.", re.DOTALL)
+
+
+def fallback_notice(tier: int, model: str, why: str, used: str) -> str:
+    return f"Tier {tier} model '{model}' unavailable ({why}); using '{used}' instead."
+
+
+def fallback_of(message: str) -> tuple[str, str] | None:
+    """(tier, the profile used instead) when ``message`` is a ``fallback_notice``."""
+    m = _FALLBACK_RE.match(message)
+    return (m[1], m[2]) if m else None
 
 @dataclass(frozen=True)
 class LoadedModel:
@@ -124,7 +140,7 @@ class ModelManager:
                 failures.append((name, str(exc)))
                 continue
             first = failures[0]
-            notices = [f"Tier {tier} model '{first[0]}' unavailable ({first[1]}); using '{name}' instead."]
+            notices = [fallback_notice(tier, first[0], first[1], name)]
             notices += [f"Fallback model '{n}' also unavailable ({why})." for n, why in failures[1:]]
             return LoadedModel(model, name, tier, tuple(notices))
         lines = "\n".join(f"  - '{n}': {why}" for n, why in failures)
