@@ -84,13 +84,15 @@ class OncoApp(App[None]):
     AUTO_FOCUS = "#patient-list"
     ALLOW_IN_MAXIMIZED_VIEW = "#topbar, Footer"  # the demo-model badge stays visible when a pane is zoomed
     BINDINGS: ClassVar[list[BindingType]] = [
-        # description: the footer's word or two; tooltip: what the key does, in help (F1) and on hover
+        # description: the footer's one word (at 80 columns every shown key fits beside the palette's, also with the
+        # approvals pane focused and a consult running); tooltip: what the key does, in help (F1) and on hover
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit", tooltip="Quit (asks first if busy)"),
         Binding("f1", "help", "Help", id="help", tooltip="Show this list of keys"),
         # n is quicker, but a text field (the prompt, search) types it: ctrl+n works there too
-        Binding("n,ctrl+n", "new_patient", "New patient", id="new_patient", tooltip="New patient (next PT number)"),
-        Binding("escape", "cancel_consult", "Cancel consult", id="cancel", tooltip="Cancel the running consult"),
-        Binding("ctrl+t", "cycle_tier", "Tier", id="tier", tooltip="Next consult tier: auto/1/2"),
+        Binding("n,ctrl+n", "new_patient", "New", id="new_patient", tooltip="New patient (next PT number)"),
+        Binding("escape", "cancel_consult", "Cancel", id="cancel", tooltip="Cancel the running consult"),
+        # help (F1) only: the patient pane's "Tier override" control shows and changes the tier too
+        Binding("ctrl+t", "cycle_tier", "Tier", id="tier", show=False, tooltip="Next consult tier: auto/1/2"),
         Binding("ctrl+s", "export", "Export", id="export", tooltip="Export consult as Markdown"),
         Binding("ctrl+r", "resume_consult", "Resume", id="resume", show=False,
                 tooltip="Continue a stopped consult"),

@@ -64,7 +64,7 @@ class ApprovalsPane(Vertical):
     ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "request('approve')", "Approve", id="approve", tooltip="Approve the highlighted item"),
-        Binding("e", "request('approve_with_edits')", "Edit+approve", id="approve_with_edits",
+        Binding("e", "request('approve_with_edits')", "Edit", id="approve_with_edits",
                 tooltip="Edit the draft, then approve"),
         Binding("r", "request('reject')", "Reject", id="reject", tooltip="Reject it (a note says why)"),
     ]

@@ -23,7 +23,7 @@ WELCOME = ("Type the case (identifiers are redacted before anything is stored) a
 class ChatPane(Vertical):
     ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+y", "copy_answer", "Copy answer", id="copy_answer", tooltip="Copy the latest answer"),
+        Binding("ctrl+y", "copy_answer", "Copy", id="copy_answer", tooltip="Copy the latest answer"),
         Binding("f6", "toggle_folds", "Earlier answers", id="toggle_folds", show=False,
                 tooltip="Show / fold earlier answers"),
     ]

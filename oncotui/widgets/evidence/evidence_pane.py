@@ -74,7 +74,7 @@ class EvidencePane(Vertical):
 
     ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "copy_passage", "Copy passage", id="copy_passage", tooltip="Copy the highlighted passage"),
+        Binding("c", "copy_passage", "Copy", id="copy_passage", tooltip="Copy the highlighted passage"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:

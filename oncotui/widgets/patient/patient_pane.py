@@ -38,7 +38,7 @@ class PatientPane(Vertical):
 
     ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search patients", id="search_patients", tooltip="Search patients by number"),
+        Binding("slash", "search", "Search", id="search_patients", tooltip="Search patients by number"),
     ]
 
     class Selected(Message):

@@ -1,0 +1,63 @@
+"""Gaps from a usability review at 80 columns: the footer cut its last keys ("^s Export" was not on screen), Home and
+End did nothing in the approvals table, the narrow approvals pane cut the reason ("no treatme"), and Enter pressed
+while the app was still starting was dropped ("Still starting: try again in a moment")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets._footer import FooterKey
+
+from tests.fakes import FakeModel
+from tests.tui.conftest import TIER1_CASE, build, submit, wait_for
+
+PANE_KEYS = {"patients": "f2", "chat": "f3", "evidence": "f4", "approvals": "f5"}
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The screen as the terminal shows it, one string per row (the compositor's last frame)."""
+    return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def footer_keys(app: Any) -> tuple[list[FooterKey], FooterKey]:
+    keys = list(app.screen.query(FooterKey))
+    [palette] = [key for key in keys if key.has_class("-command-palette")]
+    return [key for key in keys if key is not palette], palette
+
+
+def footer_is_current(app: Any) -> bool:
+    """The footer has been recomposed for the focused widget (it follows the focus after a refresh)."""
+    shown = {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+    return {key.action for key in footer_keys(app)[0]} == shown - {"command_palette"}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_every_footer_key_is_on_screen(tmp_path: Path, size: tuple[int, int]) -> None:
+    """With each pane focused, and while a consult runs (Esc cancel is added), every key the footer offers is on
+    screen, left of the command palette's key; the keys it leaves out are in help (F1)."""
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming: Esc (cancel) is in the footer meanwhile
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        await wait_for(pilot, lambda: app.consult_running and app.chat.pending is None)
+        for pane, key in PANE_KEYS.items():
+            await pilot.press(key)
+            await wait_for(pilot, lambda: footer_is_current(app))
+            await pilot.pause()
+            keys, palette = footer_keys(app)
+            row = screen_lines(app)[-1]
+            assert "cancel_consult" in {k.action for k in keys}, row
+            for footer_key in keys:
+                region = footer_key.region
+                assert region.width and region.right <= palette.region.x, (pane, footer_key.description, row)
+                assert f"{footer_key.key_display} {footer_key.description}" in row, (pane, row)
+            assert "^s Export" in row and "f1 Help" in row, row
+        help_ids = {r[3] for r in app.binding_rows()}
+        hidden = {b.id for b in app.BINDINGS if not b.show}  # type: ignore[union-attr]
+        assert hidden <= help_ids
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.consult_running)
