@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label, Static
 
 from oncotui.widgets.literal import literal
-from oncotui.widgets.table_fill import fill_table
+from oncotui.widgets.table_fill import RowTable, fill_table
 
 HelpRow = tuple[str, str, str, str]  # keys, description, where, binding id
 
@@ -29,7 +29,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog"):
             yield Label("[b]Keys[/b]  (Esc closes)", id="help-title")
-            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="help-table", zebra_stripes=True)
             yield Static("Rebind any key by its id in config.toml, e.g. [b]\\[ui] keymap = { export = \"ctrl+x\" }"
                          "[/b]. ctrl+p opens the command palette (new patient, export, approve, tier, theme)."
                          + (f"\n[dim]Settings: {literal(self.config_source)}[/dim]" if self.config_source else ""),

@@ -13,12 +13,29 @@ when even their minimum does not fit, only they scroll off to the right.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
 MIN_FLEX = 6  # a flex column never gets less (it scrolls instead)
+
+
+class RowTable(DataTable[Any]):
+    """A table of rows (cursor_type="row"): Home and End go to the first and the last row, as in a list.
+
+    DataTable binds them to scrolling sideways to the first/last column, which a row cursor never shows: they
+    seemed to do nothing (left/right still scroll sideways; PageUp/PageDown move a page of rows)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "scroll_top", "First row", show=False),
+        Binding("end", "scroll_bottom", "Last row", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        super().__init__(**kwargs)
 
 
 def fill_table(table: DataTable[Any], columns: Sequence[str], rows: Sequence[tuple[str, Sequence[Any]]],

@@ -11,7 +11,7 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from tests.fakes import FakeModel
-from tests.tui.conftest import TIER1_CASE, build, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
 
 PANE_KEYS = {"patients": "f2", "chat": "f3", "evidence": "f4", "approvals": "f5"}
 
@@ -61,3 +61,33 @@ async def test_every_footer_key_is_on_screen(tmp_path: Path, size: tuple[int, in
         assert hidden <= help_ids
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.consult_running)
+
+
+async def queue_of_three(engine: Any) -> list[str]:
+    """Three items waiting for a reviewer (PT-0001..3), the queue's order."""
+    for n in (1, 2, 3):
+        async for _ in engine.stream(f"PT-000{n}", TIER2_CASE):
+            pass
+    return [item.thread_id for item in engine.store.approvals("pending")]
+
+
+async def test_home_end_and_page_keys_move_in_the_approvals_table(tmp_path: Path) -> None:
+    app, engine, _ = build(tmp_path)
+    queue = await queue_of_three(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.approvals.table
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: table.row_count == 3 and app.focused is table)
+
+        def highlighted() -> str:
+            return str(table.get_row_at(table.cursor_row)[0])
+
+        assert highlighted() == queue[0]
+        await pilot.press("end")
+        assert highlighted() == queue[-1]
+        await pilot.press("home")
+        assert highlighted() == queue[0]
+        await pilot.press("pagedown")
+        assert highlighted() == queue[-1]  # the three rows fit in one page
+        await pilot.press("pageup")
+        assert highlighted() == queue[0]

@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from oncotui.widgets.table_fill import fill_table
+from oncotui.widgets.table_fill import RowTable, fill_table
 
 NARROW_COLUMNS = ("patient", "since", "why")
 WIDE_COLUMNS = ("item", "patient", "since", "why")
@@ -85,7 +85,7 @@ class ApprovalsPane(Vertical):
         self._shown: tuple[list[str], set[str], bool, int] | None = None
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="approval-table", cursor_type="row")
+        yield RowTable(id="approval-table")
         yield Static(EMPTY, id="approval-hint")
 
     def on_mount(self) -> None:

@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from oncotui.widgets.literal import literal
-from oncotui.widgets.table_fill import fill_table
+from oncotui.widgets.table_fill import RowTable, fill_table
 
 def _display_text(text: str) -> str:
     """A claim as the report shows it (engine.safety.display_text); imported here so the app starts without engine."""
@@ -32,7 +32,7 @@ def _display_text(text: str) -> str:
     return display_text(text)
 
 
-class FitTable(DataTable[Any]):
+class FitTable(RowTable):
     """A DataTable that tells its pane when its own width changes: the pane's size may stay the same while a table's
     changes (layout settling after rows arrive, a neighbour appearing), and its columns are fitted to its width."""
 
