@@ -3116,6 +3116,41 @@ def _districts(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple
     return out
 
 
+# "Dorchester, Boston", "Hackney, London", "the South Side of Chicago": after a residence cue, one to three words
+# right before ", <large city>" (or " of <large city>") name a district of that city.  The city anchors the rule, so
+# districts need no list of their own (most are English words or surnames: "South Side", "Hyde Park"); district and
+# city go together, as one place.  Title Case in mixed-case text, lower case in a lower-case note.
+_KNOWN_CITIES = _name_file("cities.txt")
+_RESIDENCE_CUE = (r"(?:(?:lives?|lived|living|resides?|resided|residing|stays?|stayed|staying|born|raised|grew[ ]up|"
+                  r"moved(?:[ ]here|[ ]back)?|relocated|home)[ ](?:in|to|from|near)|from|resident[ ]of|native[ ]of)"
+                  r"[ ]{1,2}(?:the[ ])?")
+_CITY_DISTRICT_RE = re.compile(
+    rf"(?i:{_RESIDENCE_CUE})((?:[^\W\d_][\w'’-]{{1,30}}[ ]){{0,2}}[^\W\d_][\w'’-]{{1,30}})(?:,[ ]{{1,2}}|[ ]of[ ])"
+    rf"((?i:{'|'.join(sorted((re.escape(c) for c in _KNOWN_CITIES), key=len, reverse=True))}))(?![\w'’-])")
+_CITY_DISTRICT_ANCHOR_RE = re.compile(r",[ ]|[ ]of[ ]")
+# words that are no part of a district's name: the cue's own function words, pronouns, kin ("lives with son, ...")
+_NOT_DISTRICT_WORDS = _wordset("a an the his her their my our its this that with and or alone here there by at in "
+                               "to from near of for on him them us son daughter wife husband family parents friends")
+
+
+def _city_districts(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    if not _CITY_DISTRICT_ANCHOR_RE.search(text):
+        return out
+    for m in _iter(_CITY_DISTRICT_RE, low if lower_mode else text):
+        s, e = m.start(1), m.end(2)
+        words = m.group(1).split(" ")
+        # "Dorchester, Boston": Title Case district and city (not "the SOUTH side"), or both in lower case
+        ok = all(w.islower() for w in words) and m.group(2).islower() or not lower_mode and \
+            all(w[0].isupper() and not w[1:].replace("-", "").isupper() for w in words) and text[m.start(2)].isupper()
+        if not ok or any(_fold(w) in _NOT_DISTRICT_WORDS or _fold(w) in _HARD_STOP or w.lower() in _CLINICAL_HEADS
+                         or _is_drugish(_fold(w)) for w in words):
+            continue
+        if mask.free(s, e):
+            out.append((s, e))
+    return out
+
+
 def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, int],
                mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
     out = []
@@ -3372,9 +3407,10 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])
 
-    for s, e in _districts(text, low, mask, lower_mode):  # before the names: "Queens", "Staten Island" are places
-        mask.take(s, e)
-        final.append([s, e, "LOCATION", None])
+    for s, e in _districts(text, low, mask, lower_mode) + _city_districts(text, low, mask, lower_mode):
+        if mask.free(s, e):  # before the names: "Queens", "Staten Island", "Hyde Park, Chicago" are places
+            mask.take(s, e)
+            final.append([s, e, "LOCATION", None])
 
     for s, e, key in _names(text, low, toks, starts, ends, mask, lower_mode, shouted=shouted):
         if mask.free(s, e):

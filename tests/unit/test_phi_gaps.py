@@ -216,3 +216,36 @@ def test_scores_in_brackets_and_services_are_kept(text, values):
 
 def test_nurse_names_before_credentials_still_go():
     _gone("Signed: Anna Berg RN. Kowalczyk RN to call.", "Anna", "Berg", "Kowalczyk")
+
+
+# --- 6. districts outside New York: "<Title Case place>, <known city>" after a residence cue ---
+
+@pytest.mark.parametrize("text,values", [
+    ("Lives in Dorchester, Boston with wife.", ["Dorchester", "Boston"]),
+    ("She is from South Side, Chicago.", ["South Side", "Chicago"]),
+    ("Pt lives in Hollywood, Los Angeles.", ["Hollywood", "Los Angeles"]),
+    ("Lives in Hackney, London with partner.", ["Hackney", "London"]),
+    ("She lives in Hyde Park, Chicago, with her son.", ["Hyde Park", "Chicago"]),
+    ("grew up in Little Havana, Miami", ["Little Havana", "Miami"]),
+    ("Originally from the South Side of Chicago.", ["South Side", "Chicago"]),
+    ("moved here from Roxbury, Boston in 2019", ["Roxbury", "Boston"]),
+    ("Social: lives in dorchester, boston with daughter", ["dorchester", "boston"]),
+    ("social hx: from south side, chicago; former welder", ["south side", "chicago"]),
+])
+def test_district_before_a_known_city_is_a_location(text, values):
+    r = redact(text)
+    for v in values:
+        assert v not in r.text, f"{v!r} survived in {r.text!r}"
+    assert {t for t, _, _ in r.spans} == {"LOCATION"}, r.spans
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Lives in Boston, works as a teacher.", ["works as a teacher"]),
+    ("Treated in London, Ontario per protocol.", ["per protocol"]),
+    ("Lives alone, Chicago winters are hard on her.", ["winters"]),
+    ("Responses in Stage IV, Boston criteria applied.", ["Stage IV"]),
+])
+def test_district_rule_keeps_prose(text, values):
+    _kept(text, *values)
+
+
