@@ -91,3 +91,38 @@ async def test_home_end_and_page_keys_move_in_the_approvals_table(tmp_path: Path
         assert highlighted() == queue[-1]  # the three rows fit in one page
         await pilot.press("pageup")
         assert highlighted() == queue[0]
+
+
+def pane_text(app: Any, widget: Any) -> str:
+    """What the screen shows inside ``widget``'s region, its rows joined by spaces (a wrapped line reads on)."""
+    region = widget.region
+    rows = screen_lines(app)[region.y:region.bottom]
+    return " ".join(" ".join(row[region.x:region.right].strip("│ ").split()) for row in rows)
+
+
+async def test_the_narrow_approvals_pane_shows_the_highlighted_items_whole_reason(tmp_path: Path) -> None:
+    """At 80x24 the 'why' column had ten cells: 'Tier 2 (override)' read 'Tier 2 (ov', 'no treatment named' read
+    'no treatme'. The highlighted item's reason is readable in full under the table; the engine's full wording is
+    its tooltip (and the review screen's)."""
+    app, engine, _ = build(tmp_path)
+    async for _ in engine.stream("PT-0001", TIER2_CASE):
+        pass
+    async for _ in engine.stream("PT-0002", TIER2_CASE, tier_override=1):  # the clinician forced Tier 1
+        pass
+    [first, forced] = engine.store.approvals("pending")
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.approvals.table
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: table.row_count == 2 and app.focused is table)
+        await pilot.press("end")
+        await pilot.pause()
+        assert str(table.get_row_at(table.cursor_row)[0]) == forced.thread_id
+        shown = pane_text(app, app.approvals)
+        assert "Tier 2 (override)" in shown, shown
+        tooltips = [str(w.tooltip) for w in app.approvals.query("*") if w.tooltip]
+        assert any(forced.reasons[0] in tip for tip in tooltips), tooltips
+        await pilot.press("home")
+        await pilot.pause()
+        shown = pane_text(app, app.approvals)
+        assert "Tier 2 (override)" not in shown and "Tier 2" in shown, shown
+        assert first.reasons[0].startswith("Tier 2 case")

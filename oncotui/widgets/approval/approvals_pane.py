@@ -1,8 +1,10 @@
 """Approvals pane: the HITL queue across patients, read from SQLite (items survive restarts).
 
 The pane is 28 columns wide at 80x24: there the table shows the patient, the day (or the time, for today) and a
-short "why" ("Tier 2", "low confidence", "C2 deferred"); the full reasons are in the review screen. With room for
-them (the pane zoomed with ctrl+o, or a wide terminal) it adds the item id and shows the reasons in full.
+short "why" ("Tier 2", "low confidence", "C2 deferred"), which its ten cells may cut ("Tier 2 (ov"): a line under
+the table gives the highlighted item's whole "why", and its tooltip the engine's full reasons (as the review screen
+does). With room for them (the pane zoomed with ctrl+o, or a wide terminal) the table adds the item id and shows the
+reasons in full, and the line under it has them one per line.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
@@ -86,6 +89,7 @@ class ApprovalsPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield RowTable(id="approval-table")
+        yield Static("", id="approval-detail", markup=False)
         yield Static(EMPTY, id="approval-hint")
 
     def on_mount(self) -> None:
@@ -119,6 +123,7 @@ class ApprovalsPane(Vertical):
         fill_table(table, WIDE_COLUMNS if wide else NARROW_COLUMNS, rows, flex=("why",))
         if items:
             table.move_cursor(row=min(row, len(items) - 1))
+        self._show_detail()
 
     def on_resize(self) -> None:
         # the table has its new width only after this layout: refill once it is laid out (zoom, terminal resize)
@@ -127,6 +132,19 @@ class ApprovalsPane(Vertical):
     def _refit(self) -> None:
         if self.is_attached and self.query_one_optional("#approval-table", DataTable) is not None:  # not shut down
             self._fill()
+
+    @on(DataTable.RowHighlighted, "#approval-table")
+    def _show_detail(self) -> None:
+        """The highlighted item's reasons, whole, under the table (the table's "why" column may cut them)."""
+        detail = self.query_one("#approval-detail", Static)
+        item = next((i for i in self._items if i.id == self.selected_id()), None)
+        detail.display = item is not None
+        if item is None:
+            return
+        reasons = "\n".join(item.reasons) or "review"
+        wide = self.table.size.width >= WIDE_FROM
+        detail.update(reasons if wide else Text.assemble(("why ", "dim"), short_reasons(item.reasons)))
+        detail.tooltip = reasons  # the engine's own words, also in the narrow pane (mouse)
 
     def selected_id(self) -> str | None:
         table = self.table
