@@ -158,10 +158,10 @@ async def test_approvals_columns_and_hint_fit(tmp_path: Path, size: tuple[int, i
                 assert end <= visible, (label, end, visible)  # no column off to the right
                 assert column.content_width >= len(cell), (label, cell)  # no cell cut ("Tie…")
                 assert len(label) <= column.content_width  # nor a header
-            hint = app.approvals.query_one("#approval-hint", Static)
-            assert "r reject" in str(hint.content)
-            needed = hint.get_content_height(hint.container_size, app.size, hint.content_size.width)
-            assert needed <= hint.content_size.height, (needed, hint.content_size)  # wrapped, not cut
+            assert app.approvals.border_subtitle == "enter review"  # a/e/r: in the footer (test_review_gaps.py)
+            detail = app.approvals.query_one("#approval-detail", Static)  # the highlighted item's whole "why"
+            needed = detail.get_content_height(detail.container_size, app.size, detail.content_size.width)
+            assert needed <= detail.content_size.height, (needed, detail.content_size)  # wrapped, not cut
 
         fits()
         labels = [str(c.label) for c in table.ordered_columns]

@@ -3,7 +3,8 @@
 The pane is 28 columns wide at 80x24: there the table shows the patient, the day (or the time, for today) and a
 short "why" ("Tier 2", "low confidence", "C2 deferred"), which its ten cells may cut ("Tier 2 (ov"): a line under
 the table gives the highlighted item's whole "why", and its tooltip the engine's full reasons (as the review screen
-does). With room for them (the pane zoomed with ctrl+o, or a wide terminal) the table adds the item id and shows the
+does). That line has the rows the key hint had: Enter is named in the border, and a/e/r are in the footer while the
+pane has the focus (the only time they work). With room for them (the pane zoomed with ctrl+o, or a wide terminal) the table adds the item id and shows the
 reasons in full, and the line under it has them one per line.
 """
 
@@ -26,8 +27,8 @@ from oncotui.widgets.table_fill import RowTable, fill_table
 NARROW_COLUMNS = ("patient", "since", "why")
 WIDE_COLUMNS = ("item", "patient", "since", "why")
 WIDE_FROM = 60  # table columns from which the item id and the full reasons fit
-HINT = "enter review · a approve · e edit · r reject"
-EMPTY = "[dim]Nothing waiting for a reviewer.[/dim]"
+HINT = "enter review"  # in the border; the footer names a/e/r while the table has the focus
+EMPTY = Text("Nothing waiting for a reviewer.", style="dim")
 _DEFERRED = re.compile(r"claim (\S+) deferred", re.IGNORECASE)
 
 
@@ -89,13 +90,10 @@ class ApprovalsPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield RowTable(id="approval-table")
-        yield Static("", id="approval-detail", markup=False)
-        yield Static(EMPTY, id="approval-hint")
+        yield Static(EMPTY, id="approval-detail", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#approval-table", DataTable).add_columns(*NARROW_COLUMNS)
-        # the hint wraps in the narrow pane rather than lose its last keys (the app's CSS gives it one line)
-        self.query_one("#approval-hint").styles.height = "auto"
 
     @property
     def table(self) -> DataTable[Any]:
@@ -113,7 +111,7 @@ class ApprovalsPane(Vertical):
             return
         self._shown = shown
         self.border_title = f"Approvals ({len(items)} pending)" if items else "Approvals"
-        self.query_one("#approval-hint", Static).update(HINT if items else EMPTY)
+        self.border_subtitle = HINT if items else ""
         row = table.cursor_row
         rows = []
         for item in items:
@@ -138,8 +136,9 @@ class ApprovalsPane(Vertical):
         """The highlighted item's reasons, whole, under the table (the table's "why" column may cut them)."""
         detail = self.query_one("#approval-detail", Static)
         item = next((i for i in self._items if i.id == self.selected_id()), None)
-        detail.display = item is not None
         if item is None:
+            detail.update(EMPTY)
+            detail.tooltip = None
             return
         reasons = "\n".join(item.reasons) or "review"
         wide = self.table.size.width >= WIDE_FROM
