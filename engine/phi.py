@@ -300,6 +300,13 @@ _TITLES = {
 }
 _STRONG_TITLES = {"dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "mme", "mlle",
                   "herr", "frau", "sra", "srta", "mister", "madam", "dame", "sir"}
+# Ranks and offices before a name ("Sgt. Miller", "Officer Stone", "Pastor Young").  As with "Dr.", the word itself
+# stays: it says what the person does, not who they are; the name goes.  Several are clinical shorthand too ("Lt
+# breast", "Col"), so the name after them must be a census first name or surname ("Green", "Young" count), or, in
+# mixed-case text, a capitalised word that is no English word.
+_RANK_TITLES = frozenset("sgt sergeant lt lieutenant capt captain cpt col colonel maj cpl corporal pvt cmdr det "
+                         "detective officer deputy sheriff trooper rev reverend pastor chaplain rabbi imam".split())
+_TITLES |= _RANK_TITLES
 
 # Credentials that follow a name ("J. Smith, MD", "Anna Berg RN").
 _CREDENTIALS = (
@@ -2557,7 +2564,15 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             if g not in (" ", ". ", ".  ", "  "):
                 continue
             strong = li in _STRONG_TITLES
-            j = extend(i + 1, strong, strong, eponym=not strong)  # "Dr. Kowalski Tumor Board": a person
+            if li in _RANK_TITLES:
+                j = extend(i + 1, True, True)
+                k = i + 1  # the name ends before the first word that is neither a census name nor (capitalised) new
+                while j is not None and k <= j and (folds[k] in _CENSUS_NAMES or initial(k) or (
+                        not lower_mode and cap(k) and lowers[k] not in _VOCAB and not _english(lowers[k]))):
+                    k += 1
+                j = k - 1 if k > i + 1 else None
+            else:
+                j = extend(i + 1, strong, strong, eponym=not strong)  # "Dr. Kowalski Tumor Board": a person
             if j is not None:
                 found.append((i + 1, j))
 

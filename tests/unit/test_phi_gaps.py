@@ -249,3 +249,31 @@ def test_district_rule_keeps_prose(text, values):
     _kept(text, *values)
 
 
+
+# --- 9. ranks and titles: the name after them goes, the title word stays (as "Dr." does) ---
+
+@pytest.mark.parametrize("text,gone,kept", [
+    ("Spoke with Sgt. Miller re: plan.", ["Miller"], ["Sgt."]),
+    ("Lt. Garcia called back.", ["Garcia"], ["Lt."]),
+    ("Capt. Brown, Rev. Green and Officer Stone visited.", ["Brown", "Green", "Stone"],
+     ["Capt.", "Rev.", "Officer"]),
+    ("Seen by Dr. Patel.", ["Patel"], ["Dr."]),
+    ("Det. White from the precinct called.", ["White"], ["Det."]),
+    ("Chaplain Rivers visited; Pastor Young prayed with family.", ["Rivers", "Young"], ["Chaplain", "Pastor"]),
+    ("son is Sgt Marcus Bell, stationed abroad", ["Marcus", "Bell"], ["Sgt"]),
+    ("spoke with sgt. miller (son) by phone", ["miller"], ["sgt."]),
+])
+def test_ranks_keep_the_title_and_lose_the_name(text, gone, kept):
+    _gone(text, *gone)
+    _kept(text, *kept)
+    assert redact(text).spans and all(t == "PERSON" for t, _, _ in redact(text).spans)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Lt breast mass 2 cm; Lt. axillary node palpable.", ["Lt breast", "axillary"]),
+    ("Officer training; police officer by trade.", ["training", "by trade"]),
+    ("Annu Rev Med. 2019; Nat Rev Clin Oncol.", ["Med", "Clin Oncol"]),
+    ("Chief complaint: cough. Major depression in remission.", ["Chief complaint", "Major depression"]),
+])
+def test_rank_words_in_other_senses_are_kept(text, values):
+    _kept(text, *values)
