@@ -11,7 +11,7 @@ import asyncio
 import getpass
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -128,6 +128,7 @@ class OncoApp(App[None]):
         self._model_trouble: set[str] = set()  # consults whose tier model fell back or failed (not "ready")
         self._user_errors: tuple[type[Exception], ...] = ()
         self._quit_asked = -QUIT_CONFIRM_S  # monotonic time of the last "quit?" notice
+        self._when_ready: dict[str, Callable[[], Awaitable[None]]] = {}  # keys pressed while starting, by action
         self.last_export: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -189,6 +190,7 @@ class OncoApp(App[None]):
             self.notify(f"Unexpected error: {worker.error}", severity="error", title="oncotui", markup=False)
 
     def _fatal(self, message: str) -> None:
+        self._when_ready.clear()  # never runs; a case sent meanwhile is still in the prompt
         self.query_one(StatusBar).set_status("engine unavailable")
         self.notify(message, severity="error", title="oncotui", timeout=30, markup=False)
 
@@ -213,6 +215,19 @@ class OncoApp(App[None]):
         self.refresh_approvals()
         self.set_interval(5.0, self.refresh_approvals)  # items a reviewer signs from the CLI disappear here too
         self._update_status()
+        if self._when_ready:
+            self.call_later(self._run_when_ready)
+
+    def _queue_until_ready(self, action: str, run: Callable[[], Awaitable[None]], what: str) -> None:
+        """A key pressed while the engine is still being built (about a second) does its work once it is ready,
+        rather than asking to be pressed again. Pressed twice, it still runs once."""
+        self._when_ready[action] = run
+        self.notify(f"Starting: {what} in a moment.", timeout=3, markup=False)
+
+    async def _run_when_ready(self) -> None:
+        queued, self._when_ready = list(self._when_ready.values()), {}
+        for run in queued:  # in the order pressed: n, then the case sent, goes to the new patient
+            await run()
 
     def _apply_settings(self, settings: Settings) -> None:
         try:
@@ -336,7 +351,11 @@ class OncoApp(App[None]):
     @on(ChatPane.Submitted)
     async def _submitted(self, message: ChatPane.Submitted) -> None:
         if self.engine is None:
-            self.notify("Still starting: try again in a moment.", severity="warning")
+            async def send() -> None:
+                if self.chat.prompt.value.strip() == message.text:  # not edited since Enter: never send what was not
+                    await self._submitted(message)
+
+            self._queue_until_ready("submit", send, "the case is sent")
             return
         if self.consult_running:
             self.notify("A consult is running: wait for it, or press Esc to cancel it.", severity="warning")
@@ -651,7 +670,7 @@ class OncoApp(App[None]):
 
     async def action_new_patient(self) -> None:
         if self.engine is None:
-            self.notify("Still starting: try again in a moment.", severity="warning")
+            self._queue_until_ready("new_patient", self.action_new_patient, "the new patient opens")
             return
         thread_id = self.engine.store.new_patient_id()
         self.engine.store.ensure_patient(thread_id)

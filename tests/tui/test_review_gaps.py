@@ -4,6 +4,7 @@ while the app was still starting was dropped ("Still starting: try again in a mo
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,41 @@ async def test_the_narrow_approvals_pane_shows_the_highlighted_items_whole_reaso
         shown = pane_text(app, app.approvals)
         assert "Tier 2 (override)" not in shown and "Tier 2" in shown, shown
         assert first.reasons[0].startswith("Tier 2 case")
+
+
+async def test_a_case_submitted_while_the_app_starts_runs_once_it_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, notices: list[tuple[str, str]]) -> None:
+    """The engine is built after a first frame (its imports take about a second). A case typed and sent with Enter
+    meanwhile got 'Still starting: try again in a moment.' and waited for a second Enter; now it is sent once the
+    engine is ready (n, new patient, likewise)."""
+    from textual import events
+
+    from engine.config import Settings
+
+    _app, engine, _ = build(tmp_path)
+    ready = threading.Event()
+
+    def slow_settings(path: object = None) -> Settings:
+        ready.wait(10)  # the start-up thread loads settings: hold it there
+        return engine.settings
+
+    monkeypatch.setattr("engine.config.load_settings", slow_settings)
+    monkeypatch.setattr("engine.graph.Engine", lambda settings: engine)
+    from oncotui.app import create_app
+
+    app = create_app(config_path=tmp_path / "config.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.engine is None
+        app.post_message(events.Key("n", "n"))  # a new patient for this case, as on a started app
+        for char in TIER1_CASE:
+            app.post_message(events.Key("space" if char == " " else char, char))
+        await wait_for(pilot, lambda: app.chat.prompt.value == TIER1_CASE)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.engine is None and app._consult is None
+        ready.set()
+        await wait_for(pilot, lambda: app._consult is not None and not app.consult_running)
+        assert app.current_patient == "PT-0001" and app.chat.prompt.value == ""
+        [row] = engine.store.consults("PT-0001")
+        assert not any("try again" in message for _, message in notices), notices
