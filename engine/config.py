@@ -147,6 +147,8 @@ class KBConfig(_Section):
     # each extra phrasing's weight in multi-query recall (the case's question alone, a facts query); 0 = off
     multi_query_weight: float = Field(0.5, ge=0.0, le=1.0)
     rerank_k: int = Field(5, ge=1)
+    # treatment options lists added after the rerank_k passages (kb/outline.py); 0 = none
+    options_lists: int = Field(3, ge=0, le=5)
     char_budget: int = Field(6000, ge=500)
 
 

@@ -27,6 +27,7 @@ def retrieval_params(settings: Settings, **overrides: Any) -> Any:
     k = settings.kb
     values = dict(recall_k=k.recall_k, distance_threshold=k.distance_threshold, rerank_k=k.rerank_k,
                   char_budget=k.char_budget, hybrid=k.hybrid, lexical_weight=k.lexical_weight,
-                  rerank_order=settings.rerank.order, multi_query_weight=k.multi_query_weight)
+                  rerank_order=settings.rerank.order, multi_query_weight=k.multi_query_weight,
+                  options_lists=k.options_lists)
     values.update(overrides)
     return RetrievalParams(**values)

@@ -17,6 +17,9 @@ A level with no rows to count (no ``relevant_section`` anywhere) gets None for i
   answer ("atezolizumab" and "bevacizumab"), not just one from the right section;
 * ``query_fn`` (``oncotui eval retrieval --as-consult``) turns each row's text into what a consult sends: the query
   and its extra queries (``RetrievalParams.extra_queries``); by default the row's text is the query, alone;
+* ``answer_recall@kept`` (rows with ``answer_terms``): share of queries with an answer hit among the passages a
+  consult is given, the top ``rerank_k`` and the options lists they bring (``RetrievalParams.options_lists``,
+  kb/outline.py), before the character budget;
 * recall@k = share of queries with a hit in the top k; MRR = mean of 1 / rank of the first hit (0 when none in
   the ranked list, which holds at most ``recall_k`` chunks).
 
@@ -142,12 +145,13 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
                    query_fn: Callable[[str], tuple[str, tuple[str, ...], tuple[str, ...]]] | None = None
                    ) -> dict[str, Any]:
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
-    ``section_mrr``, ``answer_recall@1/5/15``, ``answer_mrr``, ``n`` (queries), ``n_section`` (rows with
-    ``relevant_section``), ``n_answer`` (rows with ``answer_terms``)."""
+    ``section_mrr``, ``answer_recall@1/5/15``, ``answer_mrr``, ``answer_recall@kept``, ``n`` (queries),
+    ``n_section`` (rows with ``relevant_section``), ``n_answer`` (rows with ``answer_terms``)."""
     # In recall order the cross-encoder does not move anything, so it is not run: the ranks are the same.
     rerank = rerank and params.rerank_order == "rerank"
     p = replace(params, rerank=rerank, rerank_k=max(params.recall_k, 1), char_budget=10**9)
     doc, sec, ans = _Acc(), _Acc(), _Acc()
+    kept_hits = 0
     for i, row in enumerate(rows, 1):
         rel = str(row.get("relevant_doc") or "")
         if not rel:
@@ -160,6 +164,10 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
         doc.add(first_hit(ranked, Path(rel).name, None))
         if terms:
             ans.add(answer_hit(ranked, Path(rel).name, terms))
+            kept = list(ranked[:max(1, params.rerank_k)])
+            if params.options_lists > 0 and hasattr(kb, "options_lists"):
+                kept += kb.options_lists(kept, params.options_lists)
+            kept_hits += answer_hit(kept, Path(rel).name, terms) is not None
         pattern = row.get("relevant_section")
         if pattern:
             try:
@@ -169,7 +177,8 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
             sec.add(first_hit(ranked, Path(rel).name, rx))
         if progress is not None:
             progress(i, len(rows))
-    return {**doc.metrics("doc"), **sec.metrics("section"), **ans.metrics("answer"), "n": doc.n,
+    return {**doc.metrics("doc"), **sec.metrics("section"), **ans.metrics("answer"),
+            "answer_recall@kept": round(kept_hits / ans.n, 4) if ans.n else None, "n": doc.n,
             "n_section": sec.n, "n_answer": ans.n}
 
 

@@ -20,6 +20,10 @@ Retrieval (``KnowledgeBase.retrieve``):
    logit against ``query`` and against each grade query: the gate and recall are unchanged, the score (what grades
    a passage relevant) is higher where a focused phrasing matches better, and with ``rerank_order = "rerank"`` the
    order follows that max. No grade queries: one cross-encoder pass, as before;
+3b. options lists (``RetrievalParams.options_lists``, :mod:`kb.outline`): a kept passage under a treatment section
+   that opens with "Treatment options ... include:" brings that list's lead-in and the numbered item naming its
+   option (with the drugs in bullets under it), verbatim, as one more passage after the ``rerank_k`` (origin
+   "options", the distance of the passage that led to it, its own cross-encoder score);
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -34,7 +38,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -105,6 +109,10 @@ class RetrievalParams:
     # the answer irrelevant). Recall and the gate are unchanged; with rerank_order "rerank" the order uses the max.
     # Empty (the default): the query alone, no extra cross-encoder pass.
     grade_queries: tuple[str, ...] = ()
+    # Options lists (kb/outline.py): for each passage kept that sits under a treatment section's options list, that
+    # list's lead-in and the item naming the passage's option are added after the rerank_k passages (at most this
+    # many, in the order of the passages that led to them; scored by the cross-encoder like them). 0 = none.
+    options_lists: int = 3
 
 
 @dataclass(frozen=True)
@@ -117,7 +125,7 @@ class Hit:
     page: int | None
     distance: float
     rerank_score: float | None
-    origin: str = ""  # Stage 1: "dense", "lexical" or "dense+lexical"
+    origin: str = ""  # Stage 1: "dense", "lexical" or "dense+lexical"; "options": an options list's item (outline)
 
 
 @dataclass(frozen=True)
@@ -1089,24 +1097,70 @@ class KnowledgeBase:
         if params.rerank:
             keep_order = params.rerank_order == "recall"
             pool = passed[:max(1, params.rerank_k)] if keep_order else passed
-            texts = [context_text(h.title, h.section, h.page, h.text) for h in pool]
-            scores = self.rerank_scores(query, texts)
-            for grader in dict.fromkeys(x.strip() for x in params.grade_queries):
-                if grader and grader != query.strip():  # the max over the query and each grade query
-                    scores = [max(float(a), float(b)) for a, b in zip(scores, self.rerank_scores(grader, texts))]
-            scored = [replace(h, rerank_score=float(sc)) for h, sc in zip(pool, scores)]
+            scored = [replace(h, rerank_score=float(sc)) for h, sc in zip(pool, self._scores(query, params, pool))]
             ranked = (scored + passed[len(pool):] if keep_order
                       else sorted(scored, key=lambda h: h.rerank_score, reverse=True))
         else:
             ranked = list(passed)
         t = lap("rerank", t)
         top = ranked[:max(1, params.rerank_k)]
+        if params.options_lists > 0:
+            lists = self.options_lists(top, params.options_lists)
+            if lists and params.rerank:
+                lists = [replace(h, rerank_score=float(sc)) for h, sc in zip(lists, self._scores(query, params, lists))]
+            top = top + lists
+            t = lap("options", t)
         kept = trim_to_budget([h.text for h in top], params.char_budget)
         hits = tuple(replace(top[i], text=text) for i, text in kept)
         lap("trim", t)
         timings["total"] = time.perf_counter() - t_start
         return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings, threshold,
                                tuple(candidates), tuple(ranked), gate_k=gate_k, gate_value=gate_value)
+
+    def _scores(self, query: str, params: RetrievalParams, hits: Sequence[Hit]) -> list[float]:
+        """Stage 3 logits of ``hits``: the cross-encoder's, of the query and of each grade query, the highest."""
+        texts = [context_text(h.title, h.section, h.page, h.text) for h in hits]
+        scores = [float(x) for x in self.rerank_scores(query, texts)]
+        for grader in dict.fromkeys(x.strip() for x in params.grade_queries):
+            if grader and grader != query.strip():  # the max over the query and each grade query
+                scores = [max(a, float(b)) for a, b in zip(scores, self.rerank_scores(grader, texts))]
+        return scores
+
+    def options_lists(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
+        """For each of ``hits`` under a section that opens with an options list whose item names the hit's option
+        (``kb.outline.option_item``), that list's lead-in and item as a passage of that section (origin "options"),
+        at most ``limit``, without repeats and without an item a hit already holds."""
+        from kb.outline import option_item
+
+        texts: dict[tuple[str, str], tuple[str, str, int | None]] = {}  # (source, section) -> (text, first id, page)
+
+        def section(source: str, path: str) -> tuple[str, str, int | None]:
+            if (source, path) not in texts:
+                got = self._get({"$and": [{"source": source}, {"section": path}]}, ["documents", "metadatas"])
+                rows = sorted(zip(got["ids"], got["documents"], got["metadatas"]),
+                              key=lambda r: int((r[2] or {}).get("chunk_index", 0)))
+                page = (rows[0][2] or {}).get("page") if rows else None
+                texts[(source, path)] = ("\n".join(d or "" for _, d, _ in rows), rows[0][0] if rows else "",
+                                         int(page) if page is not None else None)
+            return texts[(source, path)]
+
+        out: list[Hit] = []
+        for h in hits:
+            parts = h.section.split(" > ")
+            for k in range(len(parts) - 2, -1, -1):  # the nearest section above the hit that lists its option
+                path = " > ".join(parts[:k + 1])
+                text, first_id, page = section(h.source, path)
+                item = option_item(text, parts[k + 1]) if text else None
+                if item:
+                    line = item.split("\n\n", 1)[1].split("\n", 1)[0]
+                    if all(o.text != item for o in out) and not any(line in x.text for x in hits):
+                        out.append(Hit(chunk_id=f"{first_id}:{line.split('.', 1)[0].split(')', 1)[0]}", text=item,
+                                       title=h.title, source=h.source, section=path, page=page,
+                                       distance=h.distance, rerank_score=None, origin="options"))
+                    break
+            if len(out) >= limit:
+                break
+        return out
 
     def _multi_query(self, vec: list[float], main: list[Hit], extras: list[str], weight: float, recall_k: int,
                      n: int) -> list[Hit]:

@@ -1037,6 +1037,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 continue
             print(f"  {level:<8} recall@1 {metrics[f'{level}_recall@1']:.3f}  @5 {metrics[f'{level}_recall@5']:.3f}"
                   f"  @15 {metrics[f'{level}_recall@15']:.3f}  MRR {metrics[f'{level}_mrr']:.3f}")
+        if metrics["answer_recall@kept"] is not None:
+            print(f"  answer in what a consult is given (top {params.rerank_k} + up to {params.options_lists} options "
+                  f"lists): {metrics['answer_recall@kept']:.3f}")
         return 0
     from kb.evaluate import gate_rates, nearest_distances, read_jsonl
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from engine.casefit import sentence_kind
+from engine.casefit import recommended_items, sentence_kind
 from engine.context import NodeContext
 from engine.governor import review_reasons as deferred_claims
 from engine.safety import drug_names, instruction_like, instruction_passages
@@ -39,11 +39,14 @@ def answers_with_trial_results_only(state: ConsultState) -> bool:
     """A treatment question whose released claims hold no recommendation and are mostly trial narrative or
     statistics ("In the phase III ... trial, patients were randomly assigned", "median PFS was 25.7 months (HR,
     0.50)", "the primary end point was PFS"): what trials found, not what the guideline recommends, so a person
-    should say what it means for this case (``casefit.sentence_kind``: 0 recommendation, 2 trial narrative)."""
-    released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
+    should say what it means for this case (``casefit.sentence_kind``: 0 recommendation, 2 trial narrative). A
+    claim quoting an item of a treatment options list ("6. ALK inhibitors (for patients with ALK translocations)."
+    under "Treatment options ... include:", ``casefit.recommended_items``) is a recommendation."""
+    released = [c for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
     if not released or not _TREATMENT_QUESTION_RE.search(state.case_text):
         return False
-    kinds = [sentence_kind(text) for text in released]
+    listed = recommended_items(state.retrieval.passages) if state.retrieval else set()
+    kinds = [0 if c.sentence_ids and set(c.sentence_ids) <= listed else sentence_kind(c.text) for c in released]
     return 0 not in kinds and 2 * kinds.count(2) >= len(kinds)
 
 

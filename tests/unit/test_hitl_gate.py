@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from engine.nodes.hitl_gate import review_reasons
-from engine.state import Claim, ConsultState, Ledger
+from dataclasses import replace
+
+from engine.state import Claim, ConsultState, Ledger, Passage, Retrieval
 
 HCC = "Hepatocellular carcinoma, BCLC C, Child-Pugh A. What first-line systemic therapy?"
 
@@ -55,3 +57,18 @@ def test_a_treatment_answer_made_only_of_trial_results_waits_for_a_reviewer():
     assert trial_only(state(ALK, TRIAL, ("Alectinib is recommended.", "blocked")))
     # not a question about what to do: trial results may be the answer
     assert not trial_only(state("Stage IV NSCLC, ALK rearrangement: what did the ALEX trial show?", TRIAL, STATS))
+
+
+def test_an_item_of_a_treatment_options_list_is_a_recommendation():
+    """"6. ALK inhibitors (for patients with ALK translocations)." under "Treatment options ... include:" says what
+    to do, though its words alone do not (kb/outline.py brings such items beside the trials)."""
+    listed = Passage(id="E6", chunk_id="c:6", title="NSCLC", source="nsclc.md", section="## Stage IV", page=None,
+                     text="Treatment options for patients with newly diagnosed stage IV disease include:\n\n"
+                          "6. [ALK inhibitors](/x#_7) (for patients with *ALK* translocations).\n- [Alectinib](/x).",
+                     distance=0.1, rerank_score=2.0)
+    item = "[ALK inhibitors](/x#_7) (for patients with *ALK* translocations)."
+    s = state(ALK, TRIAL, STATS, (item, "supported"))
+    quoted = replace(s, retrieval=Retrieval(query="q", passages=(listed,), gate_passed=True), ledger=Ledger(claims=tuple(
+        replace(c, sentence_ids=("E6.s1",)) if c.text == item else c for c in s.ledger.claims)))
+    assert not trial_only(quoted)
+    assert trial_only(s)  # the same words without the list they were quoted from

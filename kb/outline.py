@@ -1,0 +1,67 @@
+"""The options list above a retrieved passage.
+
+PDQ opens a treatment section with its options ("Treatment options for patients with newly diagnosed stage IV ...
+disease include:" then "6. ALK inhibitors (for patients with ALK translocations)." and the drugs in bullets under it)
+and then gives each option its own heading with the trials behind it ("... > #### ALK inhibitors (for patients with
+ALK translocations) > ##### Lorlatinib"). Retrieval finds the trial passages; the list that says they are options is
+split over several link-heavy chunks and is rarely among the top five. ``option_item`` cuts from a section's text
+the list's lead-in and the one numbered item a retrieved passage's heading names, verbatim, so the answer can quote
+the guideline's recommendation beside the trial.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:\s*$",
+                        re.IGNORECASE)
+_NUMBERED_RE = re.compile(r"^\d{1,2}[.)]\s+")
+_BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
+_HEADING_RE = re.compile(r"^#{1,6}\s")
+_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+MAX_ITEM_CHARS = 900  # an item with many drugs is cut at a bullet (about one chunk)
+
+
+def _words(text: str) -> str:
+    """Lower-case words of a heading or item label: links, emphasis, numbering, marks and a final stop dropped."""
+    text = _LINK_RE.sub(r"\1", _NUMBERED_RE.sub("", re.sub(r"^#{1,6}\s*", "", text.strip())))
+    return " ".join(re.findall(r"[a-z0-9]+", text.replace("*", "").lower()))
+
+
+def names(label: str, heading: str) -> bool:
+    """The item ``label`` is the option ``heading`` names ("6. [ALK inhibitors](...) (for patients with *ALK*
+    translocations)." and "#### ALK inhibitors (for patients with *ALK* translocations)"); one may say more than the
+    other after the shared words ("1. Immunotherapy." and "Immunotherapy"), not before them."""
+    a, b = _words(label), _words(heading)
+    if min(len(a), len(b)) < 4:
+        return False
+    short, long = sorted((a, b), key=len)
+    return long == short or long.startswith(short + " ")
+
+
+def option_item(section_text: str, heading: str) -> str | None:
+    """The options list's lead-in line and the numbered item named by ``heading`` with the bullets under it, as
+    written in ``section_text`` (the text of the section that opens with the list); None when the section has no such
+    list or no item is the option ``heading`` names. The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
+    lines = [line.strip() for line in section_text.splitlines()]
+    header = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _HEADER_RE.search(line):
+            header = line
+        elif _HEADING_RE.match(line) or (line and not _NUMBERED_RE.match(line) and not _BULLET_RE.match(line)):
+            header = ""  # prose or a heading ends a list
+        elif header and _NUMBERED_RE.match(line) and names(line, heading):
+            item = [line]
+            size = len(header) + len(line)
+            for nxt in lines[i + 1:]:
+                if not nxt:
+                    continue
+                if not _BULLET_RE.match(nxt) or size + len(nxt) > MAX_ITEM_CHARS:
+                    break
+                item.append(nxt)
+                size += len(nxt) + 1
+            return "\n\n".join([header, "\n".join(item)])
+        i += 1
+    return None

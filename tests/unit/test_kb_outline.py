@@ -1,0 +1,130 @@
+"""Options lists (kb/outline.py, kb.store Stage 3b): a passage under a treatment section that opens with its options
+brings the list's lead-in and the item naming its option. Fake embedder and reranker, no models."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from engine.casefit import locked_candidates
+from engine.state import CaseFacts, Passage
+from kb.outline import MAX_ITEM_CHARS, names, option_item
+from kb.store import KnowledgeBase, RetrievalParams
+
+LIST = """Treatment options for patients with newly diagnosed [stage IV](/x#_1), relapsed, and recurrent disease include:
+
+1. [Cytotoxic combination chemotherapy](/x#_2) with platinum.
+
+- [Combination chemotherapy](/x#_3).
+4. [EGFR tyrosine kinase inhibitors (TKIs) with or without chemotherapy](/x#_4) (for patients with *EGFR* variants).
+
+- [Osimertinib alone](/x#_5).
+- [Gefitinib](/x#_6).
+6. [ALK inhibitors](/x#_7) (for patients with *ALK* translocations).
+
+- [Alectinib](/x#_8).
+- [Lorlatinib](/x#_9).
+7. [BRAF V600E and MEK inhibitors](/x#_10) (for patients with *BRAF* V600E variants)."""
+OPTIONS = "## Treatment of Stage IV NSCLC > ### Treatment Options for Newly Diagnosed Stage IV NSCLC (First-Line Therapy)"
+ALK = OPTIONS + " > #### ALK inhibitors (for patients with *ALK* translocations) > ##### Lorlatinib"
+TRIAL = "The phase III CROWN trial randomly assigned 296 patients with ALK-positive NSCLC to lorlatinib or crizotinib."
+
+
+def test_the_item_the_heading_names_with_its_bullets_under_the_lead_in():
+    item = option_item(LIST, "#### ALK inhibitors (for patients with *ALK* translocations)")
+    assert item == ("Treatment options for patients with newly diagnosed [stage IV](/x#_1), relapsed, and recurrent "
+                    "disease include:\n\n6. [ALK inhibitors](/x#_7) (for patients with *ALK* translocations).\n"
+                    "- [Alectinib](/x#_8).\n- [Lorlatinib](/x#_9).")
+    # the last item has no bullets; an item one heading names more briefly is still that item
+    assert option_item(LIST, "BRAF V600E and MEK inhibitors").endswith("(for patients with *BRAF* V600E variants).")
+    assert "1. [Cytotoxic" in option_item(LIST, "#### Cytotoxic combination chemotherapy")
+
+
+def test_no_item_without_a_list_a_match_or_a_lead_in():
+    assert option_item(LIST, "#### ALK-directed TKIs") is None  # other words before the shared ones
+    assert option_item(LIST, "#### Lorlatinib") is None  # a drug is a bullet, not an option
+    assert option_item(LIST.split("\n", 1)[1], "ALK inhibitors") is None  # no "... include:" lead-in
+    prose = LIST.replace("6. [ALK", "Other trials are described below.\n\n6. [ALK")
+    assert option_item(prose, "ALK inhibitors") is None  # prose ended the list
+    assert not names("1. Surgery.", "Sur")  # too short to be a name
+
+
+def test_a_long_item_is_cut_at_a_bullet():
+    many = LIST.replace("- [Lorlatinib](/x#_9).", "\n".join(f"- [Drug {i}](/x#_{i})." for i in range(60)))
+    item = option_item(many, "ALK inhibitors")
+    assert len(item) <= MAX_ITEM_CHARS + 200 and item.endswith(").") and "- [Drug 0]" in item
+    assert "Drug 59" not in item
+
+
+def _unit(v: list[float]) -> list[float]:
+    n = math.sqrt(sum(x * x for x in v))
+    return [x / n for x in v]
+
+
+class FakeEmbedder:
+    query_prefix = ""
+
+    def embed_query(self, text: str) -> list[float]:
+        return _unit([1, 0.1, 0, 0])
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [_unit([1, 1, 1, 1]) for _ in texts]
+
+
+class FakeReranker:
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [2.5 if "include:" in t else 1.0 for t in texts]
+
+
+@pytest.fixture()
+def kb():
+    k = KnowledgeBase(chroma_dir=None, collection="outline-test", embedder_spec="fake", reranker_spec="fake",
+                      embedder=FakeEmbedder())
+    half = LIST.index("6. [ALK")  # the list spans two chunks, far from the query
+    chunks = {"c0": (LIST[:half], OPTIONS, [0, 0, 1, 0]), "c1": (LIST[half:], OPTIONS, [0, 0, 0, 1]),
+              "c2": (TRIAL, ALK, [1, 0.1, 0, 0])}
+    k._collection.upsert(ids=list(chunks), embeddings=[_unit(v) for _, _, v in chunks.values()],
+                         documents=[t for t, _, _ in chunks.values()],
+                         metadatas=[{"source": "nsclc.md", "title": "NSCLC", "section": s, "chunk_index": i}
+                                    for i, (_, s, _) in enumerate(chunks.values())])
+    k._reranker = FakeReranker()
+    yield k
+    k.close()
+
+
+def test_a_trial_passage_brings_its_option_from_the_list_above_it(kb):
+    result = kb.retrieve("ALK-positive NSCLC first-line", RetrievalParams(recall_k=1, rerank_k=1,
+                                                                         distance_threshold=0.3))
+    assert [h.chunk_id for h in result.hits] == ["c2", "c0:6"]
+    trial, listed = result.hits
+    assert listed.origin == "options" and listed.section == OPTIONS and listed.rerank_score == 2.5
+    assert listed.text.startswith("Treatment options for patients with newly diagnosed")
+    assert "- [Lorlatinib](/x#_9)." in listed.text and "Osimertinib" not in listed.text
+    assert listed.distance == trial.distance  # the passage that led to it
+    off = kb.retrieve("ALK-positive NSCLC first-line", RetrievalParams(recall_k=1, rerank_k=1, distance_threshold=0.3,
+                                                                      options_lists=0))
+    assert [h.chunk_id for h in off.hits] == ["c2"]
+
+
+def test_no_list_item_a_passage_already_holds(kb):
+    both = kb.retrieve("q", RetrievalParams(recall_k=3, rerank_k=3, distance_threshold=2.0))
+    assert sorted(h.chunk_id for h in both.hits) == ["c0", "c1", "c2"]  # c1 holds item 6 itself
+
+
+def test_the_options_item_is_a_recommendation_that_holds_only_for_its_marker():
+    """Through case fit: for an ALK case the item is offered first, before the trial (a recommendation); for an EGFR
+    case it is withheld. (The drugs' one-word bullets are too short to be offered as statements; they stay in the
+    passage the evidence pane shows.)"""
+    listed = option_item(LIST, "ALK inhibitors (for patients with *ALK* translocations)")
+    passages = [Passage(id="E1", chunk_id="c2", title="NSCLC", source="nsclc.md", section=ALK, page=None, text=TRIAL,
+                        distance=0.1, rerank_score=1.0),
+                Passage(id="E2", chunk_id="c0:6", title="NSCLC", source="nsclc.md", section=OPTIONS, page=None,
+                        text=listed, distance=0.1, rerank_score=2.5)]
+    alk = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("ALK rearrangement",))
+    kept, dropped = locked_candidates(passages, alk)
+    assert list(kept) == ["E2.s1", "E1.s1"] and not dropped
+    assert kept["E2.s1"][1] == "[ALK inhibitors](/x#_7) (for patients with *ALK* translocations)."
+    egfr = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("EGFR exon 19 deletion",))
+    kept, dropped = locked_candidates(passages, egfr)
+    assert not kept and set(dropped) == {"E1.s1", "E2.s1"}
