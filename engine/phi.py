@@ -1117,7 +1117,8 @@ _ORG_GENERIC_HEADS = _wordset(
 # bodies named by their kind ("the Halvorsen Orchestra"): only the name before the head is redacted
 _ORG_KIND_HEADS = _wordset("orchestra choir chorus club") | {"country club"}
 # "worked for Initech", "employed by Vandelay Industries": the capitalised words after it
-_ORG_WORK_CUE_RE = _ci(r"(?:(?:work(?:s|ed|ing)?|job|intern(?:ed|ing)?)[ ](?:for|at)|employed[ ](?:for|at|by))[ ]")
+_ORG_WORK_CUE_RE = _ci(r"(?:(?:work(?:s|ed|ing)?(?:[ ](?:part|full)[- ]time)?|job|intern(?:ed|ing)?)[ ](?:for|at)|"
+                       r"employed[ ](?:for|at|by))[ ]")
 # "Initech is a software company", "Vandelay was an import-export firm"
 _ORG_NOUNS = (r"company|firm|agency|bank|start-?up|corporation|business|manufacturer|provider|retailer|brand|"
               r"consultancy|organi[sz]ation|non-?profit|charity|insurer|publisher|studio|label|employer")
@@ -2151,6 +2152,55 @@ _SAINT_ORG_RE = re.compile(
     r"((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
 
 
+# "works at Target", "employed by apple", "works at home depot": right after a work cue a name without an article is
+# the employer even when its words are English.  What is no employer there is a closed set: an idiom or a time ("at
+# home", "at night", "for himself", "by choice"), a phrase with an article or a possessive ("at a school", "for the
+# city"), a plural ("at restaurants") and a workplace named by its common noun ("at grocery store", "at local
+# hospital": notes drop the article).
+_WORK_IDIOMS = _wordset(
+    "home night nights day days daytime weekend weekends times pace ease will random risk length least most first "
+    "last once present all hand sea work noon midnight dawn bedside choice contract heart cost now large full free "
+    "baseline goal rest "
+    "himself herself themselves myself yourself itself him her them us me you it one")
+_WORKPLACE_NOUNS = _wordset(
+    "store shop school hospital clinic factory plant mill restaurant bakery cafe diner bar pub office firm company "
+    "farm warehouse site business bank salon center centre market supermarket mall garage station agency church "
+    "college university library city state county government town department job post branch practice lab "
+    "laboratory duty capacity level shift desk hour place time home daycare")
+_WORK_RUN_STOP = _ORG_STOP_PREPS | _ORG_CONNECT | _wordset(
+    "as a an his her their my our your this that these those some various several multiple same other another "
+    "since until while when where who which part-time full-time and or but most many every each all any no more "
+    "less few due because though although")
+
+
+def _word_employer_end(text: str, p: int, lower_mode: bool) -> int:
+    """End of an employer named by ordinary words right after a work cue at ``p``; ``p`` when there is none."""
+    words: list[re.Match] = []
+    for m in re.finditer(r"[^\W\d_][\w'’&-]*", text[p:p + 80]):
+        gap = text[p + (words[-1].end() if words else 0):p + m.start()]
+        lw = m.group().lower()
+        if gap not in ("", " ") or lw in _WORK_RUN_STOP:
+            break
+        if words and (lw in _WORKPLACE_NOUNS or lw[:-1] in _WORKPLACE_NOUNS):
+            return p  # "at grocery store", "at local hospital", "at nursing home"
+        if (_fold(lw) in _HARD_STOP or lw in _NOTE_VERBS) and (words or lw not in _WORK_IDIOMS):
+            break  # a date or a verb ends the name; an idiom starts one ("home depot") or stays one ("night")
+        if words and not lower_mode and m.group()[0].isupper() != words[0].group()[0].isupper():
+            break  # "works at Target in sales", "works at target Mondays": the name keeps one case
+        words.append(m)
+        if len(words) == 3:
+            break
+    if not words:
+        return p
+    low = [w.group().lower() for w in words]
+    if len(low) == 1 and (low[0] in _WORK_IDIOMS or low[0] in _WORKPLACE_NOUNS or
+                          low[0].endswith("s") and _english(low[0][:-1])) or _is_drugish(_fold(low[0])):
+        return p
+    if not lower_mode and words[0].group()[0].isupper() and text[p - 3:p].strip().istitle():
+        return p  # Title Case writing ("Works At Home", "Works At Acme Hardware"): the capitals say nothing here
+    return p + words[-1].end()
+
+
 def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
     """Organisations named by their context rather than by a head noun: "works for Initech", "Vandelay is
     an import-export company", lower-case "... industries inc."."""
@@ -2164,7 +2214,12 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
 
     if "work" in low or "employ" in low or "job" in low or "intern" in low:  # cheap pre-checks
         for m in _iter(_ORG_WORK_CUE_RE, low):
+            n = len(out)
             take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=True))
+            if len(out) == n:
+                e = _word_employer_end(text, m.end(), lower_mode)
+                if e > m.end() and mask.free(m.end(), e):
+                    out.append((m.end(), e))
     if not lower_mode and ("St" in text or "Saint" in text):
         for m in _SAINT_ORG_RE.finditer(text):  # "transferred from St. Barnabas", "admitted to Saint Clare's"
             s, e = m.start(1), m.end(1)

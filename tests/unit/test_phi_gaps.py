@@ -277,3 +277,37 @@ def test_ranks_keep_the_title_and_lose_the_name(text, gone, kept):
 ])
 def test_rank_words_in_other_senses_are_kept(text, values):
     _kept(text, *values)
+
+
+# --- 7. employers that are English words, after a work cue ---
+
+@pytest.mark.parametrize("text,values", [
+    ("He works at target as a cashier.", ["target"]),
+    ("He works at Target as a cashier.", ["Target"]),
+    ("She is employed by Apple in sales.", ["Apple"]),
+    ("works for Amazon in the warehouse", ["Amazon"]),
+    ("Pt works at home depot, lifts heavy boxes.", ["home depot"]),
+    ("Works part-time at Best Buy.", ["Best Buy"]),
+    ("employed by delta as a mechanic", ["delta"]),
+    ("son works for Shell on an oil rig", ["Shell"]),
+])
+def test_english_word_employer_after_work_cue(text, values):
+    r = _gone(text, *values)
+    assert "[ORGANIZATION_1]" in r, r
+
+
+@pytest.mark.parametrize("text,values", [
+    ("works at home", ["home"]),
+    ("works at night", ["night"]),
+    ("works at a school", ["a school"]),
+    ("works for the city", ["the city"]),
+    ("works at grocery store, stands all day", ["grocery store"]),
+    ("works at nights and weekends", ["nights", "weekends"]),
+    ("He works for himself as a plumber.", ["himself"]),
+    ("works at local hospital as RN", ["local hospital"]),
+    ("Lives In Springfield, Works At Home", ["Home"]),
+])
+def test_generic_work_places_are_kept(text, values):
+    _kept(text, *values)
+
+
