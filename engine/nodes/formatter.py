@@ -10,12 +10,14 @@ their text, no stray emphasis marks); the ledger keeps the verbatim text.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
+from engine.casefit import recommended_items
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
-from engine.safety import OVERFLOW_MARK, display_text, instruction_passages
+from engine.safety import OVERFLOW_MARK, display_text, instruction_passages, text_units
 from engine.state import Claim, ConsultState
 
 
@@ -143,6 +145,8 @@ def recommendation_lines(state: ConsultState) -> list[str]:
         if where and where != shown_where:  # once for a run of claims from one section
             line += f"\\\n   _in: {where}_"  # a hard line break, then the section on its own line
             shown_where = where
+        if listed := listed_under(c, state):
+            line += f"\\\n   _listed under it: {'; '.join(listed)}_"
         lines.append(line)
     return lines or ["_No recommendation could be released._"]
 
@@ -156,6 +160,36 @@ def claim_section(claim: Claim, state: ConsultState) -> str:
     if passage is None or not passage.section:
         return ""
     return section_label(passage.section).replace("*", "").replace("_", " ")
+
+
+_NUMBERED_RE = re.compile(r"^\d+[.)]\s")
+_BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
+MAX_LISTED = 12
+
+
+def listed_under(claim: Claim, state: ConsultState) -> list[str]:
+    """The bullets under the numbered list item a claim quotes, as people read them: PDQ's options list names each
+    option's drugs in bullets too short to quote ("6. ALK inhibitors (for patients with ALK translocations)." then
+    "- Alectinib." "- Lorlatinib."), so the quoted item alone would send the clinician to the evidence. Verbatim
+    passage text, shown as the section is; empty for any other claim, and for an item of another list (a trial's
+    results in bullets under "1. The phase III CROWN trial ...")."""
+    if len(claim.sentence_ids) != 1:
+        return []
+    pid = claim.sentence_ids[0].rsplit(".s", 1)[0]
+    passage = next((p for p in (state.retrieval.passages if state.retrieval else ()) if p.id == pid), None)
+    if passage is None or claim.sentence_ids[0] not in recommended_items([passage]):  # an options list's item only
+        return []
+    units = text_units(passage.text)
+    for i, (kind, unit) in enumerate(units):
+        if kind == "list" and _NUMBERED_RE.match(unit) and claim.text in unit:
+            names = []
+            for kind, bullet in units[i + 1:]:
+                if kind != "list" or not _BULLET_RE.match(bullet):
+                    break
+                names.append(display_text(_BULLET_RE.sub("", bullet)).rstrip(". "))
+            more = len(names) - MAX_LISTED
+            return names[:MAX_LISTED] + ([f"and {more} more"] if more > 0 else [])
+    return []
 
 
 def withheld_lines(state: ConsultState) -> list[str]:

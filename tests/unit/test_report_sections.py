@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.nodes.formatter import evidence_list, recommendation_lines, section_label
 from engine.state import Claim, ConsultState, Ledger, Passage, Retrieval
 
@@ -53,3 +55,36 @@ def test_each_released_claim_names_the_section_it_quotes_once_per_run():
     assert lines[0].startswith("1. The phase III CROWN trial") and lines[0].endswith(f"\\\n   _{first}_")
     assert "in:" not in lines[1]  # same section as the claim before it: not repeated
     assert lines[2].endswith("\\\n   _in: Treatment > Ceritinib_")
+
+
+OPTIONS = "## Treatment of Stage IV NSCLC > ### Treatment Options for Newly Diagnosed Stage IV NSCLC (First-Line Therapy)"
+LISTED = ("Treatment options for patients with newly diagnosed [stage IV](/x#_1) disease include:\n\n"
+          "6. [ALK inhibitors](/x#_7) (for patients with *ALK* translocations).\n- [Alectinib](/x#_8).\n"
+          "- [Lorlatinib](/x#_9) (first-line).\n\n7. [BRAF V600E and MEK inhibitors](/x#_10) (for patients with *BRAF* "
+          "V600E variants).\n- [Dabrafenib and trametinib](/x#_11).")
+
+
+def test_a_quoted_options_item_shows_the_drugs_listed_under_it():
+    """The options list names the drugs in bullets too short to quote ("- Alectinib."): the item alone ("ALK
+    inhibitors (for patients with ALK translocations).") would leave the clinician to open the evidence."""
+    p = Passage(id="E6", chunk_id="c:6", title="NSCLC", source="nsclc.md", section=OPTIONS, page=None, text=LISTED,
+                distance=0.2, rerank_score=4.5)
+    claims = tuple(Claim(id=f"C{i}", recommendation=i, text=text, evidence=("E6",), sentence_ids=(sid,),
+                         state="supported", support=1.0) for i, (text, sid) in enumerate((
+                             ("[ALK inhibitors](/x#_7) (for patients with *ALK* translocations).", "E6.s1"),
+                             ("[BRAF V600E and MEK inhibitors](/x#_10) (for patients with *BRAF* V600E variants).",
+                              "E6.s2")), 1))
+    state = ConsultState(thread_id="PT-0001", consult_id="c", ledger=Ledger(claims=claims, governed=True),
+                         retrieval=Retrieval(query="q", passages=(p,), gate_passed=True, rag_confidence=0.9))
+    first, second = recommendation_lines(state)
+    assert first.startswith("1. ALK inhibitors (for patients with ALK translocations). [E6.s1]")
+    assert "\\\n   _listed under it: Alectinib; Lorlatinib (first-line)_" in first
+    assert "Dabrafenib" not in first and second.endswith("\\\n   _listed under it: Dabrafenib and trametinib_")
+    # a claim that is not a list item with bullets under it gets no such line
+    plain = replace(state, retrieval=replace(state.retrieval, passages=(replace(p, text=LISTED.replace("\n- ", " ")),)))
+    assert all("listed under it" not in line for line in recommendation_lines(plain))
+    # nor an item of another list: a trial's results in bullets under it are not its options
+    trial = replace(state, retrieval=replace(state.retrieval, passages=(replace(p, text=LISTED.replace(
+        "Treatment options for patients with newly diagnosed [stage IV](/x#_1) disease include:",
+        "Evidence (ALK inhibitors):")),)))
+    assert all("listed under it" not in line for line in recommendation_lines(trial))
