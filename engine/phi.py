@@ -2143,6 +2143,30 @@ def _known_orgs(text: str, mask: _Mask) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _KNOWN_ORG_RE.finditer(text) if mask.free(m.start(), m.end())]
 
 
+# Hospitals named in the religious or charitable style that hundreds of them share ("Good Samaritan", "Sacred
+# Heart", "Holy Name", "Our Lady of Lourdes", "New Hope"): their words are English, so the uncommon-word rules miss
+# them or keep a word ("Good [ORGANIZATION]").  The whole name goes, with its head noun in any case ("GOOD SAMARITAN
+# HOSPITAL", "Good Samaritan Hosp."), or without one when written in Title Case ("records from Good Samaritan"; not
+# "a good samaritan", not "the Good Samaritan law").
+_CARE_NAME_RE = _ci(
+    r"(?:good[ ](?:samaritan|shepherd|hope)|new[ ]hope|sacred[ ]heart|holy[ ](?:name|cross|family|redeemer|spirit|"
+    r"trinity|rosary)|our[ ]lady[ ]of[ ](?:the[ ])?[^\W\d_][\w'’-]+|little[ ]company[ ]of[ ]mary|blessed[ ]sacrament|"
+    r"divine[ ](?:providence|savio(?:u)?r)|precious[ ]blood)"
+    r"((?:[ ](?:regional|community|memorial|university|general|medical))?[ ](?:hospitals?|hosp\b\.?|medical[ ]cent(?:er|re)|"
+    r"health(?:[ ](?:system|cent(?:er|re)|care))?|cancer[ ]cent(?:er|re)|hospice|clinic|infirmary|nursing[ ]home))?"
+    r"(?![\w'’-]|[ ](?:laws?|acts?|statutes?|parable|rule|principle)\b)")
+
+
+def _care_name_orgs(text: str, low: str, lower_mode: bool) -> list[tuple[int, int]]:
+    out = []
+    for m in _iter(_CARE_NAME_RE, low):
+        stem = text[m.start():m.start(1) if m.group(1) is not None else m.end()]
+        title = all(w[0].isupper() and not w.isupper() for w in stem.split(" ") if w.lower() not in ("of", "the"))
+        if m.group(1) is not None or (title and not lower_mode):
+            out.append((m.start(), m.end()))
+    return out
+
+
 # a hospital called after a saint, named without its head noun after a verb of care or transfer ("transferred
 # from St. Barnabas", "admitted to Saint Clare's"; not "St. John's wort", not a street: "at St. Marks Place")
 _SAINT_ORG_RE = re.compile(
@@ -3471,8 +3495,14 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     starts = {s: i for i, (s, _) in enumerate(toks)}
     ends = {e: i for i, (_, e) in enumerate(toks)}
 
-    for s, e in _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode) + \
-            _known_orgs(as_written, mask):  # after the others: "Brigham and Women's Hospital" is one span with its head
+    orgs = _orgs(text, toks, starts, mask, lower_mode) + _cue_orgs(text, low, mask, lower_mode) + \
+        _known_orgs(as_written, mask)  # after the others: "Brigham and Women's Hospital" is one span with its head
+    care_names = _care_name_orgs(text, low, lower_mode)
+    for k, (s, e) in enumerate(care_names):  # "Good Samaritan Hospital of Suffern": one name with what overlaps it
+        over = [o for o in orgs if o[0] < e and s < o[1]]
+        care_names[k] = (min([s] + [o[0] for o in over]), max([e] + [o[1] for o in over]))
+        orgs = [o for o in orgs if o not in over]
+    for s, e in care_names + orgs:
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "ORGANIZATION", None])

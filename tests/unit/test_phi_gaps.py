@@ -311,3 +311,32 @@ def test_generic_work_places_are_kept(text, values):
     _kept(text, *values)
 
 
+
+# --- 8. hospitals named in religious or charitable style, in any case and without a head noun ---
+
+@pytest.mark.parametrize("text,values", [
+    ("TRANSFERRED FROM GOOD SAMARITAN HOSPITAL ON 3/4.", ["GOOD", "SAMARITAN"]),
+    ("transferred from good samaritan hospital on 3/4.", ["good", "samaritan"]),
+    ("Transferred from Good Samaritan Hosp. for w/u.", ["Good", "Samaritan"]),
+    ("Records from Good Samaritan reviewed.", ["Good", "Samaritan"]),
+    ("seen at Good Samaritan hospital in 2019", ["Good", "Samaritan"]),
+    ("admitted to sacred heart hospital", ["sacred heart"]),
+    ("Biopsy at Holy Name Medical Center; HOLY CROSS HOSPITAL ED visit.", ["Holy Name", "HOLY CROSS"]),
+    ("Pt was at Our Lady of Lourdes Hospital.", ["Our Lady", "Lourdes"]),
+    ("Transferred from New Hope Hospital.", ["New Hope"]),
+    ("Hospice: Good Shepherd Hospice to follow at home.", ["Good Shepherd"]),
+    ("Transferred from Good Samaritan Hospital of Suffern.", ["Good", "Samaritan", "Suffern"]),
+])
+def test_charitable_hospital_names_go_whole(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("He was a good samaritan to his neighbours.", ["good samaritan"]),
+    ("There is hope; the heart is sacred to her.", ["hope", "heart"]),
+    ("Good performance status; new hospital policy.", ["Good performance", "new hospital"]),
+    ("Protected under the Good Samaritan law.", ["Good Samaritan law"]),
+])
+def test_charitable_words_in_prose_are_kept(text, values):
+    _kept(text, *values)
+
