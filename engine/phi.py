@@ -777,11 +777,13 @@ _MD_RE = re.compile(
     r"(?![\w/%+^]|[.,-]\d|[ ]?(?:of|dose|doses|tab|tabs|tablets?|strength|power|the|cup|pill|vial|positive|negative|"
     r"involved|ratio|score|cores?|nodes?|ln|lns|hpf|patients|pts|cases|x|[x×*]|fx|fxs|fractions?|cycles?|"
     r"courses?|hours?|hrs?|h|days?|wks?|weeks?|months?|years?|inch|inches|mile|cc|way|done|complete)\b|"
-    r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u|show|reveal|demonstrate|indicate|suggest|remain|note|confirm)s\b)"
+    r"[ ](?!(?:thi|wa|ha|hi|plu|a|i|u|show|reveal|demonstrate|indicate|suggest|remain|note|confirm|bi-?rad|"
+    r"pi-?rad|ti-?rad)s\b)"  # not "mammo 8/2 birads 2"
     r"[a-z]{1,20}s\b)")
 _MD_EVENT = (
     r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
     r"scans?|imaging|xr|cxr|x-?ray|ultrasound|us|echo|egd|colonoscopy|bronch|bronchoscopy|ebus|biopsy|bx|fna|"
+    r"ercp|eus|mrcp|cystoscopy|"
     r"surgery|resection|lumpectomy|mastectomy|port|admit|admitted|admission|adm|discharged?|d/c|ed|er|"
     r"c\d{1,2}d\d{1,2}|sim|simulation|started|start|"
     r"stopped|held|resumed|began|last|next|called|phoned|tc|msg|message|path|pathology|cytology|consult|"
@@ -792,7 +794,7 @@ _MD_EVENT = (
     r"(?:[ ](?:study|exam|ct|scan|mri|pet))?"
 )
 _MD_EVENT_BEFORE_RE = re.compile(
-    rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ]|\()?\Z")
+    rf"(?<![\w/-])(?:{_MD_EVENT})(?:[ ][a-z][\w/.-]{{0,20}}){{0,3}}[ ]{{1,2}}(?:on[ ]|\()?\Z")  # "f/u dr. lee 3/16"
 # a treatment count is written like a date ("cycle 2/6", "chemo 3/6": the 3rd of 6 cycles): after these a month and
 # day is read only with a day past 12, where no count of cycles reaches ("C3 AC 3/21", "infusion 4/18")
 _MD_CYCLE_BEFORE_RE = re.compile(
@@ -1047,6 +1049,8 @@ _CITY_CUE_RE = _ci(
 # words that start place names ("New Westminster", "Port Paien") and are ordinary words on their own
 _PLACE_PREFIXES = _wordset("new port fort mount mt saint st san santa los las upper lower north south east west "
                            "station lake")
+# common words that end a place name ("Jersey City", "Oak Park"): ordinary words, so they stopped it before
+_PLACE_SUFFIXES = _wordset("city town village falls springs beach heights park hills harbor harbour junction")
 # weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
 _PREP_CUE_END_RE = re.compile(r"(?:in|at|to|from|near|around|outside)[ ]\Z")
 # times and places of care that Title Case writing capitalises after a preposition ("Dr. Patel At Bedside")
@@ -3346,6 +3350,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 j += 1
                 continue
             if j == k and (lw in _VOCAB or (w.isupper() and len(w) <= 3)):
+                break
+            if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES:
+                last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end
                 break
             if _fold(w) in _HARD_STOP:
                 break

@@ -179,6 +179,78 @@ NOTES = [
      '80.',
      ['Canarsie'],
      ['ECOG 1/KPS 80', '70M', '2001']),
+    # 35 discharge summary
+    ('DISCHARGE SUMMARY\nAdmit 3/2, d/c 3/9. 63 yo M w/ metastatic pancreatic adenoCA (KRAS G12D) admitted '
+     'with cholangitis; ERCP 3/3 w/ stent exchange (Dr. Abernathy-Cole). Blood cx E. coli, pip-tazo -> PO '
+     'cipro x10d. Lives in Dorchester, Boston with wife Philippa; retired MBTA mechanic. F/u Dr. Oyelowo '
+     '3/16. PCP: Dr. Fenwick, 617-555-0142.',
+     ['3/2', '3/9', '3/3', 'Abernathy-Cole', 'Dorchester', 'Boston', 'Philippa', 'Oyelowo', '3/16', 'Fenwick',
+      '617-555-0142'],
+     ['63 yo M', 'KRAS G12D', 'pip-tazo', 'cipro x10d', 'E. coli', 'ERCP']),
+    # 36 oncology consult
+    ('HEME/ONC CONSULT\nReason: new anemia, M-spike 2.1 g/dL. 71F referred by Dr. Szymanski (PCP). Pt works '
+     'at Target as a cashier, on her feet all day. From South Side, Chicago; moved to be near son Desmond. '
+     'SPEP/IFE: IgG kappa. FLC ratio 48. Plan: BM bx, skeletal survey, PET. Discussed w/ pt and Desmond.',
+     ['Szymanski', 'Target', 'South Side', 'Chicago', 'Desmond'],
+     ['M-spike 2.1 g/dL', '71F', 'IgG kappa', 'FLC ratio 48', 'BM bx', 'PET']),
+    # 37 tumor board
+    ('THORACIC TUMOR BOARD 5/14\nCase 3: 58F never-smoker, RUL 2.4 cm adenoCA, EGFR exon 19 del, PD-L1 5%. '
+     'cT1cN0M0, stage IA3. Presenter: Dr. Ravindran. Surgeon (Dr. Kowalczyk-Hale) favors lobectomy; '
+     'adjuvant osimertinib per ADAURA. Outside path from Good Samaritan Hospital reviewed by Dr. Imbert.',
+     ['5/14', 'Ravindran', 'Kowalczyk-Hale', 'Good Samaritan', 'Imbert'],
+     ['58F', 'EGFR exon 19 del', 'PD-L1 5%', 'cT1cN0M0', 'stage IA3', 'osimertinib', 'ADAURA', 'lobectomy']),
+    # 38 phone note
+    ('Phone note 6/3 14:20. Pt\'s daughter-in-law Ifeoma called: pt has T 38.4 since AM, on day 9 of C2 '
+     'FOLFIRINOX. Advised ED now. She will drive him to St. Vincent\'s. Callback 347-555-0188. RN Thibodeaux.',
+     ['6/3', 'Ifeoma', '347-555-0188', 'Thibodeaux'],
+     ['T 38.4', 'day 9 of C2', 'FOLFIRINOX', '14:20']),
+    # 39 social work
+    ('SW note: pt is a 49 yo M, lives in Hackney, London until 2022, now in Jersey City with brother '
+     'Oluwaseyi. Employed by Amazon (warehouse), on FMLA. Insurance via employer. Needs transport to XRT '
+     'M-F; referred to ACS Road to Recovery.',
+     ['Hackney', 'London', 'Jersey City', 'Oluwaseyi', 'Amazon'],
+     ['49 yo M', 'FMLA', 'XRT']),  # 'ACS Road' is taken for a street (over-redaction, no leak)
+    # 40 rad onc follow-up, ranks
+    ('Rad onc f/u: s/p SBRT 50 Gy/5 fx to LLL nodule, completed 1/30. Pt is a retired Army officer; son '
+     'Sgt. Miller (stationed at Fort Hood) joined by video. CT 4/28: post-RT changes, no progression. '
+     'Capt. Delacroix-Ruiz, pt\'s neighbor, drives him.',
+     ['1/30', 'Miller', 'Fort Hood', '4/28', 'Delacroix-Ruiz'],
+     ['SBRT 50 Gy/5 fx', 'LLL nodule', 'post-RT changes', 'Sgt.', 'Capt.']),
+    # 41 breast clinic, lower case dictation
+    ('breast clinic f/u 8/19. 44 yo f, er+/pr+/her2- idc l breast, on tamoxifen since 2/2023. hot flashes '
+     'improved on venlafaxine. works for apple in retail. lives in hyde park, chicago with partner renata. '
+     'mammo 8/2 birads 2. rtc 6 mo.',
+     ['8/19', 'apple', 'hyde park', 'chicago', 'renata', '8/2'],
+     ['44 yo f', 'er+/pr+/her2-', 'tamoxifen', 'venlafaxine', 'birads 2', 'rtc 6 mo']),
+    # 42 heme inpatient progress, ALL CAPS header and body
+    ('PROGRESS NOTE - BMT\nDAY +12 S/P ALLO SCT (MUD) FOR AML WITH FLT3-ITD. ENGRAFTED ANC 0.6. MUCOSITIS '
+     'GR 2. ON TACROLIMUS, LEVEL 8.1. WIFE CONSTANCE AT BEDSIDE. TRANSFERRED FROM HOLY CROSS HOSPITAL '
+     '4/2. DR. VANTERPOOL TO REVIEW.',
+     ['CONSTANCE', 'HOLY CROSS', 'VANTERPOOL'],  # '4/2' still leaks: see test_phi_gaps known gap
+     ['DAY +12', 'FLT3-ITD', 'ANC 0.6', 'TACROLIMUS', 'LEVEL 8.1']),
+    # 43 GU consult with employer and pastor
+    ('GU onc consult: 66M, mHSPC, PSA 38 -> 0.4 on ADT + abiraterone. Bone scan 7/7: 3 lesions. Works at '
+     'Home Depot, lifting limited. Pastor Greenwood from his church visits weekly. Wife Yolanda, cell '
+     '(516) 555-0123.',
+     ['Home Depot', 'Greenwood', 'Yolanda', '(516) 555-0123', '7/7'],
+     ['66M', 'mHSPC', 'PSA 38 -> 0.4', 'abiraterone', 'ADT', 'Bone scan']),
+    # 44 GI tumor board
+    ('GI tumor board 9/12: 52M rectal adenoCA 6 cm from AV, cT3N1, MMR-proficient. TNT per RAPIDO vs '
+     'PROSPECT discussed. Referred from Sacred Heart Medical Center by Dr. Lindgren-Obi. Pt from Roxbury, '
+     'Boston; works for the city as a bus driver.',
+     ['9/12', 'Sacred Heart', 'Lindgren-Obi', 'Roxbury', 'Boston'],
+     ['52M', 'cT3N1', 'MMR-proficient', 'TNT', 'RAPIDO', 'PROSPECT', 'works for the city']),
+    # 45 palliative phone call
+    ('Palliative phone f/u 10/4: spoke w/ HCP (niece Marguerite Achterberg). Pt at home in Hollywood, Los '
+     'Angeles, on hospice w/ Good Shepherd Hospice since 9/28. Pain controlled on methadone 5 mg TID. Det. '
+     'Ortega (family friend) also on the call.',
+     ['10/4', 'Marguerite', 'Achterberg', 'Hollywood', 'Los Angeles', 'Good Shepherd', '9/28', 'Ortega'],
+     ['methadone 5 mg TID', 'Det.']),
+    # 46 survivorship, employer and rank in lower case
+    ('survivorship: 38 yo m, hodgkin lymphoma stage iia s/p abvd x4 (completed 2021). works at best buy, '
+     'plays soccer. echo 3/3 ef 60%. pft normal. his roommate, officer brennan, came with him.',
+     ['best buy', '3/3', 'brennan'],
+     ['38 yo m', 'stage iia', 'abvd x4', 'ef 60%', 'pft normal', 'hodgkin lymphoma']),
 ]
 
 
