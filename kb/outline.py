@@ -65,3 +65,10 @@ def option_item(section_text: str, heading: str) -> str | None:
             return "\n\n".join([header, "\n".join(item)])
         i += 1
     return None
+
+
+def scored_text(item: str) -> str:
+    """What the cross-encoder reads of an ``option_item``: the lead-in and the option's line, links as their words.
+    The bullets are drug names that add tokens (the cost of a pair grows with them) and little for relevance."""
+    lead_in, _, listed = item.partition("\n\n")
+    return _LINK_RE.sub(r"\1", f"{lead_in}\n\n{listed.splitlines()[0] if listed else ''}")

@@ -23,7 +23,7 @@ Retrieval (``KnowledgeBase.retrieve``):
 3b. options lists (``RetrievalParams.options_lists``, :mod:`kb.outline`): a kept passage under a treatment section
    that opens with "Treatment options ... include:" brings that list's lead-in and the numbered item naming its
    option (with the drugs in bullets under it), verbatim, as one more passage after the ``rerank_k`` (origin
-   "options", the distance of the passage that led to it, its own cross-encoder score);
+   "options", the distance of the passage that led to it, the cross-encoder's score of its lead-in and option line);
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -1106,8 +1106,11 @@ class KnowledgeBase:
         top = ranked[:max(1, params.rerank_k)]
         if params.options_lists > 0:
             lists = self.options_lists(top, params.options_lists)
-            if lists and params.rerank:
-                lists = [replace(h, rerank_score=float(sc)) for h, sc in zip(lists, self._scores(query, params, lists))]
+            if lists and params.rerank:  # each scored on its lead-in and option line (kb.outline.scored_text)
+                from kb.outline import scored_text
+
+                scores = self._scores(query, params, [replace(h, text=scored_text(h.text)) for h in lists])
+                lists = [replace(h, rerank_score=sc) for h, sc in zip(lists, scores)]
             top = top + lists
             t = lap("options", t)
         kept = trim_to_budget([h.text for h in top], params.char_budget)
