@@ -61,6 +61,9 @@ class Passage:
     relevant: bool | None = None  # grader verdict; None = not graded
     # about another cancer than the case's (engine.casefit.other_cancer): not used for the case, however relevant
     other_cancer: bool = False
+    # "options": an options list's lead-in and item (kb/outline.py), added beside the kept passage that led to it,
+    # whose distance it carries; "" for a passage retrieved itself
+    origin: str = ""
 
     @property
     def usable(self) -> bool:

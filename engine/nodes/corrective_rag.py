@@ -184,7 +184,8 @@ def confidence(passages: tuple[Passage, ...]) -> float:
 def to_passages(result: Any) -> tuple[Passage, ...]:
     return tuple(Passage(id=f"E{i}", chunk_id=h.chunk_id, title=h.title, source=h.source, section=h.section,
                          page=h.page, text=h.text, distance=round(float(h.distance), 4),
-                         rerank_score=None if h.rerank_score is None else round(float(h.rerank_score), 4))
+                         rerank_score=None if h.rerank_score is None else round(float(h.rerank_score), 4),
+                         origin="options" if h.origin == "options" else "")
                  for i, h in enumerate(result.hits, 1))
 
 

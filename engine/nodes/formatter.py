@@ -37,7 +37,9 @@ def evidence_list(state: ConsultState, only_cited: bool = True) -> list[str]:
         if only_cited and cited and p.id not in cited:
             continue
         where = section_label(p.section) + (f", p. {p.page}" if p.page else "")
-        lines.append(f"- **[{p.id}]** {p.title} — {where} (distance {p.distance:.3f}"
+        distance = ("options list above a kept passage: that passage's distance" if p.origin == "options"
+                    else "distance")
+        lines.append(f"- **[{p.id}]** {p.title} — {where} ({distance} {p.distance:.3f}"
                      + (f", rerank {p.rerank_score:.2f}" if p.rerank_score is not None else "") + ")")
     return lines
 

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from engine.casefit import locked_candidates
+from engine.nodes.corrective_rag import to_passages
 from engine.state import CaseFacts, Passage
 from kb.outline import MAX_ITEM_CHARS, names, option_item
 from kb.store import KnowledgeBase, RetrievalParams
@@ -102,6 +103,7 @@ def test_a_trial_passage_brings_its_option_from_the_list_above_it(kb):
     assert listed.text.startswith("Treatment options for patients with newly diagnosed")
     assert "- [Lorlatinib](/x#_9)." in listed.text and "Osimertinib" not in listed.text
     assert listed.distance == trial.distance  # the passage that led to it
+    assert [p.origin for p in to_passages(result)] == ["", "options"]  # the consult's passages say which is which
     off = kb.retrieve("ALK-positive NSCLC first-line", RetrievalParams(recall_k=1, rerank_k=1, distance_threshold=0.3,
                                                                       options_lists=0))
     assert [h.chunk_id for h in off.hits] == ["c2"]

@@ -88,3 +88,13 @@ def test_a_quoted_options_item_shows_the_drugs_listed_under_it():
         "Treatment options for patients with newly diagnosed [stage IV](/x#_1) disease include:",
         "Evidence (ALK inhibitors):")),)))
     assert all("listed under it" not in line for line in recommendation_lines(trial))
+
+
+def test_the_evidence_list_says_which_passage_is_an_options_list():
+    """An options list (kb/outline.py) carries the distance of the passage that led to it, not its own."""
+    p = Passage(id="E6", chunk_id="c:6", title="NSCLC", source="nsclc.md", section=OPTIONS, page=None, text=LISTED,
+                distance=0.2, rerank_score=4.5, origin="options")
+    state = ConsultState(thread_id="PT-0001", consult_id="c", retrieval=Retrieval(query="q", passages=(p,),
+                                                                                  gate_passed=True))
+    line = evidence_list(state, only_cited=False)[0]
+    assert line.endswith("(options list above a kept passage: that passage's distance 0.200, rerank 4.50)")
