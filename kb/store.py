@@ -1153,7 +1153,10 @@ class KnowledgeBase:
             for k in range(len(parts) - 2, -1, -1):  # the nearest section above the hit that lists its option
                 path = " > ".join(parts[:k + 1])
                 text, first_id, page = section(h.source, path)
-                item = option_item(text, parts[k + 1]) if text else None
+                # the deepest heading below it that the list names: PDQ nests options ("2. Signal transduction
+                # inhibitors." then "1. BRAF inhibitors (for ... BRAF V600 ...)."), numbered flat
+                item = next((x for x in (option_item(text, part) for part in reversed(parts[k + 1:])) if x), None
+                            ) if text else None
                 if item:
                     line = item.split("\n\n", 1)[1].split("\n", 1)[0]
                     if all(o.text != item for o in out) and not any(line in x.text for x in hits):

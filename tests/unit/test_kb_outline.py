@@ -130,3 +130,37 @@ def test_the_options_item_is_a_recommendation_that_holds_only_for_its_marker():
     egfr = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("EGFR exon 19 deletion",))
     kept, dropped = locked_candidates(passages, egfr)
     assert not kept and set(dropped) == {"E1.s1", "E2.s1"}
+
+
+NESTED = """Treatment options for unresectable stage III, stage IV, and recurrent melanoma include the following:
+
+1. [Immunotherapy](/m#_1).
+
+1. [Checkpoint inhibitors](/m#_2).
+
+- [Pembrolizumab](/m#_3).
+2. [Signal transduction inhibitors](/m#_4).
+
+1. [BRAF inhibitors](/m#_5) (for patients who test positive for the *BRAF* V600 pathogenic variant).
+
+- [Vemurafenib](/m#_6).
+- [Dabrafenib](/m#_7).
+2. [Mitogen-activated protein kinase (MEK) inhibitors](/m#_8)."""
+MELANOMA = "## Treatment of Stage IV Melanoma > ### Treatment Options for Unresectable Stage III, Stage IV, and Recurrent Melanoma"
+
+
+def test_a_nested_option_is_found_by_the_deepest_heading_that_names_it(kb):
+    """PDQ's nested numbering comes flattened ("2. Signal transduction inhibitors." then "1. BRAF inhibitors (for
+    patients who test positive for the BRAF V600 pathogenic variant)."): the passage under "... > Signal transduction
+    inhibitors > BRAF inhibitors > Vemurafenib" brings the BRAF item with its drugs, not the group's bare name."""
+    vemurafenib = MELANOMA + " > #### Signal transduction inhibitors > ##### BRAF inhibitors > ###### Vemurafenib"
+    kb._collection.upsert(ids=["m0", "m1"], embeddings=[_unit([0, 1, 0, 0]), _unit([1, 0.1, 0, 0.01])],
+                          documents=[NESTED, "Vemurafenib improved survival in a phase III trial of 675 patients."],
+                          metadatas=[{"source": "melanoma.md", "title": "Melanoma", "section": s, "chunk_index": i}
+                                     for i, s in enumerate((MELANOMA, vemurafenib))])
+    hit = next(h for h in kb.retrieve("q", RetrievalParams(recall_k=4, rerank_k=4, distance_threshold=2.0)).hits
+               if h.chunk_id == "m1")
+    (listed,) = kb.options_lists([hit], 3)
+    assert listed.text.split("\n\n", 1)[1] == ("1. [BRAF inhibitors](/m#_5) (for patients who test positive for the "
+                                               "*BRAF* V600 pathogenic variant).\n- [Vemurafenib](/m#_6).\n"
+                                               "- [Dabrafenib](/m#_7).")
