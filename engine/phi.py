@@ -825,6 +825,33 @@ _DATE_RES_LOWER = [
     re.compile(rf"\b{_MON_I}\.?[ ]{{1,3}}{_DAY}(?:st|nd|rd|th)?,?[ ]{{1,3}}{_YEAR}\b", re.I),
     re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?[ ]{{1,3}}(?:of[ ]{{1,3}})?{_MON_I}\.?,?[ ]{{1,3}}{_YEAR}\b", re.I),
 ]
+# dates in words, as dictation writes them: "the fourth of July", "march fourth", "July the 4th",
+# "the twenty-first of May, 2023"; "may" is also a verb ("we may first try"), so it needs "of" before it
+_ORD_DAY = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+            r"fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+            r"twenty[- ]?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|thirtieth|thirty[- ]?first|"
+            rf"{_DAY}(?:st|nd|rd|th))")
+_MON_FULL_I = r"(?:january|february|march|april|june|july|august|september|october|november|december)"
+_NOT_ORD_DATE_AFTER = (r"(?![\w-]|[ ](?:line|look|opinion|primary|cancer|malignancy|tumou?r|trimester|degree|"
+                       r"generation|course|cycle|dose|round|time|visit|step|choice|week|month|year)s?\b)")
+_WORD_DATE_RES = [  # against the lower-cased text
+    re.compile(rf"{_ORD_DAY}[ ]of[ ](?:{_MON_FULL_I}|may)\b(?:,?[ ]{_YEAR}\b)?"),
+    re.compile(rf"{_MON_FULL_I}[ ](?:the[ ])?{_ORD_DAY}{_NOT_ORD_DATE_AFTER}(?:,?[ ]{_YEAR}\b)?"),
+]
+_WORD_DATE_ANCHOR_RE = re.compile(r"(?:uary|march|april|may|june|july|august|ember|october)\b")
+# a holiday is a date: with its year ("Christmas Eve 2023", "Thanksgiving 2022") or after "on", "since",
+# "until" ("admitted on Christmas Eve"); not a time around it ("the Sunday before Labor Day", "over Christmas"),
+# nor a season or a month of fasting ("during Ramadan")
+_HOLIDAY = (r"(?:christmas(?:[ ](?:eve|day))?|x-?mas(?:[ ]eve)?|new[ ]year['’]?s(?:[ ](?:eve|day))?|"
+            r"thanksgiving(?:[ ]day)?|easter(?:[ ](?:sunday|monday))?|good[ ]friday|halloween|"
+            r"valentine['’]?s[ ]day|independence[ ]day|memorial[ ]day|labou?r[ ]day|veterans['’]?[ ]day|"
+            r"mother['’]?s[ ]day|father['’]?s[ ]day|juneteenth|st\.?[ ]patrick['’]?s[ ]day|boxing[ ]day|"
+            r"cinco[ ]de[ ]mayo|rosh[ ]hashana(?:h)?|yom[ ]kippur|passover|hanukk?ah|chanukk?ah|diwali|"
+            r"(?:lunar|chinese)[ ]new[ ]year|mlk[ ]day|presidents['’]?[ ]day|columbus[ ]day)")
+_HOLIDAY_RE = re.compile(
+    r"(?:(on|since|until|till|through|thru)[ ](?:the[ ](?:day[ ](?:before|after)[ ])?)?)?({_HOLIDAY})(?![\w'’])(?:,?[ ](?:of[ ])?({_YEAR})\b)?")
+_HOLIDAY_ANCHOR_RE = re.compile(r"christmas|x-?mas|year|thanksgiving|easter|friday|halloween|day\b|juneteenth|"
+                                r"mayo|rosh|kippur|passover|anukk?ah|diwali")
 
 # a number that is a measurement, not an age: "he is 94 kg", "she was 95% adherent", "pt is 98.6"
 _NOT_AGE_AFTER = (r"(?![.,]\d|[ ]?(?:%|°|/|-|kg|kilo|lb|pound|mg|mcg|g\b|cm|mm|in\b|inch|m\b|ml|l\b|bpm|beats|"
@@ -1370,6 +1397,14 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
         for rx in _DATE_RES_LOWER:
             for m in rx.finditer(text):
                 add((m.start(), m.end(), "DATE"))
+    if _WORD_DATE_ANCHOR_RE.search(low):
+        for rx in _WORD_DATE_RES:
+            for m in _iter(rx, low):
+                add((m.start(), m.end(), "DATE"))
+    if _HOLIDAY_ANCHOR_RE.search(low):
+        for m in _iter(_HOLIDAY_RE, low):
+            if m.group(1) or m.group(3):
+                add((m.start(2), m.end(), "DATE"))
     for m in _iter_win(_MONTH_DAY_CUE_RE, low, num_wins):  # "seen on 4/2", "since 11/14": a date without its year
         add((m.start(1), m.end(1), "DATE"))
     last_md = -1  # end of the last month/day taken, for the list rule

@@ -367,3 +367,31 @@ def test_more_dates_and_place_names_keep_prose(text, values):
 @pytest.mark.xfail(strict=True, reason="known gap: a month/day more than three words after its event word")
 def test_known_gap_date_far_from_its_event():
     _gone("TRANSFERRED FROM HOLY CROSS HOSPITAL 4/2. DR. VANTERPOOL TO REVIEW.", "4/2")
+
+
+# --- found while writing the third set of notes (international patients, dictation, tables) ---
+
+@pytest.mark.parametrize("text,values", [
+    ("date of service march fourth she is a 54 yo woman", ["march fourth"]),
+    ("seen with granddaughter and again on the fourth of July.", ["fourth of July"]),
+    ("On the twenty-first of May, 2023 she started letrozole.", ["twenty-first of May"]),
+    ("CT done July the 4th showed progression", ["July the 4th"]),
+    ("Seen on Christmas Eve 2023 with fever.", ["Christmas Eve"]),
+    ("Thanksgiving 2022 admission for SBO.", ["Thanksgiving 2022"]),
+    ("admitted on christmas eve with fever", ["christmas eve"]),
+    ("Pain worse since Easter.", ["Easter"]),
+])
+def test_dates_in_words(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("We may first try dose reduction.", ["may first try"]),
+    ("in march second line chemo was started", ["march second line"]),
+    ("Started in August first-line FOLFOX.", ["August first-line"]),
+    ("Fasting during Ramadan; Labor Day weekend travel.", ["Labor Day weekend"]),
+    ("one of may be enough", ["one of may"]),
+    ("on the last Sunday before Labor Day we returned", ["before Labor Day"]),
+])
+def test_dates_in_words_keep_prose(text, values):
+    _kept(text, *values)
