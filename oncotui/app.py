@@ -740,12 +740,15 @@ class OncoApp(App[None]):
         self.notify(f"Exported to {path}", title="Export", timeout=8, markup=False)
 
     def action_ingest(self) -> None:
+        if self.engine is None or self.settings is None:
+            async def open_ingest() -> None:
+                self.action_ingest()
+
+            self._queue_until_ready("ingest", open_ingest, "the ingest screen opens")
+            return
         from kb.store import DEMO_DIR
         from oncotui.screens.ingest import IngestScreen
 
-        if self.engine is None or self.settings is None:
-            self.notify("Still starting: try again in a moment.", severity="warning")
-            return
         engine = self.engine
         self.push_screen(IngestScreen(engine.kb, self.settings.kb.chunk_chars, DEMO_DIR))
 

@@ -165,3 +165,37 @@ async def test_a_case_submitted_while_the_app_starts_runs_once_it_is_ready(
         assert app.current_patient == "PT-0001" and app.chat.prompt.value == ""
         [row] = engine.store.consults("PT-0001")
         assert not any("try again" in message for _, message in notices), notices
+
+
+async def test_ingest_from_the_palette_while_the_app_starts_opens_once_it_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, notices: list[tuple[str, str]]) -> None:
+    """The palette's 'Ingest guidelines' chosen while the engine is still being built answered 'Still starting: try
+    again in a moment.'; like Enter and n, it now does its work (the ingest screen opens) once the engine is ready."""
+    from textual.command import CommandPalette
+
+    from engine.config import Settings
+    from oncotui.app import create_app
+    from oncotui.screens.ingest import IngestScreen
+    from tests.tui.conftest import run_palette_command
+
+    _app, engine, _ = build(tmp_path)
+    ready = threading.Event()
+
+    def slow_settings(path: object = None) -> Settings:
+        ready.wait(10)  # the start-up thread loads settings: hold it there
+        return engine.settings
+
+    monkeypatch.setattr("engine.config.load_settings", slow_settings)
+    monkeypatch.setattr("engine.graph.Engine", lambda settings: engine)
+    app = create_app(config_path=tmp_path / "config.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.engine is None
+        await run_palette_command(pilot, "ingest", "Ingest guidelines")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette)
+                       and any("tarting" in message for _, message in notices))  # the command has answered
+        assert app.engine is None and not isinstance(app.screen, IngestScreen)
+        ready.set()
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        assert app.screen.is_active
+        assert not any("try again" in message for _, message in notices), notices
