@@ -849,7 +849,8 @@ _HOLIDAY = (r"(?:christmas(?:[ ](?:eve|day))?|x-?mas(?:[ ]eve)?|new[ ]year['’]
             r"cinco[ ]de[ ]mayo|rosh[ ]hashana(?:h)?|yom[ ]kippur|passover|hanukk?ah|chanukk?ah|diwali|"
             r"(?:lunar|chinese)[ ]new[ ]year|mlk[ ]day|presidents['’]?[ ]day|columbus[ ]day)")
 _HOLIDAY_RE = re.compile(
-    r"(?:(on|since|until|till|through|thru)[ ](?:the[ ](?:day[ ](?:before|after)[ ])?)?)?({_HOLIDAY})(?![\w'’])(?:,?[ ](?:of[ ])?({_YEAR})\b)?")
+    r"(?:(on|since|until|till|through|thru)[ ](?:the[ ](?:day[ ](?:before|after)[ ])?)?)?"
+    rf"({_HOLIDAY})(?![\w'’])(?:,?[ ](?:of[ ])?({_YEAR})\b)?")
 _HOLIDAY_ANCHOR_RE = re.compile(r"christmas|x-?mas|year|thanksgiving|easter|friday|halloween|day\b|juneteenth|"
                                 r"mayo|rosh|kippur|passover|anukk?ah|diwali")
 
