@@ -783,7 +783,7 @@ _MD_RE = re.compile(
 _MD_EVENT = (
     r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
     r"scans?|imaging|xr|cxr|x-?ray|ultrasound|us|echo|egd|colonoscopy|bronch|bronchoscopy|ebus|biopsy|bx|fna|"
-    r"ercp|eus|mrcp|cystoscopy|"
+    r"ercp|eus|mrcp|cystoscopy|placed|inserted|implanted|removed|exchanged|replaced|"
     r"surgery|resection|lumpectomy|mastectomy|port|admit|admitted|admission|adm|discharged?|d/c|ed|er|"
     r"c\d{1,2}d\d{1,2}|sim|simulation|started|start|"
     r"stopped|held|resumed|began|last|next|called|phoned|tc|msg|message|path|pathology|cytology|consult|"
@@ -952,6 +952,12 @@ _PHONE_RE = re.compile(
 # a pager number or a phone extension on its own: "pager 4417", "pgr #2231", "beeper 555", "ext. 3321",
 # "extension 44", "x4521" (a short number, so only after its label; not "extranodal extension 2 mm", "PgR 80%",
 # "PgR 150" (an H-score: "pgr" needs 4 digits or a "#"), "x400 magnification", "x10^9/L", "x3 days")
+# a number read out digit by digit in a dictation ("two eight one five five five zero one four four"): seven or more
+# digit words in a row are a phone number or a record number, never clinical prose
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_SPOKEN_DIGITS_RE = re.compile(rf"{_DIGIT_WORD}(?:[ ,-]{{1,2}}{_DIGIT_WORD}){{6,19}}(?![\w'’-])")
+_DIGIT_VALUE = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())} | {"oh": 0}
+_SPOKEN_ANCHOR_RE = re.compile(rf"\b{_DIGIT_WORD}[ ,-]{{1,2}}{_DIGIT_WORD}[ ,-]{{1,2}}{_DIGIT_WORD}\b")
 _PAGER_RE = _ci(
     r"(pager|pgr|beeper|bpr|ext|extension)\b\.?[ \t]{0,2}(?:no\.?|number|num)?[ \t]{0,2}[:=-]?[ \t]{0,2}(#[ ]?)?"
     r"(\d{2,6})(?![\w%+/^]|[.,]\d|[ ]?(?:x|×)[ ]?10)")
@@ -1519,6 +1525,13 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             spaced = not any(c in core for c in "+()-.")
             add((s, e, "PHONE_SPACE" if spaced else "PHONE"))
 
+    if _SPOKEN_ANCHOR_RE.search(low):
+        for m in _iter(_SPOKEN_DIGITS_RE, low):
+            ds = [_DIGIT_VALUE[w] for w in re.findall(_DIGIT_WORD, m.group())]
+            if all(b - a == 1 for a, b in zip(ds, ds[1:])):
+                continue  # counting out loud: "one, two, three, four, five, six, seven"
+            n = len(ds)
+            add((m.start(), m.end(), "PHONE_LABEL" if n in (7, 10, 11) else "ID_LABEL"))
     for m in _iter(_ZIP_LABEL_RE, low):
         add((m.start(1), m.end(1), "ZIP"))
     for m in _ZIP5_RE.finditer(text):  # "IL 62704"

@@ -395,3 +395,22 @@ def test_dates_in_words(text, values):
 ])
 def test_dates_in_words_keep_prose(text, values):
     _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Port-a-cath placed 1/5, serial PAC-2291-88310.", ["1/5"]),
+    ("PICC inserted 3/2 without issue; drain removed 6/14.", ["3/2", "6/14"]),
+    ("her number is two eight one five five five zero one four four he has", ["two eight one five"]),
+    ("medical record number five five one oh two nine three eight date of service", ["five five one oh"]),
+])
+def test_procedure_dates_and_numbers_read_out(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("placed 1/2 tab under the tongue; removed 2/3 of the tumor", ["1/2 tab", "2/3 of"]),
+    ("count one, two, three, four, five, six, seven, eight", ["one, two, three, four, five, six, seven"]),
+    ("grade one two three toxicity", ["one two three"]),
+])
+def test_procedure_dates_and_numbers_read_out_keep_prose(text, values):
+    _kept(text, *values)
