@@ -42,7 +42,8 @@ def fill_table(table: DataTable[Any], columns: Sequence[str], rows: Sequence[tup
                max_width: int = 48, flex: Collection[str] = ()) -> None:
     """Replace the table's columns and rows; ``rows`` are (key, cells), cells str or rich Text.
 
-    Without ``flex`` (or before the table has a size) each column is as wide as its content, up to ``max_width``.
+    Without ``flex`` each column is as wide as its content, up to ``max_width``; before the table has a size, the
+    flex columns are at their least (the caller refits them once it is laid out).
     """
     cells_by_row = [(key, [c if isinstance(c, Text) else Text(str(c)) for c in cells]) for key, cells in rows]
     natural = [max([len(label), *(cells[i].cell_len for _, cells in cells_by_row)])
@@ -56,6 +57,12 @@ def fill_table(table: DataTable[Any], columns: Sequence[str], rows: Sequence[tup
         left -= pad * len(flexible)
         for i, width in zip(flexible, _share(left, [natural[i] for i in flexible]), strict=True):
             widths[i] = width
+    elif flexible:
+        # Not laid out yet: the flex columns at their least until the pane refits them to its width. Wider, the
+        # first layout showed a horizontal scrollbar, which Textual kept after the refit had made the columns fit
+        # (the narrow approvals table lost its last row line to it).
+        for i in flexible:
+            widths[i] = min(MIN_FLEX, natural[i])
     table.clear(columns=True)
     for label, width in zip(columns, widths, strict=True):
         table.add_column(label, width=width, key=label)

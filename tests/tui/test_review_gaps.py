@@ -199,3 +199,22 @@ async def test_ingest_from_the_palette_while_the_app_starts_opens_once_it_is_rea
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         assert app.screen.is_active
         assert not any("try again" in message for _, message in notices), notices
+
+
+async def test_the_narrow_approvals_table_fits_its_pane_without_a_sideways_scrollbar(tmp_path: Path) -> None:
+    """Items waiting at start were put in the table before it had a width, at their full widths ('Tier 2 (override)'):
+    Textual showed a horizontal scrollbar for that first layout and kept it after the columns were fitted to the
+    pane, so at 80x24 it took the table's last row. The columns fit from the first layout: no sideways scrollbar,
+    every item on screen."""
+    app, engine, _ = build(tmp_path)
+    for n in (1, 2, 3, 4):
+        async for _ in engine.stream(f"PT-000{n}", TIER2_CASE, tier_override=1 if n == 2 else None):
+            pass
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.approvals.table
+        await wait_for(pilot, lambda: table.row_count == 4 and table.size.width > 0)
+        await pilot.pause()
+        assert table.virtual_size.width <= table.size.width
+        assert not table.show_horizontal_scrollbar, (table.size, table.virtual_size)
+        shown = pane_text(app, app.approvals)
+        assert all(f"PT-000{n}" in shown for n in (1, 2, 3, 4)), shown
