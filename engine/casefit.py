@@ -230,13 +230,14 @@ _GENE_ALIASES = {"RAS": ("KRAS", "NRAS"), "BRCA": ("BRCA1", "BRCA2"), "BRCA1/2":
 _GENE = (r"(?:BRCA1/2|BRCA1|BRCA2|BRCA|EGFR|ALK|ROS1|KRAS|NRAS|RAS|BRAF|MET|RET|NTRK[123]?|HER2|ERBB2|PIK3CA|"
          r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM)")
 _VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|"
-            r"(?:p\.)?[A-Z]\d{1,4}[A-Z])")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19
+            r"(?:p\.)?[A-Z]\d{1,4}[A-Z]|(?:p\.)?[A-Z]\d{2,4}(?![\w]))")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19;
+# "V600" (a codon, any substitution at it: PDQ's "BRAF V600 pathogenic variants")
 _GENE_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
     r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
-    r"(?:[\s-]+(?:mutations?|mutant|mutated|[Vv]ariants?|positive))?"
+    r"(?:[\s-]+(?:mutations?|mutant|mutated|(?:pathogenic\s+)?[Vv]ariants?|positive))?"
     r"|(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
-    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
+    r"(?:pathogenic\s+)?[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?P<plus>\+)(?=[\s,.;:)]|$))?")
 # A list of genes sharing one status: "BRCA1, BRCA2 or PALB2 mutations", "EGFR or ALK alterations", "KRAS, NRAS and
@@ -247,12 +248,12 @@ _GENE_SEP = r"(?:\s*/\s*|\s*,\s*(?:(?:and/or|or|and)\s+)?|\s+(?:and/or|or|and)\s
 _GENE_LIST_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:-?" + _GENE_SEP + _GENE + r")+)(?![\w])"
     r"(?:(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
-    r"[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
+    r"(?:pathogenic\s+)?[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"
     r"amplifications?|amplified|alterations?|altered|positive|carriers?|wild[- ]?type|negative|not detected)\b"
     r"|(?=\s*(?:[:;,.)]|$)|\s+(?:testing|tests?)\b))")
 # The status before the genes: "mutations in EGFR or PIK3CA", "alterations of BRCA1, BRCA2 or PALB2" (any of them).
 _GENE_IN_RE = re.compile(
-    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<status>(?i:mutations?|alterations?|variants?|fusions?|"
+    r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<status>(?i:mutations?|alterations?|(?:pathogenic\s+)?variants?|fusions?|"
     r"rearrangements?|translocations?|amplifications?))\s+(?:in|of|affecting)\s+(?:the\s+)?"
     r"(?P<genes>" + _GENE + r"(?:" + _GENE_SEP + _GENE + r")*)(?![\w])(?:\s+genes?\b)?")
 # Gene conditions written one by one and joined by "or" ("an EGFR mutation or a PIK3CA mutation", "a BRCA1
@@ -778,6 +779,12 @@ def _fit_receptor(key: str, want: str, r: Mapping[str, str]) -> Fit:
     return "fits" if want == have else "contradicts"
 
 
+def _covers(wanted: str, have: str) -> bool:
+    """Variant ``wanted`` includes ``have``: the same, or a codon and a substitution at it ("V600" and "V600E")."""
+    return wanted == have or (re.fullmatch(r"[A-Z]\d+", wanted) is not None
+                              and re.fullmatch(re.escape(wanted) + r"[A-Z]", have) is not None)
+
+
 def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
     if not c.altered:  # wild-type: every named gene must be wild-type
         hit = [g for g in c.genes if g in case.altered]
@@ -789,11 +796,17 @@ def _fit_gene(c: Condition, case: Case) -> tuple[Fit, str]:
     for g in c.genes:  # altered: any of the named genes
         if g in case.altered:
             have = case.altered[g]
-            if c.variants and have and not c.variants & have:
+            if not c.variants:
+                verdicts.append("fits")
+            elif not have:
+                verdicts.append("unknown")
+            elif any(_covers(w, h) for w in c.variants for h in have):
+                verdicts.append("fits")
+            elif any(_covers(h, w) for w in c.variants for h in have):  # the case names only the codon
+                verdicts.append("unknown")
+            else:
                 verdicts.append("contradicts")
                 whys.append(case.names.get(g, g))
-            else:
-                verdicts.append("fits" if not c.variants or have else "unknown")
         elif g in case.wild_type:
             verdicts.append("contradicts")
             whys.append(case.names.get(g) or f"{g} wild-type/negative")

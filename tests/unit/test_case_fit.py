@@ -666,3 +666,23 @@ def test_a_lone_therapy_for_a_subgroup_states_the_sentences_condition():
     # beside another option it stays that option's condition
     listed = assess("Options include endocrine therapy, or trastuzumab for HER2-positive disease.", her2_zero)
     assert listed.verdict == "none" and "the option for HER2-positive does not apply" in listed.note
+
+
+def test_pdq_pathogenic_variant_wording_and_codon_level_variants():
+    """PDQ writes "pathogenic variant" (223 times) and often a codon without its substitution ("BRAF V600 pathogenic
+    variants"). The options item "BRAF inhibitors (for patients who test positive for the BRAF V600 pathogenic
+    variant)" had no condition, so a V600E melanoma case ranked it below trial demographics."""
+    v600e = case_of("Metastatic cutaneous melanoma, BRAF V600E mutation, ECOG 0.")
+    item = ("[BRAF inhibitors](/x#_701) (for patients who test positive for the *BRAF* V600 pathogenic variant).")
+    assert assess(item, v600e).verdict == "fits"  # V600 covers V600E
+    assert assess("Dabrafenib is for *BRAF* V600E pathogenic variants.", v600e).verdict == "fits"
+    assert assess("Binimetinib is for *NRAS* Q61 pathogenic variants.", v600e).verdict == "contradicts"  # drivers
+    assert assess("Vemurafenib is for *BRAF* V600K pathogenic variants.", v600e).verdict == "contradicts"
+    wild = case_of("Metastatic melanoma, BRAF wild-type.")
+    assert assess(item, wild).verdict == "contradicts"
+    # the case names only the codon: a sentence asking for one substitution is not contradicted, nor known to fit
+    codon = case_of("Metastatic melanoma with a BRAF V600 mutation.")
+    assert assess("Vemurafenib is for *BRAF* V600E pathogenic variants.", codon).verdict == "unknown"
+    assert assess(item, codon).verdict == "fits"
+    assert assess("Olaparib is for germline *BRCA2* pathogenic variants.", case_of(
+        "Metastatic pancreatic cancer, germline BRCA2 mutation.")).verdict == "fits"
