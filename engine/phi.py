@@ -1890,6 +1890,90 @@ _ADDR_COUNTRY_TAIL_RE = re.compile(
 # Organisations
 # ---------------------------------------------------------------------------------------------------
 
+# --- pasted tables ---------------------------------------------------------------------------------
+# An EHR table pasted as text puts its labels in a header row and the values in the rows below
+# ("Name: | MRN: | DOB:" over "Abdullah Al-Rashidi | 7730451 | 11/23/1948"): no value has its label beside it, so
+# the label rules miss them. A header row names what its columns hold; PERSON cells are taken after the names.
+_TABLE_COLUMNS = {
+    "PERSON": "name|patient|patient name|pt name|pt|full name|last name|first name|family name|given name|"
+              "middle name|attending|attending physician|physician|provider|md|rn|nurse|resident|fellow|pcp|"
+              "referring|referring md|referring physician|contact|emergency contact|next of kin|nok|caregiver|"
+              "spouse|surgeon|oncologist|guarantor|subscriber|insured",
+    "ID_LABEL": "mrn|mr|mr no|patient id|pt id|id|acct|account|account no|fin|csn|encounter|member id|policy|"
+                "policy no|insurance id|subscriber id|medicare|medicaid|nhs|nhs no|nhs number|health card|ohip|"
+                "chart|chart no|record no|medical record|medical record no|accession",
+    "SSN": "ssn|social security",
+    "DATE": "dob|date of birth|birth date|birthdate|admit date|admission date|adm date|admitted|discharge date|"
+            "dc date|discharged|date|visit date|dos|date of service|service date|date of death|dod|death date|"
+            "surgery date|appt|appointment",
+    "PHONE_LABEL": "phone|tel|telephone|cell|mobile|home phone|work phone|fax|contact no|phone no",
+    "ADDRESS": "address|street|home address|street address",
+    "ZIP": "city|town|zip|zip code|postcode|postal code|county",
+}
+_TABLE_LABEL_KIND = {lab: kind for kind, labs in _TABLE_COLUMNS.items() for lab in labs.split("|")}
+_TABLE_RULE_RE = re.compile(r"[ \t|:+=-]*")  # a markdown rule under the header ("|---|:--|")
+
+
+def _table_label(cell: str) -> str | None:
+    key = " ".join(re.sub(r"[:#.()]|\bnumber\b|\bno\b", " ", cell.lower()).split())
+    return _TABLE_LABEL_KIND.get(key) or _TABLE_LABEL_KIND.get(key + " no") if key else None
+
+
+def _split_cells(text: str, a: int, b: int, sep: str) -> list[tuple[int, int]]:
+    """The cells of the line text[a:b] split at ``sep``, as trimmed (start, end) offsets."""
+    cells, p = [], a
+    while True:
+        q = text.find(sep, p, b)
+        end = b if q < 0 else q
+        s, e = p, end
+        while s < e and text[s] in " \t":
+            s += 1
+        while e > s and text[e - 1] in " \t":
+            e -= 1
+        cells.append((s, e))
+        if q < 0:
+            return cells
+        p = q + 1
+
+
+def _table_cells(text: str) -> list[tuple[int, int, str]]:
+    """Cells under a header column that names an identifier, as (start, end, kind), and the header's labels
+    (kind HEADER)."""
+    out: list[tuple[int, int, str]] = []
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
+    k = 0
+    while k < len(lines):
+        a, b = lines[k]
+        k += 1
+        sep = "|" if "|" in text[a:b] else "\t" if "\t" in text[a:b] else ""
+        if not sep:
+            continue
+        head = _split_cells(text, a, b, sep)
+        kinds = [_table_label(text[s:e]) if e - s <= 40 else None for s, e in head]
+        named = sum(1 for kd in kinds if kd)
+        if named < 2 or any(not kd and e > s and len(text[s:e].split()) > 4 for kd, (s, e) in zip(kinds, head)):
+            continue  # a header row: at least two identifier labels, no prose
+        out.extend((s, e, "HEADER") for kd, (s, e) in zip(kinds, head) if kd)  # the labels stay
+        while k < len(lines):
+            a, b = lines[k]
+            if sep not in text[a:b]:
+                break
+            k += 1
+            if _TABLE_RULE_RE.fullmatch(text, a, b):
+                continue
+            row = _split_cells(text, a, b, sep)
+            if len(row) != len(head):
+                break
+            for kd, (s, e) in zip(kinds, row):
+                v = text[s:e]
+                if not kd or e <= s or (kd not in ("PERSON", "ADDRESS", "ZIP") and not any(c.isdigit() for c in v)):
+                    continue
+                if kd == "PERSON" and (any(c.isdigit() for c in v) or len(v.split()) > 5):
+                    continue
+                out.append((s, e, kd))
+    return out
+
+
 def _tokens(text: str) -> list[tuple[int, int]]:
     out = []
     for m in _TOKEN_RE.finditer(text):
@@ -2452,6 +2536,8 @@ _LABEL_CUE_RE = _ci(
     r"oncologist|radiologist|pathologist|referring(?:[ ]physician|[ ]provider)?|pcp|cc|"
     r"emergency[ ]contact|contact|contact[ ]person|next[ ]of[ ]kin|guardian|mother|father|spouse|"
     r"husband|wife|son|daughter|caregiver|interpreter|witness|nurse|np|pa|resident|fellow|"
+    r"rn|lpn|md|pharmacist|chaplain|social[ ]worker|sw|case[ ]manager|dietitian|scribe|hcp|poa|"
+    r"(?:health[ ]?care[ ])?proxy|translator|navigator|"
     r"dictated[ ]by|reviewed[ ]by|user|author|by|from|to|attn|re))[ \t]*:[ \t]{0,12}(?:\n[ \t]{0,12})?")
 # labels after which ALL-CAPS and common words are still taken as the name
 _NAME_LABELS = {"name", "patient name", "pt name", "full name", "first name", "last name", "maiden name",
@@ -2848,8 +2934,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             nm = [x for x in range(k, j + 1) if not initial(x)]
             if not nm or (len(nm) == 1 and folds[nm[0]] not in _FIRST_NAMES and lowers[nm[0]] in _VOCAB):
                 continue
-            if label == "pt" and len(nm) == 1 and folds[nm[0]] not in _CENSUS_NAMES and _english(lowers[nm[0]]):
-                continue  # "Pt: Ambulating with walker"
+            if len(nm) == 1 and folds[nm[0]] not in _CENSUS_NAMES and folds[nm[0]] not in _FIRST_NAMES and \
+                    _english(lowers[nm[0]]):
+                continue  # "Pt: Ambulating with walker", "Chaplain: Visited, prayed with pt"
         # "Pt: HOLLOWAY, RUTH A.", "Name: Smith, John": the given name after the surname and a comma
         if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and first_name(j + 1) and free[j + 1] and \
                 (words[j + 1].isupper() == words[j].isupper()):
@@ -3489,6 +3576,9 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
                  if not _CITY_ZIP_AFTER_RE.match(text, m.end())]
 
     cands = _structured(text, low, lower_mode)
+    table = _table_cells(text) if "|" in text or "\t" in text else []
+    cands += [c for c in table if c[2] not in ("PERSON", "HEADER")]
+    protected += [(c[0], c[1]) for c in table if c[2] == "HEADER"]
     # overlapping / abutting address pieces form one address; a bare leading number joins it too
     addr = sorted((c[0], c[1]) for c in cands if c[2] == "ADDRESS")
     cands = [c for c in cands if c[2] != "ADDRESS"]
@@ -3572,6 +3662,11 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "PERSON", key])
+
+    for s, e, _kind in table:  # a name under a name column that the name rules let through
+        if _kind == "PERSON" and mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "PERSON", tuple(w.lower() for w in re.findall(r"[^\W\d_]+", text[s:e]))])
 
     # "Barnett, Melton and Garcia": three or more bare surnames in a comma list name a firm (law firms,
     # practices); one placeholder, so the "and" between them does not stay behind as a clue

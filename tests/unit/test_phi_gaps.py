@@ -414,3 +414,43 @@ def test_procedure_dates_and_numbers_read_out(text, values):
 ])
 def test_procedure_dates_and_numbers_read_out_keep_prose(text, values):
     _kept(text, *values)
+
+
+# a pasted EHR table: the labels head the columns, the values sit in the rows below
+@pytest.mark.parametrize("text,values", [
+    ("Name: | MRN: | DOB: | Attending:\nAbdullah Al-Rashidi | 7730451 | 11/23/1948 | Fitzpatrick\n"
+     "Dx: metastatic urothelial ca", ["7730451", "Al-Rashidi", "Fitzpatrick"]),
+    ("| Patient | MRN | Phone |\n|---|---|---|\n| Quellwood, Harriet | 55102938 | 718 555 0101 |\n"
+     "| Tran Thi Mai | 0918273 | 212-555-0147 |", ["Quellwood", "Harriet", "55102938", "Tran Thi Mai", "0918273"]),
+    ("Pt name\tAcct #\tAdmit date\nmaria lopez\t884120\t3/4\n", ["maria", "lopez", "884120", "3/4"]),
+])
+def test_pasted_table_columns(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Drug | Dose | Day\nCisplatin | 75 mg/m2 | 1\nEtoposide | 100 mg/m2 | 1-3", ["Cisplatin", "75 mg/m2", "1-3"]),
+    ("Patient | Arm | Response\n58M | Pembrolizumab | PR", ["58M", "Pembrolizumab", "PR"]),
+])
+def test_pasted_table_columns_keep_clinical(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Attending: Dr. Haddad | Fellow: Nwachukwu | RN: Ximena", ["Ximena"]),
+    ("Pharmacist: Olamide Bankole", ["Olamide", "Bankole"]),
+    ("HCP: Marguerite Achterberg (niece)", ["Marguerite", "Achterberg"]),
+    ("rn: ximena at bedside", ["ximena"]),
+])
+def test_care_team_labels(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Chaplain: Visited, pt requested prayer.", ["Visited"]),
+    ("RN: Tolerated C2 well, no CINV.", ["Tolerated"]),
+    ("MD: Seen and examined. Agree with plan.", ["Seen"]),
+])
+def test_care_team_labels_keep_notes(text, values):
+    _kept(text, *values)
+
