@@ -46,7 +46,7 @@ import functools
 import gzip
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -631,6 +631,25 @@ def locked_schema(sentence_ids: Sequence[str]) -> dict[str, Any]:
 
 LOCKED_ASSESSMENT = ("Evidence-locked answer: each statement below is quoted verbatim from a retrieved guideline "
                      "passage; the model only chose and ordered them.")
+
+
+def locked_labels(sentence_ids: Sequence[str]) -> dict[str, str]:
+    """Label ("S1", "S2", ...) -> sentence id, numbered in the order the sentences are offered (best fit first,
+    ``casefit.locked_candidates``). A small model picks ids in passage order ("E1.s1" before "E7.s1") whatever
+    order they are listed in (the audit: the fitting recommendation listed first, passed over); numbered as listed,
+    the order counts."""
+    return {f"S{i}": sid for i, sid in enumerate(sentence_ids, 1)}
+
+
+def unlabel_locked(raw: str, labels: Mapping[str, str]) -> str:
+    """A locked answer with its labels replaced by the sentence ids they stand for, so that the Critic and the
+    parser read sentence ids; an id that is no label is kept (the parser rejects what is unknown), and text that is
+    no such answer is returned as it is (it fails to parse: fail closed)."""
+    data, _ = _json_object(raw)
+    ids = (data or {}).get("sentences")
+    if not isinstance(ids, list):
+        return raw
+    return json.dumps({**data, "sentences": [labels.get(i, i) if isinstance(i, str) else i for i in ids]})
 
 
 def parse_locked(raw: str, passages: Sequence[Passage], model: str = "") -> tuple[Draft | None, str]:

@@ -243,8 +243,8 @@ def test_locked_consult_offers_only_fitting_sentences_and_releases_no_other_stag
                                    overrides={"engine.evidence_locked": "on"})
     events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
     prompt = model.prompts[0][-1]["content"]
-    assert "[E1.s4] For stage III" in prompt and "Stage I disease" not in prompt and "[E1.s3]" not in prompt
-    assert prompt.index("[E1.s4]") < prompt.index("[E1.s1]")  # the stage III sentence is listed first
+    # the stage III sentence is listed first (labels follow the listed order); stages I and II are not offered
+    assert "[S1] For stage III" in prompt and "Stage I disease" not in prompt and "In stage II" not in prompt
     checked = [e for e in events if e.kind == "CriticChecked"]
     assert not checked[0].passed and "case fit: sentence E1.s2 does not apply" in checked[0].issues[0]
     final = [e for e in events if e.kind == "Final"][0]

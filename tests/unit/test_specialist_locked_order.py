@@ -75,7 +75,7 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     state = ConsultState(thread_id="PT-0001", consult_id="c1", case_text="Metastatic HCC, Child-Pugh A. First line?",
                          facts=HCC_FACTS, retrieval=Retrieval(query="q", passages=(HCC,), gate_passed=True))
     user = build_locked_messages(state)[1]["content"]
-    listed = [line for line in user.splitlines() if line.startswith("[E1.s")]
+    listed = [line for line in user.splitlines() if line.startswith("[S")]
     assert "trial" not in listed[0] and ("approved" in listed[0] or "standard" in listed[0]), listed
 
 
