@@ -111,7 +111,8 @@ class RetrievalParams:
     grade_queries: tuple[str, ...] = ()
     # Options lists (kb/outline.py): for each passage kept that sits under a treatment section's options list, that
     # list's lead-in and the item naming the passage's option are added after the rerank_k passages (at most this
-    # many, in the order of the passages that led to them; scored by the cross-encoder like them). 0 = none.
+    # many, in the order of the passages that led to them; the cross-encoder scores each on its lead-in and option
+    # line). 0 = none.
     options_lists: int = 3
 
 
