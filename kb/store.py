@@ -1132,8 +1132,8 @@ class KnowledgeBase:
 
     def options_lists(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
         """For each of ``hits`` under a section that opens with an options list whose item names the hit's option
-        (``kb.outline.option_item``), that list's lead-in and item as a passage of that section (origin "options"),
-        at most ``limit``, without repeats and without an item a hit already holds."""
+        (``kb.outline.option_item``), that list's lead-in and item as a passage (origin "options") filed under the
+        option's heading, at most ``limit``, without repeats and without an item a hit already holds."""
         from kb.outline import option_item
 
         texts: dict[tuple[str, str], tuple[str, str, int | None]] = {}  # (source, section) -> (text, first id, page)
@@ -1156,14 +1156,17 @@ class KnowledgeBase:
                 text, first_id, page = section(h.source, path)
                 # the deepest heading below it that the list names: PDQ nests options ("2. Signal transduction
                 # inhibitors." then "1. BRAF inhibitors (for ... BRAF V600 ...)."), numbered flat
-                item = next((x for x in (option_item(text, part) for part in reversed(parts[k + 1:])) if x), None
-                            ) if text else None
-                if item:
+                found = next(((j, x) for j in range(len(parts) - 1, k, -1) if (x := option_item(text, parts[j]))),
+                             None) if text else None
+                if found:
+                    j, item = found
                     line = item.split("\n\n", 1)[1].split("\n", 1)[0]
                     if all(o.text != item for o in out) and not any(line in x.text for x in hits):
+                        # filed under the option's own heading: its condition ("(for patients with ALK
+                        # translocations)") is the passage's, for a paraphrase citing it as for the trials under it
                         out.append(Hit(chunk_id=f"{first_id}:{line.split('.', 1)[0].split(')', 1)[0]}", text=item,
-                                       title=h.title, source=h.source, section=path, page=page,
-                                       distance=h.distance, rerank_score=None, origin="options"))
+                                       title=h.title, source=h.source, section=" > ".join(parts[:j + 1]),
+                                       page=page, distance=h.distance, rerank_score=None, origin="options"))
                     break
             if len(out) >= limit:
                 break

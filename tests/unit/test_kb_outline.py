@@ -99,7 +99,8 @@ def test_a_trial_passage_brings_its_option_from_the_list_above_it(kb):
                                                                          distance_threshold=0.3))
     assert [h.chunk_id for h in result.hits] == ["c2", "c0:6"]
     trial, listed = result.hits
-    assert listed.origin == "options" and listed.section == OPTIONS and listed.rerank_score == 2.5
+    assert listed.origin == "options" and listed.rerank_score == 2.5
+    assert listed.section == OPTIONS + " > #### ALK inhibitors (for patients with *ALK* translocations)"
     assert listed.text.startswith("Treatment options for patients with newly diagnosed")
     assert "- [Lorlatinib](/x#_9)." in listed.text and "Osimertinib" not in listed.text
     assert listed.distance == trial.distance  # the passage that led to it
@@ -164,3 +165,26 @@ def test_a_nested_option_is_found_by_the_deepest_heading_that_names_it(kb):
     assert listed.text.split("\n\n", 1)[1] == ("1. [BRAF inhibitors](/m#_5) (for patients who test positive for the "
                                                "*BRAF* V600 pathogenic variant).\n- [Vemurafenib](/m#_6).\n"
                                                "- [Dabrafenib](/m#_7).")
+
+
+def test_an_options_passage_sits_in_its_options_section_so_a_paraphrase_citing_it_is_judged_by_it(kb):
+    """A free draft paraphrases ("Treatment options include alectinib or lorlatinib [E2]"): the claim names no
+    condition, so the governor judges it by the cited passage's section. The options passage's section is the
+    option's own heading ("... > ALK inhibitors (for patients with ALK translocations)"), whose condition the trial
+    passages under it carry too; under the list's section alone an EGFR case had it released as supported."""
+    from engine.governor import govern
+    from engine.ledger import build_ledger
+    from engine.state import Draft, Recommendation
+
+    result = kb.retrieve("ALK-positive NSCLC first-line", RetrievalParams(recall_k=1, rerank_k=1,
+                                                                         distance_threshold=0.3))
+    listed = to_passages(result)[1]
+    assert listed.section == OPTIONS + " > #### ALK inhibitors (for patients with *ALK* translocations)"
+    draft = Draft("x", (Recommendation("Treatment options include alectinib or lorlatinib.", ("E2",)),))
+    egfr = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("EGFR exon 19 deletion",))
+    ledger = govern(build_ledger(draft, [listed], None, cancer_type=egfr.cancer_type), 0.9, 0.3, egfr, [listed])
+    assert ledger.claims[0].state == "blocked" and "ALK translocations" in ledger.claims[0].reasons[0]
+    alk = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("ALK rearrangement",),
+                    line="first")
+    ledger = govern(build_ledger(draft, [listed], None, cancer_type=alk.cancer_type), 0.9, 0.3, alk, [listed])
+    assert ledger.claims[0].state == "supported", ledger.claims[0]
