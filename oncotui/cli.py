@@ -937,6 +937,11 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                 score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
                 print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '} {h.title} > "
                       f"{_plain(h.section)}  {h.chunk_id}")
+            listed = [h for h in result.hits if h.origin == "options"]
+            print(f"Stage 3b options lists (up to {params.options_lists}: the item naming a kept passage's option, "
+                  f"from the list its section opens with): {len(listed)} added")
+            for h in listed:
+                print(f"      {h.title} > {_plain(h.section)}  {h.chunk_id}")
             print(f"Stage 4 trim to {params.char_budget} characters: {len(result.hits)} passages, "
                   f"{sum(len(h.text) for h in result.hits)} characters")
             _explain_grades(settings, result)
@@ -951,8 +956,9 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
         return 0
     for i, h in enumerate(result.hits, 1):
         score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
+        origin = " (options list: the distance of the passage that led to it)" if h.origin == "options" else ""
         print(f"[{i}] {h.title} > {_plain(h.section)}" + (f" (p. {h.page})" if h.page else "")
-              + f"  d={h.distance:.4f} rerank={score}")
+              + f"  d={h.distance:.4f} rerank={score}{origin}")
         print(h.text if args.explain else (h.text[:300] + ("…" if len(h.text) > 300 else "")))
         print()
     return 0
