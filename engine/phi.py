@@ -2558,7 +2558,7 @@ _VERB_CUE_RE = _ci(
     r"said|says|told|tell|asked|ask|thanks?|dear|hi|hello|hey|shouted[ ]at|"
     r"(?:my|our|her|his|their)[ ](?:kid|son|daughter|wife|husband|partner|brother|sister|mother|father|"
     r"friend|doctor|nurse|oncologist|surgeon|neighbou?r|cousin|uncle|aunt|nephew|niece|grandson|"
-    r"granddaughter|grandmother|grandfather|caregiver|colleague|boss)|"
+    r"granddaughter|grandmother|grandfather|caregiver|colleague|boss)(?:[ ](?:is|was|named))?|"
     r"add|tribute[ ]to|player|producer|commenter|songwriter|director|author|actor|actress|singer|"
     r"writer|colleague|neighbou?r|cousin|uncle|aunt|nephew|niece|grandson|granddaughter|"
     r"grandmother|grandfather|husband|wife|fianc[ée]e?|boyfriend|girlfriend|"
@@ -2938,8 +2938,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                     _english(lowers[nm[0]]):
                 continue  # "Pt: Ambulating with walker", "Chaplain: Visited, prayed with pt"
         # "Pt: HOLLOWAY, RUTH A.", "Name: Smith, John": the given name after the surname and a comma
-        if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and first_name(j + 1) and free[j + 1] and \
-                (words[j + 1].isupper() == words[j].isupper()):
+        # a given name not on the lists counts when it reads as a name in the surname's case ("KIM, SOO-YEON")
+        if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and free[j + 1] and \
+                (words[j + 1].isupper() == words[j].isupper()) and (first_name(j + 1) or (
+                    lower_name(j + 1, True) if words[j + 1].isupper() else namey(j + 1))):
             j += 1
             while j + 1 < n and joinable(j + 1) and initial(j + 1) and free[j + 1]:
                 j += 1
@@ -2949,6 +2951,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     for m, k in verb_hits:
         if text[toks[k][1]:toks[k][1] + 1] == ":" or lowers[k] in _GREETINGS:
             continue  # "...name on the account? User: Ann Lee": a speaker label, the name follows it
+        if re.search(r"(?:my|our|her|his|their)[ ](?!name\b)\w+[ ](?:is|was)[ \t]+\Z", m.group()) and \
+                not first_name(k) and \
+                (lowers[k] in _VOCAB or _english(lowers[k])):
+            continue  # "his wife is deceased", "her son is deployed"; "his wife is ngozi" is a name
         naming = bool(re.search(r"name|call|known", m.group()))
         j = extend(k, naming, True)
         if j is not None and shouted and (re.fullmatch(r"(?:not[ ])?by[ \t]*", m.group()) or

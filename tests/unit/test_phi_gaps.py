@@ -454,3 +454,19 @@ def test_care_team_labels(text, values):
 def test_care_team_labels_keep_notes(text, values):
     _kept(text, *values)
 
+
+@pytest.mark.parametrize("text,values", [
+    ("PATIENT: PARK, JI-HOON   MRN 00918273\nReferring: KIM, SOO-YEON MD\nGastric adenoCA", ["JI-HOON", "SOO-YEON"]),
+    ("ok so his wife is ngozi her number is on file", ["ngozi"]),
+    ("her sister is adaeze and she drives", ["adaeze"]),
+])
+def test_names_after_a_label_comma_or_kin_is(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt: SMITH, STABLE overnight", ["STABLE"]),
+    ("his wife is wonderful; her son is deployed; mother is deceased", ["wonderful", "deployed", "deceased"]),
+])
+def test_names_after_a_label_comma_or_kin_is_keep_prose(text, values):
+    _kept(text, *values)
