@@ -37,6 +37,25 @@ async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 5
         await pilot.pause(0.02)
 
 
+async def signed(pilot: Any, status: str, view: Any = None) -> None:
+    """Wait until a reviewer's decision is applied and on screen: the consult's answer (``view``, else the only one)
+    shows ``status`` ("reviewed", "refused"), no decision is still being applied (the approvals queue's "…" mark,
+    ctrl+q's warning) and the app has handled the last events the sign-off posted (a callback queued now runs after
+    them). Wait for this, not for the store: the store has the decision before the consult's last steps run.
+
+    A test that left run_test earlier made the app shut down while those events were still coming: Textual's test
+    harness removes the panes with the app's message loop still running, so a late event's handler found no
+    ChatPane (NoMatches), now and then under load."""
+    from oncotui.widgets.chat.consult_view import ConsultView
+
+    app = pilot.app
+    view = view or app.query_one(ConsultView)
+    await wait_for(pilot, lambda: view.status == status and not app._busy_approvals)
+    handled = asyncio.Event()
+    app.call_later(handled.set)
+    await wait_for(pilot, handled.is_set)
+
+
 async def submit(pilot: Any, text: str, *, wait: bool = True) -> None:
     app = pilot.app
     app.chat.prompt.focus()

@@ -11,7 +11,7 @@ from oncotui.screens.help import HelpScreen
 from oncotui.screens.review import ReviewScreen
 from oncotui.widgets.chat.consult_view import ConsultView
 from tests.fakes import GOOD_DRAFT, FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, run_palette_command, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, run_palette_command, signed, submit, wait_for
 
 SIZE = (120, 40)
 
@@ -82,7 +82,7 @@ async def test_tier2_case_waits_for_review_then_approval_releases_reviewed_answe
         assert "Tier 2" in item.reasons[0]
         await open_review(pilot, "a")
         await pilot.press(*"agree", "enter")
-        await wait_for(pilot, lambda: view.status == "reviewed")
+        await signed(pilot, "reviewed", view)
         assert "## Review" in view.report and "dr-review" in view.report
         assert "reviewed" in str(view.query_one(".answer-title", Label).content)
         decided = engine.store.approval(item.id)
@@ -106,13 +106,14 @@ async def test_approve_with_edits_and_reject_from_the_review_screen(tmp_path: Pa
         screen.query_one("#review-edit").text = "Discuss at the tumour board first."
         await wait_for(pilot, lambda: "nothing found" in str(checks.content))
         await pilot.click("#approve_with_edits")  # signs
-        await wait_for(pilot, lambda: engine.store.approval(first.id).status == "approved_with_edits")
+        views = {v.consult_id: v for v in app.query(ConsultView)}
+        await signed(pilot, "reviewed", views[first.consult_id])
+        assert engine.store.approval(first.id).status == "approved_with_edits"
         await wait_for(pilot, lambda: app.approvals.table.row_count == 1)
         await open_review(pilot, "r")
         await pilot.press(*"not supported", "enter")
-        await wait_for(pilot, lambda: engine.store.approval(second.id).status == "rejected")
-        views = {v.consult_id: v for v in app.query(ConsultView)}
-        await wait_for(pilot, lambda: views[second.consult_id].status == "refused")
+        await signed(pilot, "refused", views[second.consult_id])
+        assert engine.store.approval(second.id).status == "rejected"
         assert "tumour board first" in views[first.consult_id].report
         assert views[first.consult_id].status == "reviewed"
 
@@ -197,7 +198,7 @@ async def test_export_writes_report_evidence_and_approval_record(tmp_path: Path)
         await open_review(pilot, "a")
         await pilot.press(*"ok", "enter")
         view = app.query_one(ConsultView)
-        await wait_for(pilot, lambda: view.status == "reviewed")
+        await signed(pilot, "reviewed", view)
         await pilot.press("ctrl+s")
         path = app.last_export
         assert path is not None and path.parent == tmp_path / "exports"
@@ -245,7 +246,7 @@ async def test_approval_items_survive_a_restart(tmp_path: Path) -> None:
         assert view.status == "pending_review"
         await open_review(pilot, "a")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: view.status == "reviewed")
+        await signed(pilot, "reviewed", view)
 
 
 async def test_prompt_history_and_patient_search(tmp_path: Path) -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Input, Static
 
-from oncotui.widgets.chat.consult_view import ConsultView
-from tests.tui.conftest import TIER2_CASE, build, submit, wait_for
+from tests.tui.conftest import TIER2_CASE, build, signed, submit, wait_for
 from tests.tui.test_flows import SIZE, open_review
 
 
@@ -28,7 +27,7 @@ async def test_review_screen_names_signer_role_and_asker(tmp_path: Path) -> None
         line = signing_line(screen)
         assert "signing as dr-review (oncologist)" in line and "asked by dr.ask" in line
         await pilot.press(*"agree", "enter")
-        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "reviewed")
+        await signed(pilot, "reviewed")
         [item] = engine.store.approvals(None)
         assert (item.reviewer, item.role) == ("dr-review", "oncologist")
 
@@ -48,7 +47,7 @@ async def test_self_approval_is_refused_in_the_app_but_reject_works(tmp_path: Pa
         await pilot.pause()
         assert engine.store.approvals("pending")
         await pilot.click("#reject")
-        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "refused")
+        await signed(pilot, "refused")
         assert engine.store.approvals(None)[0].status == "rejected"
 
 
@@ -113,7 +112,7 @@ async def test_default_config_a_colleague_signs_with_their_own_id(tmp_path: Path
         await pilot.press("enter")  # the reviewer field's Enter moves on to the note
         assert app.focused is screen.query_one("#review-note")
         await pilot.press(*"agree", "enter")
-        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "reviewed")
+        await signed(pilot, "reviewed")
         [item] = engine.store.approvals(None)
         assert (item.status, item.reviewer, item.clinician) == ("approved", "dr.colleague", os_user())
         record = engine.store.decision_record(item.id)
@@ -138,7 +137,7 @@ async def test_reviewer_field_applies_the_reviewers_list_and_roles(tmp_path: Pat
         assert all(b.disabled for b in buttons) and "needs the reviewer's id" in signing_line(screen)
         await type_reviewer(pilot, screen, "dr.lee")
         await pilot.click("#approve")
-        await wait_for(pilot, lambda: app.query_one(ConsultView).status == "reviewed")
+        await signed(pilot, "reviewed")
         [item] = engine.store.approvals(None)
         assert (item.reviewer, item.role) == ("dr.lee", "oncologist")
 
@@ -154,7 +153,8 @@ async def test_edit_and_approve_comes_back_when_a_colleague_takes_over(tmp_path:
         assert screen.action == "approve_with_edits" and screen.query_one("#review-edit").display
         screen.query_one("#review-edit").text = "Discuss at the tumour board first."
         await pilot.click("#approve_with_edits")
-        await wait_for(pilot, lambda: engine.store.approvals(None)[0].status == "approved_with_edits")
+        await signed(pilot, "reviewed")  # the store has the decision before the consult's last steps have run
+        assert engine.store.approvals(None)[0].status == "approved_with_edits"
         assert engine.store.approvals(None)[0].reviewer == "dr.lee"
 
 
@@ -170,5 +170,6 @@ async def test_reject_needs_a_note(tmp_path: Path, notices) -> None:
         assert any(sev == "error" and "Reject needs a note" in msg for sev, msg in notices)
         screen.query_one("#review-note", Input).value = "not supported by the evidence"
         await pilot.click("#reject")
-        await wait_for(pilot, lambda: engine.store.approvals(None)[0].status == "rejected")
+        await signed(pilot, "refused")
+        assert engine.store.approvals(None)[0].status == "rejected"
         assert engine.store.approvals(None)[0].note == "not supported by the evidence"

@@ -12,7 +12,7 @@ from textual import events
 
 from oncotui.screens.review import ReviewScreen
 from tests.fakes import FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, signed, submit, wait_for
 from tests.tui.test_flows import SIZE, _first_view, open_review
 
 
@@ -103,7 +103,8 @@ async def test_review_edits_and_note_survive_closing_the_review_screen(tmp_path:
         screen = await open_review(pilot, "enter")
         assert screen.query_one("#review-edit").text == "Discuss at the tumour board first."
         await pilot.click("#approve_with_edits")  # signs what was kept
-        await wait_for(pilot, lambda: engine.store.approval(item.id).status == "approved_with_edits")
+        await signed(pilot, "reviewed")
+        assert engine.store.approval(item.id).status == "approved_with_edits"
         assert engine.store.approval(item.id).note == "checked the trial data"
         assert not app._review_drafts  # signed: nothing kept
 
