@@ -97,6 +97,11 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Secondary end points included OS and safety.", 2),
     ("Patients were stratified by disease stage and PD-L1 expression.", 2),
     ("Surgery is the primary treatment for localized disease.", 1),
+    # a trial population's make-up (the audit's BRAF melanoma answer quoted these before the BRAF inhibitors item)
+    ("The median age of patients was 58 years; 65% of patients were male; and ECOG PS was 0 in 58% of patients.", 2),
+    ("BRAF V600 pathogenic variants were present in 22% of patients; 76% had M1c disease.", 2),
+    ("Approximately 66% of patients had received no previous systemic therapy for advanced melanoma.", 2),
+    ("About 5% of patients with NSCLC have ALK rearrangements.", 1),  # a prevalence, not a trial's population
     ("Crossover was not specified, but patients could receive treatments at the discretion of the investigator.", 1),
     # a recommendation that quotes its trial's statistics is neither first nor last
     ("Based on a phase III trial (HR, 0.62), the combination is a standard option.", 1),
