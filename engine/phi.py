@@ -890,6 +890,12 @@ _KEPT_AGE_RE = _ci(r"\b(\d{1,2})(?:[ ]?-?[ ]?(?:years?|yrs?)[ -]?old|[ ]?(?:y/o|
                    r"(?![.,]\d|[ ]?(?:%|months?|weeks?|days?))")
 
 _EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.+%-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
+# a social-media handle: after a platform or handle word ("tweets as @linhpham58", "Instagram @maria.lopez"), or
+# on its own when it mixes a word with digits or "_" ("@jdoe_1960"); "f/u @ 9am", "@MSK", "@home", "@C1D1" stay
+_HANDLE_RE = re.compile(r"@([A-Za-z][\w.]{1,29}[A-Za-z0-9_])(?![\w@-])")
+_HANDLE_CUE_RE = _ci(r"\b(?:twitter|tweets?|tweeted|instagram|insta|ig|tiktok|facebook|fb|snapchat|snap|threads|"
+                     r"x\.com|handle|username|user[ ]name|screen[ ]name|venmo|cash[ ]?app|telegram|whatsapp|"
+                     r"youtube|linkedin|reddit|discord)\b")
 _URL_RE = _ci(r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\[\]{}|\\^`]{1,2000}")
 _TLDS = (
     "com|net|org|edu|gov|mil|int|info|biz|health|io|ai|app|dev|me|us|uk|ca|au|de|fr|nl|be|ch|at|se|no|"
@@ -980,6 +986,15 @@ _ZIP_LABEL_RE = _ci(
     r"(?:zip(?:[ ]?code)?|postal[ ]code|post[ ]?code)[ \t]{0,3}(?:is|:|#|=)?[ \t]{0,3}"
     r"(\d{3,5}(?:[ -]\d{2,4})?|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})\b")
 _STATE_BEFORE_RE = re.compile(r"(?:^|[^\w])([A-Z]{2})[ ]{1,2}$")  # "IL " before a ZIP code
+_STATE_NAME_BEFORE_RE = re.compile(r"(?<![\w'’-])([^\W\d_]+(?:[ ][^\W\d_]+)?),?[ ]{1,2}$")  # "Iowa 50219"
+_NOT_ZIP_AFTER_RE = re.compile(r"[ ]?(?:[a-z]|%|\+)")  # "Ohio 10000 patients": a count
+# postcodes that read as nothing else: Canadian ("M5G 2M9", with its space) and British ("SE5 9NR", "SW1A 1AA"),
+# with the letters each system allows (British inward codes never use C I K M O V: not "D1 8MG")
+_CA_POSTAL_RE = re.compile(r"[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z][ ]\d[ABCEGHJ-NPRSTV-Z]\d(?![\w-])")
+_UK_POSTCODE_RE = re.compile(
+    r"(?:[A-PR-UWYZ][A-HK-Y]?\d[A-Z\d]?|[A-PR-UWYZ]\d[A-HJKPSTUW]|[A-PR-UWYZ][A-HK-Y]\d[ABEHMNPRV-Y])"
+    r"[ ]\d[ABD-HJLNP-UW-Z]{2}(?![\w-])")
+_POSTCODE_ANCHOR_RE = re.compile(r"\d[A-Z]{1,2}\d?\b")
 _ZIP5_RE = re.compile(r"\d{5}(?:-\d{4})?(?![\w-])")
 
 # --- street addresses -------------------------------------------------------------------------------
@@ -1042,8 +1057,13 @@ _ADDR_NUM_UNIT_RE = re.compile(
 _ADDR_NUM_UNIT_RE_I = _ci(_ADDR_NUM_UNIT_RE.pattern)
 _ADDR_RES_UNIT_RE = re.compile(_ADDR_RES_UNIT)  # the pattern above is tried only just before such a unit
 _ADDR_RES_UNIT_RE_I = _ci(_ADDR_RES_UNIT)
+# a rural route or highway contract route is written with its box ("RR 2 Box 118", "HC 63 Box 20"; a bare "RR 2"
+# is a relative risk), or spelled out ("Rural Route 3, Box 45"); Canada adds site and compartment ("RR 1 Site 5
+# Comp 12")
 _ADDR_BOX_RE = _ci(
-    r"(?:P\.?[ ]?O\.?[ ]?Box|PSC|Unit|CMR)[ ]{1,3}\d{1,6}(?:,?[ ]{1,3}Box[ ]{1,3}\d{1,6})?")
+    r"(?:(?:P\.?[ ]?O\.?[ ]?Box|PSC|Unit|CMR|Rural[ ]Route|Star[ ]Route)[ ]{1,3}\d{1,6}|"
+    r"(?:R\.?R\.?|H\.?C\.?|HCR|RFD|R\.?F\.?D\.?)[ ]{1,3}\d{1,4}(?=,?[ ]{1,3}(?:Box|Site)[ ]))"
+    r"(?:,?[ ]{1,3}Site[ ]{1,3}\d{1,4})?(?:,?[ ]{1,3}(?:Box|Comp)[ ]{1,3}\d{1,6})?")
 _ADDR_MIL_RE = re.compile(
     r"(?:USNS|USNV|USS|USCGC)[ ]{1,3}[^\W\d_][\w'’-]{0,40}(?:[ ][A-Z][\w'’-]{0,40})?"
     r"|(?:FPO|APO|DPO)[ ]{1,3}(?:AA|AE|AP)[ ]{1,3}\d{5}\b")
@@ -1362,6 +1382,13 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             s, e = _trim(text, m.start(), m.end(), ".-")
             if "@" in text[s:e] and "." in text[text.index("@", s):e]:
                 add((s, e, "EMAIL"))
+        for m in _HANDLE_RE.finditer(text):
+            if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "._%+-"):
+                continue  # part of an e-mail address
+            v = m.group(1)
+            if (re.search(r"[\d_]", v) and re.search(r"[^\W\d_]{3}", v)) or \
+                    _HANDLE_CUE_RE.search(low, max(0, m.start() - 40), m.start()):
+                add((m.start(), m.end(), "EMAIL"))
     for m in _iter(_URL_RE, low):
         s, e = _trim(text, m.start(), m.end())
         if ")" in text[s:e] and "(" not in text[s:e]:  # markdown "(url)"
@@ -1534,11 +1561,23 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             add((m.start(), m.end(), "PHONE_LABEL" if n in (7, 10, 11) else "ID_LABEL"))
     for m in _iter(_ZIP_LABEL_RE, low):
         add((m.start(1), m.end(1), "ZIP"))
-    for m in _ZIP5_RE.finditer(text):  # "IL 62704"
+    for m in _ZIP5_RE.finditer(text):  # "IL 62704", "Iowa 50219", "New Mexico 87501", "France 75013"
         st = m.start()
         sm = _STATE_BEFORE_RE.search(text[max(0, st - 5):st])
         if sm and sm.group(1) in _US_STATE_ABBR:
             add((st, m.end(), "ZIP"))
+            continue
+        sm = _STATE_NAME_BEFORE_RE.search(text, max(0, st - 30), st)
+        if sm and (lower_mode or sm.group(1)[0].isupper()) and not _NOT_ZIP_AFTER_RE.match(text, m.end()):
+            name = sm.group(1).lower()
+            if name in _COUNTRY_PHRASES or name.split()[-1] in _COUNTRIES_STATES:
+                add((st, m.end(), "ZIP"))
+    if _POSTCODE_ANCHOR_RE.search(text):
+        for m in _iter(_CA_POSTAL_RE, text):
+            if not re.fullmatch(r"T\dN \dM\d", m.group()):  # a TNM stage written with a space
+                add((m.start(), m.end(), "ZIP"))
+        for m in _iter(_UK_POSTCODE_RE, text):
+            add((m.start(), m.end(), "ZIP"))
 
     out.extend(_addresses(text, low, lower_mode))
     return out
@@ -3290,10 +3329,12 @@ _CITY_STATE_RE = re.compile(
 
 
 # "Duluth MN 55802": the words right before a US state and a ZIP code name a city (the ZIP is redacted on its own)
-_CITY_ZIP_AFTER = r",?[ ]{1,2}(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")[ ]{1,2}\d{5}(?:-\d{4})?(?![\w-])"
+_CITY_ZIP_AFTER = (r"(?:,?[ ]{1,2}(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")[ ]{1,2}\d{5}(?:-\d{4})?(?![\w-])|"
+                   r",?[ ]{1,2}(?:" + "|".join(sorted(_CA_PROVINCE_ABBR)) + r")[ ]{1,2}" + _CA_POSTAL_RE.pattern + ")")
+# ("Toronto ON M5G 2M9": a Canadian province and postal code likewise)
 _CITY_ZIP_RE = re.compile(r"((?:[A-Z][\w'’.-]{1,40}[ ]){0,2}[A-Z][\w'’.-]{1,40})(?=" + _CITY_ZIP_AFTER + ")")
 _CITY_ZIP_AFTER_RE = re.compile(_CITY_ZIP_AFTER)
-_STATE_ZIP_ANCHOR_RE = re.compile(r"[A-Z]{2}[ ]{1,2}\d{5}")
+_STATE_ZIP_ANCHOR_RE = re.compile(r"[A-Z]{2}[ ]{1,2}(?:\d{5}|[A-Z]\d[A-Z][ ]\d)")
 _CITY_CUE_END_RE = re.compile(_CITY_CUE_RE.pattern + r"\Z")
 _PLACE_PAREN_RE = re.compile(
     r"[ ]\([A-Z](?:[^\W\d_]|['’.-]){1,40}(?:[ ][A-Z](?:[^\W\d_]|['’.-]){1,40}){0,2}\)")

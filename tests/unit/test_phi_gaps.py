@@ -470,3 +470,42 @@ def test_names_after_a_label_comma_or_kin_is(text, values):
 ])
 def test_names_after_a_label_comma_or_kin_is_keep_prose(text, values):
     _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("lives on RR 2 Box 118, Pella, Iowa 50219. Daughter Anneke.", ["Box 118", "Pella", "50219"]),
+    ("Mailing address: HC 63 Box 20, Grundy, VA 24614.", ["Box 20", "Grundy", "24614"]),
+    ("Rural Route 3, Box 45, Hazard, KY 41701", ["Route 3", "Box 45", "Hazard", "41701"]),
+    ("RR 1 Site 5 Comp 12, Bragg Creek AB T0L 0K0", ["Site 5", "Comp 12", "Bragg Creek", "T0L 0K0"]),
+    ("Snowbird from Toronto ON M5G 2M9, wintering in FL.", ["Toronto", "M5G 2M9"]),
+    ("Halifax, NS B3H 1V7", ["Halifax", "B3H 1V7"]),
+    ("Moved from London SW1A 1AA last year.", ["SW1A 1AA"]),
+    ("Springfield, Illinois 62704", ["62704"]),
+])
+def test_rural_routes_state_names_and_foreign_postcodes(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("RR 2.1 (95% CI 1.4-3.0); RR 2, p=0.04", ["RR 2.1", "RR 2, p"]),
+    ("T1N 0M0 disease; DEX D1 8MG", ["T1N 0M0", "D1 8MG"]),
+])
+def test_rural_routes_and_postcodes_keep_clinical(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("pt tweets as @linhpham58 about treatment", ["@linhpham58", "linhpham58"]),
+    ("Instagram @maria.lopez.77", ["maria.lopez"]),
+    ("GoFundMe shared by @jdoe_1960", ["jdoe_1960"]),
+])
+def test_social_media_handles(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("f/u @ 9am; labs @C1D1; at home @MSK; pt @3pm", ["@ 9am", "@C1D1", "@MSK", "@3pm"]),
+])
+def test_social_media_handles_keep_shorthand(text, values):
+    _kept(text, *values)
+
