@@ -129,6 +129,7 @@ class OncoApp(App[None]):
         self._user_errors: tuple[type[Exception], ...] = ()
         self._quit_asked = -QUIT_CONFIRM_S  # monotonic time of the last "quit?" notice
         self._when_ready: dict[str, Callable[[], Awaitable[None]]] = {}  # keys pressed while starting, by action
+        self._start_failed = ""  # why the engine could not start (then nothing waits for it)
         self.last_export: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -191,6 +192,7 @@ class OncoApp(App[None]):
 
     def _fatal(self, message: str) -> None:
         self._when_ready.clear()  # never runs; a case sent meanwhile is still in the prompt
+        self._start_failed = message
         self.query_one(StatusBar).set_status("engine unavailable")
         self.notify(message, severity="error", title="oncotui", timeout=30, markup=False)
 
@@ -220,7 +222,12 @@ class OncoApp(App[None]):
 
     def _queue_until_ready(self, action: str, run: Callable[[], Awaitable[None]], what: str) -> None:
         """A key pressed while the engine is still being built (about a second) does its work once it is ready,
-        rather than asking to be pressed again. Pressed twice, it still runs once."""
+        rather than asking to be pressed again. Pressed twice, it still runs once. When the engine could not start,
+        nothing will run: say so again."""
+        if self._start_failed:
+            why = self._start_failed.removeprefix("The engine could not start: ")
+            self.notify(f"The engine is unavailable: {why}", severity="error", markup=False)
+            return
         self._when_ready[action] = run
         self.notify(f"Starting: {what} in a moment.", timeout=3, markup=False)
 

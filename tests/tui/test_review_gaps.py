@@ -218,3 +218,29 @@ async def test_the_narrow_approvals_table_fits_its_pane_without_a_sideways_scrol
         assert not table.show_horizontal_scrollbar, (table.size, table.virtual_size)
         shown = pane_text(app, app.approvals)
         assert all(f"PT-000{n}" in shown for n in (1, 2, 3, 4)), shown
+
+
+async def test_keys_after_the_engine_failed_to_start_say_so(tmp_path: Path,
+                                                            notices: list[tuple[str, str]]) -> None:
+    """When the engine cannot start (a locked or unreadable store), n, Enter and the palette's ingest said
+    'Starting: ... in a moment.' and then nothing happened; they say the engine is unavailable."""
+    from engine.checkpoint import StoreError
+    from oncotui.app import create_app
+
+    def broken() -> Any:
+        raise StoreError("database is locked")
+
+    app = create_app(broken)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: any("database is locked" in message for _, message in notices))
+        assert app.engine is None
+        notices.clear()
+        await pilot.press("n")
+        app.chat.prompt.focus()
+        app.chat.prompt.value = TIER1_CASE
+        await pilot.press("enter")
+        app.action_ingest()
+        await pilot.pause()
+        assert len(notices) == 3 and all("engine is unavailable" in message and "database is locked" in message
+                                         for _, message in notices), notices
+        assert app.chat.prompt.value == TIER1_CASE and not app._when_ready
