@@ -1103,12 +1103,16 @@ def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
     does not (a sentence's own "HER2-positive" or "stage I" overrides its section's). For a claim citing several
     passages, only a family every one of their sections names, as alternatives across them."""
     per = [section_conditions(sec) for sec in sections]
+    # A sentence's own setting ("adjuvant", "postoperative") speaks for it under a section named by its extent in
+    # words ("Advanced or Metastatic Disease"), not under a stage group ("Treatment of Stage I Bladder Cancer": the
+    # item "TUR ... followed by an immediate postoperative instillation ..." is still a stage I option).
+    if "stage" not in own and own & {"setting", "resection"}:
+        per = [[c for c in cs if c.family != "section" or c.kind == "stage"] for cs in per]
     out: list[Condition] = []
     for family in dict.fromkeys(c.family for cs in per for c in cs):
         base = family.split(":")[1] if ":" in family else "stage"
         own_parts = {f for o in own for f in o.split("+")}  # "BRCA+PALB2" states BRCA
-        stated = own & {"stage", "setting", "resection"} if family == "section" \
-            else bool(set(base.split("+")) & own_parts)
+        stated = "stage" in own if family == "section" else bool(set(base.split("+")) & own_parts)
         if not stated and all(any(c.family == family for c in cs) for cs in per):
             out += [c for cs in per for c in cs if c.family == family]
     return out

@@ -686,3 +686,23 @@ def test_pdq_pathogenic_variant_wording_and_codon_level_variants():
     assert assess(item, codon).verdict == "fits"
     assert assess("Olaparib is for germline *BRCA2* pathogenic variants.", case_of(
         "Metastatic pancreatic cancer, germline BRCA2 mutation.")).verdict == "fits"
+
+
+def test_a_sentences_own_setting_does_not_lift_its_sections_stage_group():
+    """"Treatment options for stage I bladder cancer include: 1. TUR with fulguration followed by an immediate
+    postoperative instillation of intravesical chemotherapy." The item's "postoperative" (a setting) had replaced
+    its section's stage I, so a stage II case was offered it first (audit, muscle-invasive cT2N0M0). A setting still
+    overrides a section's extent in words ("Advanced or Metastatic Disease")."""
+    item = ("[Transurethral resection (TUR) with fulguration followed by an immediate postoperative instillation of "
+            "intravesical chemotherapy](/types/bladder/hp/bladder-treatment-pdq#_69).")
+    stage_ii = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage="II",
+                                         stage_text="cT2N0M0, muscle-invasive"))
+    fit = assess(item, stage_ii, ("## Treatment of Stage I Bladder Cancer > ### Treatment Options for Stage I "
+                                  "Bladder Cancer",))
+    assert fit.verdict == "contradicts" and "Stage I Bladder Cancer" in fit.reason
+    stage_i = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage="I", stage_text="stage I"))
+    assert assess(item, stage_i, ("## Treatment of Stage I Bladder Cancer",)).verdict == "fits"
+    # the sentence's own setting still speaks for it under a section named by its extent in words
+    colon_iii = case_from_facts(CaseFacts(cancer_type="colon cancer", stage="III", stage_text="stage III"))
+    assert assess("Adjuvant FOLFOX improved survival after resection.", colon_iii,
+                  ("## Treatment by Stage > ### Advanced or Metastatic Disease",)).verdict != "contradicts"
