@@ -1409,10 +1409,14 @@ _MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1")
 
 
 def _markers_fitting(text: str, case: Case) -> int:
-    """How many of the case's markers (driver, receptor, MMR, PD-L1) the sentence itself names and fits: among
-    recommendations that fit, "pembrolizumab for dMMR/MSI-H ..." comes before "FOLFOX or FOLFIRI ..." for an MSI-H
-    case (both fit its stage and line; the marker-specific one is the more specific answer)."""
-    return len({c.kind for _, _, c in spans(text) if c.kind in _MARKER_KINDS and _fit(c, case)[0] == "fits"})
+    """How much of the case's markers the sentence itself names and fits (a driver, receptor or MMR status 2 each, a
+    PD-L1 level 1): among recommendations that fit, "pembrolizumab for dMMR/MSI-H ..." comes before "FOLFOX or
+    FOLFIRI ..." for an MSI-H case (both fit its stage and line; the marker-specific one is the more specific
+    answer)."""
+    kinds = {c.kind for _, _, c in spans(text) if c.kind in _MARKER_KINDS and _fit(c, case)[0] == "fits"}
+    # a PD-L1 level counts half: an actionable driver, a receptor or MMR status is the more specific answer (the
+    # audit's EGFR exon 19 case with PD-L1 60% had "pembrolizumab ... PD-L1 (>1%)" first)
+    return sum(1 if kind == "pdl1" else 2 for kind in kinds)
 
 
 def other_cancer(passage: Passage, facts: CaseFacts) -> bool:

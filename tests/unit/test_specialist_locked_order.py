@@ -150,3 +150,19 @@ def test_a_recommendation_naming_the_cases_marker_comes_before_a_generic_one() -
                    "assigned to pembrolizumab or chemotherapy.")
     kept, _ = select({"E1.s1": generic, "E3.s3": trial}, facts)
     assert list(kept) == ["E1.s1", "E3.s3"]
+
+
+def test_a_driver_ranks_before_a_pd_l1_level_among_fitting_recommendations() -> None:
+    """The audit's EGFR exon 19 NSCLC case with PD-L1 60% was offered "pembrolizumab ... PD-L1 (>1%)" before the
+    EGFR TKI options (each named one of its markers; passage order decided). An actionable driver is the more
+    specific answer; PD-L1 counts less than a driver, receptor or MMR status."""
+    from engine.casefit import select
+    from engine.facts import extract_facts
+
+    facts = extract_facts("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, PD-L1 TPS 60%, ECOG 1. First-line "
+                          "treatment?", genes=["EGFR", "ALK"], treatment_keywords=[], rare_cancers=[])
+    pdl1 = ("E1", "The FDA also approved pembrolizumab as a first-line monotherapy for patients with NSCLC whose "
+                  "tumors express PD-L1 (>1%).")
+    egfr = ("E7", "EGFR tyrosine kinase inhibitors are a standard first-line option for patients with EGFR variants.")
+    kept, _ = select({"E1.s2": pdl1, "E7.s1": egfr}, facts)
+    assert list(kept) == ["E7.s1", "E1.s2"]
