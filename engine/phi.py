@@ -950,10 +950,12 @@ _PHONE_LABEL_RE = _ci(
     r"ph|mob|direct|landline|number|"
     r"(?:answering|reach(?:ed)?|call(?:ed)?|text|ring|contact)(?:[ ](?:me|him|her|us|them|the[ ]\w+))?[ ](?:at|on))\b\.?[ \t]{0,3}(?:#|no\.?|number|num)?[ \t]{0,3}[:\-]?\s{0,4}"
     r"(\+?[\d(][\d \t().-]{5,24}\d(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?)")
+# after a country code, a one-digit area or mobile prefix ("+33 6 12 34 56 78") or a bracketed trunk zero
+# ("+44 (0)20 7946 0958"); an area code and a long subscriber number ("+49 30 12345678")
 _PHONE_RE = re.compile(
-    r"(?:\+[ ]?\d{1,3}[ .-]?)?(?:1[ .-])?(?:\(\d{1,5}\)[ .-]?(?:\d{1,4}[ .-]?)?)?\d{2,5}"
+    r"(?:\+[ ]?\d{1,3}[ .-]?(?:\(0\)[ ]?)?(?:\d[ .-])?)?(?:1[ .-])?(?:\(\d{1,5}\)[ .-]?(?:\d{1,4}[ .-]?)?)?\d{2,5}"
     r"(?:[ .-]\d{2,5}){1,4}(?:[ ]?(?:x|ext\.?)[ ]?\d{1,6})?(?![\w]|[.-]\d)"
-    r"|\+[ ]?\d{7,15}(?![\w]|[.-]\d)"
+    r"|\+[ ]?\d{7,15}(?![\w]|[.-]\d)|\+[ ]?\d{1,3}[ .-]\d{1,5}[ .-]\d{5,10}(?![\w]|[.-]\d)"
     r"|\d{10,11}(?![\w]|[.,]\d)")
 # a pager number or a phone extension on its own: "pager 4417", "pgr #2231", "beeper 555", "ext. 3321",
 # "extension 44", "x4521" (a short number, so only after its label; not "extranodal extension 2 mm", "PgR 80%",
@@ -1358,7 +1360,8 @@ def _valid_phone(text: str, s: int, e: int, labelled: bool) -> bool:
     return True
 
 
-_ID_MORE_GROUPS_RE = re.compile(r"(?:[ ]\d{2,6}){1,4}(?![\w-]|[.,]\d)")
+# (an Australian Medicare number ends in a one-digit issue number: "2123 45670 1")
+_ID_MORE_GROUPS_RE = re.compile(r"(?:[ ]\d{2,6}){1,4}(?:[ ]\d(?=[ \t]*(?:[,;)\n]|$|\.(?!\d))))?(?![\w-]|[.,]\d)")
 
 
 def _id_groups_end(text: str, s: int, e: int) -> int:
@@ -2978,12 +2981,22 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 continue  # "Pt: Ambulating with walker", "Chaplain: Visited, prayed with pt"
         # "Pt: HOLLOWAY, RUTH A.", "Name: Smith, John": the given name after the surname and a comma
         # a given name not on the lists counts when it reads as a name in the surname's case ("KIM, SOO-YEON")
-        if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and free[j + 1] and \
-                (words[j + 1].isupper() == words[j].isupper()) and (first_name(j + 1) or (
-                    lower_name(j + 1, True) if words[j + 1].isupper() else namey(j + 1))):
+        def given(x: int) -> bool:
+            return free[x] and words[x].isupper() == words[j].isupper() and (first_name(x) or (
+                lower_name(x, True) if words[x].isupper() else namey(x)))
+        if j + 1 < n and text[toks[j][1]:toks[j + 1][0]] == ", " and given(j + 1):
             j += 1
-            while j + 1 < n and joinable(j + 1) and initial(j + 1) and free[j + 1]:
-                j += 1
+            # then initials, listed middle names and particles before a name ("GARCIA, MARIA DEL CARMEN",
+            # "Lopez, Jose Luis", "HOLLOWAY, RUTH A.")
+            for _ in range(3):
+                if j + 1 < n and joinable(j + 1) and free[j + 1] and (initial(j + 1) or (
+                        first_name(j + 1) and given(j + 1))):
+                    j += 1
+                elif j + 2 < n and lowers[j + 1] in _PARTICLES and joinable(j + 1) and free[j + 1] and \
+                        joinable(j + 2) and given(j + 2):
+                    j += 2
+                else:
+                    break
         found.append((k, j))
 
     # 3. verbal cues: "seen by", "my name is", "follow up with", "said", "Hi ..."

@@ -509,3 +509,21 @@ def test_social_media_handles(text, values):
 def test_social_media_handles_keep_shorthand(text, values):
     _kept(text, *values)
 
+
+@pytest.mark.parametrize("text,values", [
+    ("portable +33 6 12 34 56 78.", ["+33 6", "12 34 56 78"]),
+    ("Sister in Berlin, +49 30 12345678.", ["+49 30", "12345678"]),
+    ("Medicare no. 2123 45670 1, mobile on file", [" 1, mobile"]),
+    ("Pt: GARCIA LOPEZ, MARIA DEL CARMEN", ["MARIA", "DEL CARMEN"]),
+    ("Name: Lopez, Jose Luis", ["Jose", "Luis"]),
+])
+def test_foreign_phones_id_issue_digit_and_given_names(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("HR 88, +1 2 3 edema; MRN 1234 5678 2 days ago", ["+1 2 3", "2 days ago"]),
+    ("Pt: SMITH, JOHN STABLE OVERNIGHT", ["STABLE OVERNIGHT"]),
+])
+def test_foreign_phones_id_issue_digit_and_given_names_keep_prose(text, values):
+    _kept(text, *values)

@@ -1,7 +1,8 @@
 """PHI redactor (engine/phi.py) on hand-written oncology notes with identifiers in awkward places: dates
 without a year in note shorthand, pager numbers and extensions, boroughs, lower-case names and employers,
-nicknames, hospitals without a head noun.  Every listed identifier must go; the listed clinical content must
-stay."""
+nicknames, hospitals without a head noun; and (47-63) international patients, dictation without punctuation,
+pasted tables, pedigrees, foreign phones and postcodes, rural routes, dates and ages in words.  Every listed
+identifier must go; the listed clinical content must stay."""
 
 from __future__ import annotations
 
@@ -251,6 +252,106 @@ NOTES = [
      'plays soccer. echo 3/3 ef 60%. pft normal. his roommate, officer brennan, came with him.',
      ['best buy', '3/3', 'brennan'],
      ['38 yo m', 'stage iia', 'abvd x4', 'ef 60%', 'pft normal', 'hodgkin lymphoma']),
+    # 47 immigrant patient, Vietnamese names, interpreter, apartment
+    ('Med onc new pt 2/11: Mr. Nguyen Van Thanh, 63M, HCC on background HBV, BCLC B. Vietnamese-speaking; '
+     'interpreter Tran Thi Mai (ID 4471). Son Nguyen Minh Khoa translates at home, cell +1 (714) 555-0163. '
+     'Lives at 1420 Bolsa Ave, Apt 7B, Westminster, CA 92683. AFP 812.',
+     ['2/11', 'Thanh', 'Tran Thi Mai', 'Minh Khoa', '(714) 555-0163', '1420 Bolsa', 'Apt 7B', 'Westminster',
+      '92683'],
+     ['63M', 'HCC', 'HBV', 'BCLC B', 'AFP 812']),
+    # 48 UK transfer letter: NHS number, British phone and postcode
+    ('Transfer of care from the Royal Marsden. Patient: Oluwaseun Adebayo-Okafor, NHS number 943 476 5919, '
+     "DOB 03/07/1961. Address: Flat 4, 27 Coldharbour Lane, London SE5 9NR. GP: Dr Siobhan O'Sullivan, "
+     'tel +44 20 7946 0958. Completed 6 cycles of FOLFOX for pT3N1 sigmoid cancer.',
+     ['Royal Marsden', 'Oluwaseun', 'Adebayo-Okafor', '943 476 5919', '03/07/1961', 'Flat 4', 'Coldharbour',
+      'SE5 9NR', 'Siobhan', "O'Sullivan", '+44 20 7946 0958'],
+     ['6 cycles of FOLFOX', 'pT3N1', 'sigmoid']),
+    # 49 Canadian snowbird: health card, postal code, fax
+    ('Snowbird pt, 71F, from Mississauga, Ontario; OHIP 4532-781-226-KT. Postal code L5B 3C2. '
+     'Oncologist in Canada Dr. Marie-Claude Tremblay at Princess Margaret, fax 416-946-6546. '
+     'On letrozole + palbociclib, CBC stable.',
+     ['Mississauga', '4532-781-226-KT', 'L5B 3C2', 'Marie-Claude', 'Tremblay', 'Princess Margaret',
+      '416-946-6546'],
+     ['71F', 'letrozole', 'palbociclib', 'CBC stable']),
+    # 50 dictated transcript: no punctuation, all lower case, date and age in words
+    ('this is doctor ramirez dictating on patient maria de la cruz gutierrez medical record number 55102938 '
+     'date of service march fourth she is a fifty-four-year-old woman with triple negative breast cancer '
+     'here for cycle two of pembrolizumab per keynote 522 her husband jose luis came with her '
+     'end of dictation',
+     ['ramirez', 'maria', 'de la cruz', 'gutierrez', '55102938', 'march fourth', 'jose luis'],
+     ['triple negative breast cancer', 'cycle two', 'pembrolizumab', 'keynote 522']),
+    # 51 pasted EHR table: labels in the header row, values below
+    ('Name: | MRN: | DOB: | Attending:\nAbdullah Al-Rashidi | 7730451 | 11/23/1948 | Fitzpatrick\n'
+     'Dx: metastatic urothelial ca, on enfortumab vedotin + pembrolizumab (EV-302).',
+     ['Abdullah', 'Al-Rashidi', '7730451', '11/23/1948', 'Fitzpatrick'],
+     ['Name: | MRN: | DOB: | Attending:', 'urothelial', 'enfortumab vedotin', 'pembrolizumab', 'EV-302']),
+    # 52 family pedigree
+    ('Family history (pedigree): maternal aunt Rosa (d. 61, breast), maternal grandmother Esperanza '
+     '(ovarian, dx 58), father Chukwuemeka (prostate, 70s), paternal cousin Adaeze (breast, 39). '
+     'Proband carries BRCA2 c.5946delT. Cascade testing offered to sister Ngozi.',
+     ['Rosa', 'Esperanza', 'Chukwuemeka', 'Adaeze', 'Ngozi'],
+     ['BRCA2 c.5946delT', 'Cascade testing', 'maternal aunt', 'd. 61, breast']),
+    # 53 ages and dates in words
+    ('Geriatric onc: ninety-two-year-old widow, seen with granddaughter on Christmas Eve 2023 and again on the '
+     'fourth of July. Her brother is eighty-nine. Dx: DLBCL stage II, R-mini-CHOP x6. Lives in Wilkes-Barre.',
+     ['ninety-two', 'Christmas Eve', 'fourth of July', 'Wilkes-Barre'],
+     ['Geriatric onc', 'DLBCL', 'stage II', 'R-mini-CHOP x6']),
+    # 54 insurance, device serial, licence plate
+    ('Prior auth: BCBS member ID XYZ884512067, group 0047213. Port-a-cath placed 1/5, serial PAC-2291-88310. '
+     'Parking validated for plate 7KJM412. Medicaid ID JK48821Q. Pharmacist Olamide Bankole.',
+     ['XYZ884512067', '0047213', '1/5', 'PAC-2291-88310', '7KJM412', 'JK48821Q', 'Olamide', 'Bankole'],
+     ['BCBS', 'Port-a-cath']),
+    # 55 e-mail and URL with the patient's name
+    ('Pt sent portal msg from linh.pham.1958@yahoo.com and shared a GoFundMe: '
+     'https://gofundme.com/f/help-linh-pham-beat-cancer. Spouse Pham Quoc Bao. CEA 12.',
+     ['linh.pham.1958@yahoo.com', 'help-linh-pham', 'Quoc Bao'],
+     ['CEA 12']),
+    # 56 visiting patient from India, Indian mobile number
+    ('Visiting from Pune, India; 58M, Shri Venkatesh Subramaniam Iyer, mobile +91 98220 45173. Son '
+     'Karthik (Bengaluru) is HCP. Diffuse large B-cell lymphoma, IPI 3, planned Pola-R-CHP per POLARIX.',
+     ['Pune', 'Venkatesh', 'Subramaniam', 'Iyer', '+91 98220 45173', 'Karthik', 'Bengaluru'],
+     ['58M', 'IPI 3', 'Pola-R-CHP', 'POLARIX']),
+    # 57 Dutch particles, rural route, state name before the ZIP code
+    ('Pt Johannes van der Berg, 69M, farmer, lives on RR 2 Box 118, Pella, Iowa 50219. Daughter '
+     'Anneke van der Berg-Smit. mCRPC, PSMA PET 4/9: new bone mets. Started Lu-177 (VISION).',
+     ['Johannes', 'van der Berg', 'RR 2', 'Box 118', 'Pella', '50219', 'Anneke', 'Berg-Smit', '4/9'],
+     ['69M', 'mCRPC', 'PSMA PET', 'Lu-177', 'VISION']),
+    # 58 Spanish double surname, Puerto Rican PO box, note in Spanish
+    ('Consulta: Sra. María José Fernández Ortiz, 47 años, residente de Caguas, Puerto Rico. Dirección '
+     'postal: PO Box 3382, Caguas PR 00726. Tel. 787-555-0139. Carcinoma de cérvix IIB, cisplatino semanal.',
+     ['María José', 'Fernández', 'Ortiz', 'Caguas', 'PO Box 3382', '00726', '787-555-0139'],
+     ['cérvix IIB', 'cisplatino']),
+    # 59 Arabic name with nasab and kunya, Irish O', chaplain
+    ('Inpatient onc: Mrs. Fatima Bint Khalid Al-Zahrani (goes by "Umm Yusuf") admitted 8/30 with '
+     "neutropenic fever. Nurse Patrick O'Brien-Walsh. Chaplain Sheikh Abdulrahman visited. ANC 0.1.",
+     ['Fatima', 'Al-Zahrani', 'Umm Yusuf', '8/30', "O'Brien-Walsh", 'Abdulrahman'],
+     ['neutropenic fever', 'ANC 0.1']),
+    # 60 lower-case dictation, Nigerian patient, phone number read out digit by digit
+    ('ok so patient is mr chidi okonkwo he is a seventy one year old gentleman originally from lagos '
+     'now living in houston his wife is ngozi her number is two eight one five five five zero one four four '
+     'he has metastatic prostate cancer on darolutamide per aramis',
+     ['chidi', 'okonkwo', 'lagos', 'houston', 'ngozi', 'two eight one five five five'],
+     ['metastatic prostate cancer', 'darolutamide', 'aramis']),
+    # 61 ALL-CAPS header block, Korean names as SURNAME, GIVEN-NAME
+    ('PATIENT: PARK, JI-HOON   MRN 00918273   DOB 1957-04-02\nReferring: KIM, SOO-YEON MD\n'
+     'Gastric adenoCA, HER2 3+, on trastuzumab + FOLFOX (ToGA).',
+     ['PARK', 'JI-HOON', '00918273', '1957-04-02', 'KIM', 'SOO-YEON'],
+     ['HER2 3+', 'trastuzumab', 'FOLFOX', 'ToGA']),
+    # 62 Ukrainian refugee: patronymics, Canadian unit-street address, social-media handle
+    ('Pt Olga Ivanovna Petrova, 66F, emigrated from Kharkiv, Ukraine in 2022; now at 301-45 Bathurst St, '
+     'Toronto ON M5T 2P3. Son Dmitriy Sergeyevich posts updates on Instagram @petrova.family22. NSCLC, ALK+, '
+     'on alectinib.',
+     ['Olga', 'Ivanovna', 'Petrova', 'Kharkiv', '301-45 Bathurst', 'Toronto', 'M5T 2P3', 'Dmitriy',
+      'Sergeyevich', 'petrova.family22'],
+     ['66F', 'NSCLC', 'ALK+', 'alectinib']),
+    # 63 care-team table row and labels, Mexican double surname, rural Texas
+    ('Pt MRN: 4481920 | Room 14B | Attending: Dr. Haddad | Fellow: Nwachukwu | RN: Ximena\n'
+     'Pt Jesús Alberto Villarreal-Garza, 77M, rancher from Rural Route 3, Box 45, Alpine, Texas 79830; '
+     'nephew is his HCP. Cholangiocarcinoma, FGFR2 fusion, on pemigatinib (FIGHT-202). Nephew cell '
+     '(432) 555-0198.',
+     ['4481920', 'Haddad', 'Nwachukwu', 'Ximena', 'Jesús', 'Villarreal-Garza', 'Route 3', 'Box 45', 'Alpine',
+      '79830', '(432) 555-0198'],
+     ['77M', 'FGFR2 fusion', 'pemigatinib', 'FIGHT-202']),
 ]
 
 
