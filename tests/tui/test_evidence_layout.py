@@ -88,3 +88,14 @@ async def test_claim_text_uses_the_zoomed_width(tmp_path: Path) -> None:
         await pilot.press("ctrl+o")  # and back: refitted to the pane again
         await wait_for(pilot, lambda: claims.ordered_columns[-1].width == narrow)
         assert_in_view(claims, CLAIM_NUMBERS)
+
+
+def test_an_options_list_passage_says_whose_distance_it_shows() -> None:
+    from engine.state import Passage
+    from oncotui.widgets.evidence.evidence_pane import distance_words
+
+    kept = Passage("E4", "c4", "NSCLC", "nsclc.md", "## Stage IV > ### ALK inhibitors", None, "x", 0.2091, 5.4)
+    assert distance_words(kept) == "distance 0.209"
+    listed = Passage("E8", "c:6", "NSCLC", "nsclc.md", "## Stage IV > ### ALK inhibitors", None, "x", 0.2091, 5.4,
+                     origin="options")
+    assert distance_words(listed) == "options list above a kept passage; that passage's distance 0.209"

@@ -251,7 +251,7 @@ class EvidencePane(Vertical):
         rerank = "" if passage.rerank_score is None else f" · rerank {passage.rerank_score:.2f}"
         self.query_one("#passage-text", Static).update(
             f"[b]{literal(passage.id)} · {literal(passage.title)}[/b] [dim]{literal(where)} · "
-            f"{literal(passage.source)}[/dim]\n[dim]{grade} · distance {passage.distance:.3f}{rerank}[/dim]\n"
+            f"{literal(passage.source)}[/dim]\n[dim]{grade} · {distance_words(passage)}{rerank}[/dim]\n"
             f"{literal(passage.text)}")
         self.query_one("#passage-detail").display = True
 
@@ -264,3 +264,11 @@ class EvidencePane(Vertical):
         if passage is not None:
             self.app.copy_to_clipboard(f"[{passage.id}] {passage.title} — {_section(passage.section)}\n{passage.text}")
             self.notify(f"Passage {passage.id} copied.", markup=False)
+
+
+def distance_words(passage: Any) -> str:
+    """The passage's distance as the detail line says it: an options list (kb/outline.py, added beside a kept
+    passage) carries that passage's distance, not its own."""
+    if getattr(passage, "origin", "") == "options":
+        return f"options list above a kept passage; that passage's distance {passage.distance:.3f}"
+    return f"distance {passage.distance:.3f}"
