@@ -285,7 +285,7 @@ jade penny max jack bob else per ed al carina tore bent odd lone eve sky hunter 
 destiny trinity liberty chance ace rex sunny storm river autumn winter spring cash noble young long
 brown white black green gray grey baker cook park key hill bay bo jo kay lee rosa vera mercedes
 lucky victor justice sage marina nova august aurora clement constance felicity prudence charity
-tracy sandra christina? gay
+tracy sandra christina? gay geri
 """.replace("?", "").split()) - {"sandra", "christina", "tracy"}
 
 _DAY_MONTH_NAMES = frozenset(
@@ -2569,8 +2569,9 @@ FNA IHC PCR NGS MSI TMB HR PR CR SD PD NED AWD DOD OS PFS DFS EFS ORR AE SAE NPO
 UTI DVT PE MI CVA TIA AF OK NA NOS WNL ROS HPI PMH PSH FH SH CV GCS AOX CBC BMP CMP LFT INR PTT WBC ANC HGB PLT
 CEA PSA AFP LDH IV PO SC SQ SL PRN BID TID QD QID HS AM PM UK USA EU MG ML GY CM MM KG FU DX TX RX HX SX BX
 ADT TKI AI ICI CRT HCT SCT BCG KPS EOL GOC HCP POA ACD IDT NEG POS AND THE NOT TNM HIV HBV HCV
+MRN DOB SSN FIN CSN DOS MBI
 DR DRS MR MRS MS MX
-""".split())  # the last line: titles ("Seen by DR SMITH"), the name after them is rule 1b's
+""".split())  # the second last line: form labels ("pt MRN: 4481920"); the last: titles ("Seen by DR SMITH"), the name after them is rule 1b's
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
     r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|pt|signed(?:[ ]by)?|"
@@ -2610,6 +2611,11 @@ _VERB_CUE_RE = _ci(
     r"[ \t]{1,6}")
 
 _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
+# Care-team roles: never part of the name they stand before ("Pharmacist Jane Doe", "Dietitian Lee")
+_ROLE_WORDS = _wordset(
+    "pharmacist pharmacists dietitian dietician nutritionist navigator therapist physiotherapist counselor "
+    "counsellor technician technologist phlebotomist interpreter translator scribe coordinator hospitalist "
+    "intensivist radiologist psychologist psychiatrist anesthesiologist anaesthetist")
 # a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
 _SERVICE_WORDS = _wordset(
     "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
@@ -2754,7 +2760,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if (f in acronyms or i in trial_at) and not after_first_name(i) and \
                 not (i + 1 < n and joinable(i + 1) and folds[i + 1] in _CENSUS_NAMES):
             return False  # an acronym or trial name of the text ("(LOH)", "ARIEL2"); not "LAURA SMITH"
-        if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or _is_drugish(f) or \
+        if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or f in _ROLE_WORDS or _is_drugish(f) or \
                 (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES) or _TNM_RE.fullmatch(w):  # "on Tuesdays", "Tisb"
             return False
         if toks[i][0] > 0 and text[toks[i][0] - 1].isalnum():  # glued to digits: "p.Cys525Alafs", "HbA1c"
@@ -2763,6 +2769,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             return False
         if note_verb(i, first=not joinable(i)):
             return False
+        if f in _SERVICE_WORDS and f not in _FIRST_NAMES and f not in _CENSUS_NAMES:
+            return False  # "Geri Onc clinic", "Peds Heme": a service
         if f in _COUNTRIES_STATES and not allow_vocab:  # "Dr. Virginia Hale" is a person
             return False
         if lowers[i] in _VOCAB and (not allow_vocab or lower_mode) and f not in _FIRST_NAMES:

@@ -527,3 +527,24 @@ def test_foreign_phones_id_issue_digit_and_given_names(text, values):
 ])
 def test_foreign_phones_id_issue_digit_and_given_names_keep_prose(text, values):
     _kept(text, *values)
+
+
+
+# --- fourth round: clinical words read as names, residence, vague birth years, shouted postcodes, care team ---
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt MRN: 4481920; pt DOB on file", ["MRN", "DOB"]),
+    ("Pharmacist Jane Doe reviewed; Clinical Pharmacist Smith; Dietitian Lee", ["Pharmacist", "Dietitian"]),
+    ("Referred to Geri onc; geri onc consult; Geri Onc clinic", ["Geri onc", "geri onc", "Geri Onc"]),
+])
+def test_roles_and_labels_are_no_names(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt MRN: 4481920", ["4481920"]),
+    ("Pharmacist Jane Doe reviewed; Clinical Pharmacist Smith", ["Jane", "Doe", "Smith"]),
+    ("Geri Smith, daughter, at bedside", ["Geri", "Smith"]),
+])
+def test_roles_and_labels_are_no_names_names_still_go(text, values):
+    _gone(text, *values)
