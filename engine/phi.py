@@ -878,7 +878,11 @@ _BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date
 _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # a bare year of birth ("born in 1929"): Safe Harbor keeps years, but not one that shows an age over 89, and
 # the redactor cannot know today's date, so every year of birth goes
-_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
+# A few words of vagueness may stand between cue and year ("DOB sometime in 1930", "born around 1929"); only these,
+# so that "DOB in chart; diagnosed in 2019" keeps its year
+_BIRTH_VAGUE = (r"(?:(?:some[ ]?time|around|about|circa|ca\.|approx\.?|approximately|roughly|probably|possibly|"
+                r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter)[ ,-]{1,2}){0,4}")
+_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
 _YEAR_WITH_AGE_RE = re.compile(
@@ -1375,7 +1379,8 @@ def _id_groups_end(text: str, s: int, e: int) -> int:
     return g.end()
 
 
-def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, str]]:
+def _structured(text: str, low: str, lower_mode: bool, as_written: str = "") -> list[tuple[int, int, str]]:
+    """``as_written``: the text before an ALL-CAPS note was lowered, for the codes whose capitals say what they are."""
     """Return candidate (start, end, kind) spans for pattern-based identifiers."""
     out: list[tuple[int, int, str]] = []
     add = out.append
@@ -1575,11 +1580,12 @@ def _structured(text: str, low: str, lower_mode: bool) -> list[tuple[int, int, s
             name = sm.group(1).lower()
             if name in _COUNTRY_PHRASES or name.split()[-1] in _COUNTRIES_STATES:
                 add((st, m.end(), "ZIP"))
-    if _POSTCODE_ANCHOR_RE.search(text):
-        for m in _iter(_CA_POSTAL_RE, text):
+    caps = as_written or text  # postcodes are capitals; a shouted note was lowered
+    if _POSTCODE_ANCHOR_RE.search(caps):
+        for m in _iter(_CA_POSTAL_RE, caps):
             if not re.fullmatch(r"T\dN \dM\d", m.group()):  # a TNM stage written with a space
                 add((m.start(), m.end(), "ZIP"))
-        for m in _iter(_UK_POSTCODE_RE, text):
+        for m in _iter(_UK_POSTCODE_RE, caps):
             add((m.start(), m.end(), "ZIP"))
 
     out.extend(_addresses(text, low, lower_mode))
@@ -3643,7 +3649,7 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     protected = [(m.start(), m.end()) for m in _iter(_PROTECTED_PHRASES_RE, low)
                  if not _CITY_ZIP_AFTER_RE.match(text, m.end())]
 
-    cands = _structured(text, low, lower_mode)
+    cands = _structured(text, low, lower_mode, as_written if shouted else "")
     table = _table_cells(text) if "|" in text or "\t" in text else []
     cands += [c for c in table if c[2] not in ("PERSON", "HEADER")]
     protected += [(c[0], c[1]) for c in table if c[2] == "HEADER"]

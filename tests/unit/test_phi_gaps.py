@@ -548,3 +548,20 @@ def test_roles_and_labels_are_no_names(text, values):
 ])
 def test_roles_and_labels_are_no_names_names_still_go(text, values):
     _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("DOB sometime in 1930, per daughter.", ["1930"]),
+    ("born around 1929 in a village; date of birth: approx. 1931", ["1929", "1931"]),
+    ("RETIRED TO LONDON SE5 9NR. SON IN TORONTO ON M5V 3L9.", ["SE5 9NR", "M5V 3L9"]),
+])
+def test_vague_birth_years_and_shouted_postcodes(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("DOB in chart; diagnosed in 2019 with NSCLC. Born in the US, moved 1990.", ["2019", "1990"]),
+    ("PT STAGED T1N 0M0; DEX D1 8MG; PSA 4.1", ["T1N 0M0", "D1 8MG"]),
+])
+def test_vague_birth_years_and_shouted_postcodes_keep_clinical(text, values):
+    _kept(text, *values)
