@@ -1129,6 +1129,12 @@ _PLACE_VERBS = _wordset(
     "evaluated discharged returned travelled traveled visiting staying stays stayed imaged biopsied scanned "
     "radiated irradiated receiving received resected grew retired")
 
+# "she lives in Flushing", "resides in Mobile": in mixed-case prose the capital after a lower-case residence cue
+# makes even a clinical word a town; not these states of living ("Lives in Denial")
+_RESIDENCE_IN_RE = re.compile(r"(?:lives|living|resides|residing|lived|resided)[ ]in[ ]")
+_NOT_RESIDENCES = _wordset("fear denial pain poverty isolation comfort peace solitude squalor hiding limbo dread "
+                           "terror anxiety")
+
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
     r"(?:Hospitals?|Clinics?|Medical[ ]Cent(?:er|re)|Health[ ]Cent(?:er|re)|Cancer[ ]Cent(?:er|re)|"
@@ -2617,6 +2623,7 @@ _VERB_CUE_RE = _ci(
     r"[ \t]{1,6}")
 
 _LABEL_CUE_END_RE = re.compile(_LABEL_CUE_RE.pattern + r"\Z")
+_CLAUSE_END_RE = re.compile(r"[ \t]*(?:[,;(\n]|\.?\Z|\.\s|[ ](?:RN|NP|LPN|PA|MD|DO|PharmD|RPh)\b)")
 # Care-team roles: never part of the name they stand before ("Pharmacist Jane Doe", "Dietitian Lee")
 _ROLE_WORDS = _wordset(
     "pharmacist pharmacists dietitian dietician nutritionist navigator therapist physiotherapist counselor "
@@ -2975,6 +2982,15 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if label == "pt" and text[m.start(1):m.start(1) + 2] == "PT" and not shouted:
             continue  # "PT: Ambulating 100 ft": physical therapy, not the patient
         j = extend(k, strong, True, allcaps=strong)
+        word_name = False
+        if j is None and not lower_mode and cap(k) and (first_name(k) or folds[k] in _AMBIGUOUS_NAMES) and \
+                label not in ("cc", "re"):
+            # a first name that is also a word ("Nurse: Rose", "Daughter: Grace"): a name when it ends its clause
+            # or a surname follows; "Nurse: Will call back" is prose
+            j = extend(k, True, True)
+            if j == k and not _CLAUSE_END_RE.match(text, toks[k][1]):
+                j = None
+            word_name = j is not None
         if j is None and not strong and not lower_mode and words[k].isupper():
             # an ALL-CAPS name after another label ("PATIENT: HARRIET QUELLWOOD"; not "PATIENT: STABLE"): words
             # that are names or no English, as after an ALL-CAPS title
@@ -2986,7 +3002,7 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 continue
         if j is None:
             continue
-        if not strong:
+        if not strong and not word_name:
             nm = [x for x in range(k, j + 1) if not initial(x)]
             if not nm or (len(nm) == 1 and folds[nm[0]] not in _FIRST_NAMES and lowers[nm[0]] in _VOCAB):
                 continue
@@ -3463,6 +3479,7 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                mask: _Mask, lower_mode: bool) -> list[tuple[int, int]]:
     out = []
     hits = []
+    residence: set[int] = set()  # Title Case words after a lower-case "lives in": a town even when a word
     if lower_mode:
         hits = [starts.get(m.end()) for m in _iter(_CITY_CUE_RE, low)]
         # weaker cues of a lower-case note ("93 year old female from ypsilanti", "treated in kalamazoo"): the word
@@ -3484,6 +3501,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 m = _CITY_CUE_END_RE.search(low, max(0, s0 - 40), s0)
                 if m and not (m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] == "_")):
                     hits.append(i)
+                    if _RESIDENCE_IN_RE.match(text, m.start()) and text[s0 + 1:e0].islower():
+                        residence.add(i)
     weak: set[int] = set()
     strong_hits = set(hits)
     if not lower_mode:
@@ -3559,7 +3578,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 last = j
                 j += 1
                 continue
-            if j == k and (lw in _VOCAB or (w.isupper() and len(w) <= 3)):
+            if j == k and (lw in _VOCAB and k not in residence or (w.isupper() and len(w) <= 3) or
+                           lw in _NOT_RESIDENCES):
                 break
             if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES:
                 last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end

@@ -565,3 +565,24 @@ def test_vague_birth_years_and_shouted_postcodes(text, values):
 ])
 def test_vague_birth_years_and_shouted_postcodes_keep_clinical(text, values):
     _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("She lives in Flushing with her son.", ["Flushing"]),
+    ("He resides in Independence, MO since 1990; she lives in Normal.", ["Independence", "Normal"]),
+    ("Nurse: Rose\nPharmacist: Jane Doe", ["Rose", "Jane", "Doe"]),
+    ("RN: Grace, called at 14:00. Chaplain: Joy Smith", ["Grace", "Joy", "Smith"]),
+])
+def test_english_word_as_town_or_care_team_name(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("She lives in fear of recurrence; lives in a nursing home.", ["fear", "nursing home"]),
+    ("She Lives In Fear Of Recurrence; Lives In Skilled Nursing", ["Fear", "Skilled Nursing"]),
+    ("Lives in Denial about prognosis per daughter", ["Denial"]),
+    ("Nurse: Will call back tomorrow.", ["Will call"]),
+    ("RN: Hope for discharge Friday", ["Hope for"]),
+])
+def test_english_word_as_town_or_care_team_name_keep_prose(text, values):
+    _kept(text, *values)
