@@ -45,9 +45,7 @@ def option_item(section_text: str, heading: str) -> str | None:
     list or no item is the option ``heading`` names. The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
     lines = [line.strip() for line in section_text.splitlines()]
     header = ""
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    for i, line in enumerate(lines):
         if _HEADER_RE.search(line):
             header = line
         elif _HEADING_RE.match(line) or (line and not _NUMBERED_RE.match(line) and not _BULLET_RE.match(line)):
@@ -63,7 +61,6 @@ def option_item(section_text: str, heading: str) -> str | None:
                 item.append(nxt)
                 size += len(nxt) + 1
             return "\n\n".join([header, "\n".join(item)])
-        i += 1
     return None
 
 
