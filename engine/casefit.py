@@ -1370,6 +1370,27 @@ def sentence_parents(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
+def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
+    """The bullets (without their marks) under the numbered list item that sentence ``sentence_id`` of ``passage``
+    is, when that item is under a recommendation's list header (``recommended_items``): an options list's drugs
+    ("6. ALK inhibitors (for patients with ALK translocations)." then "- Alectinib." "- Lorlatinib."), too short to be
+    offered as sentences. Empty for any other sentence, and for an item of another list (a trial's results in
+    bullets under "1. The phase III CROWN trial ...")."""
+    if sentence_id not in recommended_items([passage]):
+        return []
+    text = passage_sentences([passage]).get(sentence_id, ("", ""))[1]
+    units = text_units(passage.text)
+    for i, (kind, unit) in enumerate(units):
+        if kind == "list" and _NUMBERED_RE.match(unit) and text and text in unit:
+            out = []
+            for kind, bullet in units[i + 1:]:
+                if kind != "list" or not _BULLET_RE.match(bullet):
+                    break
+                out.append(_BULLET_RE.sub("", bullet).strip())
+            return out
+    return []
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None,
            recommended: set[str] | frozenset[str] = frozenset(),

@@ -10,14 +10,13 @@ their text, no stray emphasis marks); the ledger keeps the verbatim text.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
-from engine.casefit import recommended_items
+from engine.casefit import bullets_under
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
-from engine.safety import OVERFLOW_MARK, display_text, instruction_passages, text_units
+from engine.safety import OVERFLOW_MARK, display_text, instruction_passages
 from engine.state import Claim, ConsultState
 
 
@@ -164,34 +163,21 @@ def claim_section(claim: Claim, state: ConsultState) -> str:
     return section_label(passage.section).replace("*", "").replace("_", " ")
 
 
-_NUMBERED_RE = re.compile(r"^\d+[.)]\s")
-_BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
 MAX_LISTED = 12
 
 
 def listed_under(claim: Claim, state: ConsultState) -> list[str]:
-    """The bullets under the numbered list item a claim quotes, as people read them: PDQ's options list names each
-    option's drugs in bullets too short to quote ("6. ALK inhibitors (for patients with ALK translocations)." then
-    "- Alectinib." "- Lorlatinib."), so the quoted item alone would send the clinician to the evidence. Verbatim
-    passage text, shown as the section is; empty for any other claim, and for an item of another list (a trial's
-    results in bullets under "1. The phase III CROWN trial ...")."""
+    """The drugs an options list names under the item a claim quotes, as people read them: PDQ's bullets are too
+    short to quote ("6. ALK inhibitors (for patients with ALK translocations)." then "- Alectinib." "- Lorlatinib."),
+    so the quoted item alone would send the clinician to the evidence (``casefit.bullets_under``: verbatim passage
+    text, shown as the section is). Empty for any other claim."""
     if len(claim.sentence_ids) != 1:
         return []
     pid = claim.sentence_ids[0].rsplit(".s", 1)[0]
     passage = next((p for p in (state.retrieval.passages if state.retrieval else ()) if p.id == pid), None)
-    if passage is None or claim.sentence_ids[0] not in recommended_items([passage]):  # an options list's item only
-        return []
-    units = text_units(passage.text)
-    for i, (kind, unit) in enumerate(units):
-        if kind == "list" and _NUMBERED_RE.match(unit) and claim.text in unit:
-            names = []
-            for kind, bullet in units[i + 1:]:
-                if kind != "list" or not _BULLET_RE.match(bullet):
-                    break
-                names.append(display_text(_BULLET_RE.sub("", bullet)).rstrip(". "))
-            more = len(names) - MAX_LISTED
-            return names[:MAX_LISTED] + ([f"and {more} more"] if more > 0 else [])
-    return []
+    names = [display_text(b).rstrip(". ") for b in bullets_under(passage, claim.sentence_ids[0])] if passage else []
+    more = len(names) - MAX_LISTED
+    return names[:MAX_LISTED] + ([f"and {more} more"] if more > 0 else [])
 
 
 def withheld_lines(state: ConsultState) -> list[str]:
