@@ -781,7 +781,7 @@ _MD_RE = re.compile(
     r"pi-?rad|ti-?rad)s\b)"  # not "mammo 8/2 birads 2"
     r"[a-z]{1,20}s\b)")
 _MD_EVENT = (
-    r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
+    r"seen|see|saw|visits?|appt|appointment|f/u|fu|follow-?up|clinic|hospital|infirmary|hospice|transferred|labs?|cbc|cmp|bmp|ct|cta|mri|pet|pet/ct|"
     r"scans?|imaging|xr|cxr|x-?ray|ultrasound|us|echo|egd|colonoscopy|bronch|bronchoscopy|ebus|biopsy|bx|fna|"
     r"ercp|eus|mrcp|cystoscopy|placed|inserted|implanted|removed|exchanged|replaced|"
     r"surgery|resection|lumpectomy|mastectomy|port|admit|admitted|admission|adm|discharged?|d/c|ed|er|"

@@ -363,10 +363,17 @@ def test_more_dates_and_place_names_keep_prose(text, values):
     _kept(text, *values)
 
 
-# still leaking, documented: a date four words after its event ("TRANSFERRED FROM HOLY CROSS HOSPITAL 4/2")
-@pytest.mark.xfail(strict=True, reason="known gap: a month/day more than three words after its event word")
-def test_known_gap_date_far_from_its_event():
-    _gone("TRANSFERRED FROM HOLY CROSS HOSPITAL 4/2. DR. VANTERPOOL TO REVIEW.", "4/2")
+# a care place is an event of care too: "HOLY CROSS HOSPITAL 4/2" (the event word was four words back)
+@pytest.mark.parametrize("text,values", [
+    ("TRANSFERRED FROM HOLY CROSS HOSPITAL 4/2. DR. VANTERPOOL TO REVIEW.", ["4/2"]),
+    ("admitted to St. Luke's hospital 11/3, transferred 11/5 to hospice 11/9", ["11/3", "11/5", "11/9"]),
+])
+def test_date_after_a_care_place(text, values):
+    _gone(text, *values)
+
+
+def test_date_after_a_care_place_keeps_fractions():
+    _kept("hospital 1/3 of patients; hospice 2/5 pts; rehospitalized 2/3", "1/3", "2/5", "2/3")
 
 
 # --- found while writing the third set of notes (international patients, dictation, tables) ---
