@@ -878,10 +878,10 @@ _BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date
 _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # a bare year of birth ("born in 1929"): Safe Harbor keeps years, but not one that shows an age over 89, and
 # the redactor cannot know today's date, so every year of birth goes
-# A few words of vagueness may stand between cue and year ("DOB sometime in 1930", "born around 1929"); only these,
+# A few words of vagueness may stand between cue and year ("DOB sometime around the spring of 1930"); only these,
 # so that "DOB in chart; diagnosed in 2019" keeps its year
 _BIRTH_VAGUE = (r"(?:(?:some[ ]?time|around|about|circa|ca\.|approx\.?|approximately|roughly|probably|possibly|"
-                r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter)[ ,-]{1,2}){0,4}")
+                r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter)[ ,-]{1,2}){0,5}")
 _BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
@@ -2854,6 +2854,12 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 j = k - 1 if k > i + 1 else None
             else:
                 j = extend(i + 1, strong, strong, eponym=not strong)  # "Dr. Kowalski Tumor Board": a person
+            k = i + 1
+            if j is None and li in ("nurse", "sister", "brother") and not lower_mode and cap(k) and free[k] and \
+                    folds[k] in _AMBIGUOUS_NAMES and (_CLAUSE_END_RE.match(text, toks[k][1]) or (
+                        k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
+                        (lowers[k + 1] in ("to", "is", "was", "says", "said") or _past_tense(lowers[k + 1])))):
+                j = k  # "Nurse Rose to call", "Nurse Rose called"; "Nurse Will call back" is prose
             if j is not None:
                 found.append((i + 1, j))
 

@@ -593,3 +593,15 @@ def test_english_word_as_town_or_care_team_name(text, values):
 ])
 def test_english_word_as_town_or_care_team_name_keep_prose(text, values):
     _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Nurse Rose to call; Sister Grace visited", ["Rose", "Grace"]),
+    ("DOB: sometime around the spring of 1930", ["1930"]),
+])
+def test_word_name_after_a_title_and_longer_vague_birth_year(text, values):
+    _gone(text, *values)
+
+
+def test_word_name_after_a_title_keeps_prose():
+    _kept("Nurse Will call back; pt Hope for discharge", "Will call", "Hope for")
