@@ -39,29 +39,46 @@ def names(label: str, heading: str) -> bool:
     return long == short or long.startswith(short + " ")
 
 
+def spells_out(label: str, heading: str) -> bool:
+    """One of ``label`` and ``heading`` has every word of the other and not many more: PDQ's heading "... the
+    addition of poly (ADP-ribose) polymerase (PARP) inhibitors to induction and/or consolidation therapy" words the
+    item "... the addition of PARP inhibitors to induction therapy and/or consolidation therapy" more fully."""
+    a, b = set(_words(label).split()), set(_words(heading).split())
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 3 and short <= long and len(short) >= 0.75 * len(long)
+
+
 def option_item(section_text: str, heading: str) -> str | None:
     """The options list's lead-in line and the numbered item named by ``heading`` with the bullets under it, as
     written in ``section_text`` (the text of the section that opens with the list); None when the section has no such
-    list or no item is the option ``heading`` names. The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
+    list or no item, or more than one, is the option ``heading`` names (the same words first, then ``names``, then
+    ``spells_out``). The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
     lines = [line.strip() for line in section_text.splitlines()]
     header = ""
+    items: list[tuple[str, int]] = []  # (lead-in, line number) of each numbered item under a lead-in
     for i, line in enumerate(lines):
         if _HEADER_RE.search(line):
             header = line
         elif _HEADING_RE.match(line) or (line and not _NUMBERED_RE.match(line) and not _BULLET_RE.match(line)):
             header = ""  # prose or a heading ends a list
-        elif header and _NUMBERED_RE.match(line) and names(line, heading):
-            item = [line]
-            size = len(header) + len(line)
-            for nxt in lines[i + 1:]:
-                if not nxt:
-                    continue
-                if not _BULLET_RE.match(nxt) or size + len(nxt) > MAX_ITEM_CHARS:
-                    break
-                item.append(nxt)
-                size += len(nxt) + 1
-            return "\n\n".join([header, "\n".join(item)])
-    return None
+        elif header and _NUMBERED_RE.match(line):
+            items.append((header, i))
+    same = [x for x in items if _words(lines[x[1]]) == _words(heading)][:1]
+    found = same or [x for x in items if names(lines[x[1]], heading)] or \
+        [x for x in items if spells_out(lines[x[1]], heading)]
+    if len(found) != 1:  # none, or a heading that could be several items: no guess
+        return None
+    header, i = found[0]
+    item = [lines[i]]
+    size = len(header) + len(lines[i])
+    for nxt in lines[i + 1:]:
+        if not nxt:
+            continue
+        if not _BULLET_RE.match(nxt) or size + len(nxt) > MAX_ITEM_CHARS:
+            break
+        item.append(nxt)
+        size += len(nxt) + 1
+    return "\n\n".join([header, "\n".join(item)])
 
 
 def scored_text(item: str) -> str:

@@ -188,3 +188,23 @@ def test_an_options_passage_sits_in_its_options_section_so_a_paraphrase_citing_i
                     line="first")
     ledger = govern(build_ledger(draft, [listed], None, cancer_type=alk.cancer_type), 0.9, 0.3, alk, [listed])
     assert ledger.claims[0].state == "supported", ledger.claims[0]
+
+
+OVARIAN = """Treatment options for advanced-stage ovarian epithelial cancer, FTC, and PPC include:
+
+1. [Surgery followed by platinum-based chemotherapy.](/o#_684)
+2. [Surgery before or after platinum-based chemotherapy and/or additional consolidation therapy](/o#_595).
+5. [Surgery before or after platinum-based chemotherapy and the addition of PARP inhibitors to induction therapy and/or consolidation therapy](/o#_1).
+6. Chemotherapy for patients who cannot have surgery (although the impact on OS has not been proven)."""
+
+
+def test_a_heading_that_spells_out_the_items_words_still_names_it():
+    """PDQ's heading "Surgery before or after platinum-based chemotherapy and the addition of poly (ADP-ribose)
+    polymerase (PARP) inhibitors to induction and/or consolidation therapy" words item 5 more fully: every word of
+    the item is in it. A shorter item whose words are a small part of a heading is not named by it."""
+    heading = ("#### Surgery before or after platinum-based chemotherapy and the addition of poly (ADP-ribose) "
+               "polymerase (PARP) inhibitors to induction and/or consolidation therapy")
+    assert option_item(OVARIAN, heading).endswith("consolidation therapy](/o#_1).")
+    assert option_item(OVARIAN, "#### Surgery followed by platinum-based chemotherapy").endswith("(/o#_684)")
+    assert option_item(OVARIAN, "#### Surgery and PARP inhibitors") is None  # a few of item 5's words
+    assert option_item(OVARIAN, "#### Surgery before or after platinum-based chemotherapy") is None  # two items
