@@ -129,14 +129,11 @@ async def test_the_narrow_approvals_pane_shows_the_highlighted_items_whole_reaso
         assert first.reasons[0].startswith("Tier 2 case")
 
 
-async def test_a_case_submitted_while_the_app_starts_runs_once_it_is_ready(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, notices: list[tuple[str, str]]) -> None:
-    """The engine is built after a first frame (its imports take about a second). A case typed and sent with Enter
-    meanwhile got 'Still starting: try again in a moment.' and waited for a second Enter; now it is sent once the
-    engine is ready (n, new patient, likewise)."""
-    from textual import events
-
+def slow_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, threading.Event]:
+    """A fresh app whose start-up thread waits in loading settings until the returned event is set (then it gets
+    a test engine): keys pressed meanwhile meet an app that is still starting."""
     from engine.config import Settings
+    from oncotui.app import create_app
 
     _app, engine, _ = build(tmp_path)
     ready = threading.Event()
@@ -147,9 +144,17 @@ async def test_a_case_submitted_while_the_app_starts_runs_once_it_is_ready(
 
     monkeypatch.setattr("engine.config.load_settings", slow_settings)
     monkeypatch.setattr("engine.graph.Engine", lambda settings: engine)
-    from oncotui.app import create_app
+    return create_app(config_path=tmp_path / "config.toml"), engine, ready
 
-    app = create_app(config_path=tmp_path / "config.toml")
+
+async def test_a_case_submitted_while_the_app_starts_runs_once_it_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, notices: list[tuple[str, str]]) -> None:
+    """The engine is built after a first frame (its imports take about a second). A case typed and sent with Enter
+    meanwhile got 'Still starting: try again in a moment.' and waited for a second Enter; now it is sent once the
+    engine is ready (n, new patient, likewise)."""
+    from textual import events
+
+    app, engine, ready = slow_start(tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.engine is None
@@ -173,21 +178,10 @@ async def test_ingest_from_the_palette_while_the_app_starts_opens_once_it_is_rea
     again in a moment.'; like Enter and n, it now does its work (the ingest screen opens) once the engine is ready."""
     from textual.command import CommandPalette
 
-    from engine.config import Settings
-    from oncotui.app import create_app
     from oncotui.screens.ingest import IngestScreen
     from tests.tui.conftest import run_palette_command
 
-    _app, engine, _ = build(tmp_path)
-    ready = threading.Event()
-
-    def slow_settings(path: object = None) -> Settings:
-        ready.wait(10)  # the start-up thread loads settings: hold it there
-        return engine.settings
-
-    monkeypatch.setattr("engine.config.load_settings", slow_settings)
-    monkeypatch.setattr("engine.graph.Engine", lambda settings: engine)
-    app = create_app(config_path=tmp_path / "config.toml")
+    app, engine, ready = slow_start(tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.engine is None

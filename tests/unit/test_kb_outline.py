@@ -3,8 +3,6 @@ brings the list's lead-in and the item naming its option. Fake embedder and rera
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from engine.casefit import locked_candidates
@@ -12,6 +10,7 @@ from engine.nodes.corrective_rag import to_passages
 from engine.state import CaseFacts, Passage
 from kb.outline import MAX_ITEM_CHARS, names, option_item
 from kb.store import KnowledgeBase, RetrievalParams
+from tests.unit.test_kb_store_grade_queries import FakeEmbedder, _unit
 
 LIST = """Treatment options for patients with newly diagnosed [stage IV](/x#_1), relapsed, and recurrent disease include:
 
@@ -56,21 +55,6 @@ def test_a_long_item_is_cut_at_a_bullet():
     item = option_item(many, "ALK inhibitors")
     assert len(item) <= MAX_ITEM_CHARS + 200 and item.endswith(").") and "- [Drug 0]" in item
     assert "Drug 59" not in item
-
-
-def _unit(v: list[float]) -> list[float]:
-    n = math.sqrt(sum(x * x for x in v))
-    return [x / n for x in v]
-
-
-class FakeEmbedder:
-    query_prefix = ""
-
-    def embed_query(self, text: str) -> list[float]:
-        return _unit([1, 0.1, 0, 0])
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        return [_unit([1, 1, 1, 1]) for _ in texts]
 
 
 class FakeReranker:
