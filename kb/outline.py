@@ -5,16 +5,26 @@ disease include:" then "6. ALK inhibitors (for patients with ALK translocations)
 and then gives each option its own heading with the trials behind it ("... > #### ALK inhibitors (for patients with
 ALK translocations) > ##### Lorlatinib"). Retrieval finds the trial passages; the list that says they are options is
 split over several link-heavy chunks and is rarely among the top five. ``option_item`` cuts from a section's text
-the list's lead-in and the one numbered item a retrieved passage's heading names, verbatim, so the answer can quote
-the guideline's recommendation beside the trial.
+the list's lead-in and the one item a retrieved passage's heading names, verbatim, so the answer can quote the
+guideline's recommendation beside the trial; ``list_context`` gives a retrieved chunk that begins inside the list
+(the drugs under an item) the lead-in and the item line it continues. Lead-ins other than "... include:" and lists
+of bullets are read too (``lead_in``); a list under any other lead-in (factors, trials, results) never is.
 """
 
 from __future__ import annotations
 
 import re
 
-_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:\s*$",
-                        re.IGNORECASE)
+# An options list's lead-in (``lead_in``), read on its words with trailing citation markers and a bold wrapper
+# dropped: "Treatment options for ... include:", "... include the following:[[5](#cit/...)]", "**Treatment options for
+# patients with ovarian germ cell tumors include:**", "Treatment options:", "Treatment options for patients with bulky
+# tumors:", "The standard treatment option for ... is the following:", "Standard treatment options for ... are:".
+# Not "Treatment options also depend on the site of recurrence, as follows:" nor a list of factors, trials or results.
+_INCLUDE_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:$", re.IGNORECASE)
+_BARE_RE = re.compile(r"^(?:standard\s+)?(?:treatment|therapy|therapeutic)\s+options(?:\s+for\b[^:]*)?:$", re.IGNORECASE)
+_STANDARD_RE = re.compile(r"^(?:the\s+)?standard\s+(?:treatment\s+)?options?\b[^:]*\b(?:is|are)(?:\s+the\s+following)?:$",
+                          re.IGNORECASE)
+_CITES_RE = re.compile(r"(?:\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\])+$")  # "[[5](#cit/section_5.5)]"
 _NUMBERED_RE = re.compile(r"^\d{1,2}[.)]\s+")
 _BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
@@ -48,29 +58,50 @@ def spells_out(label: str, heading: str) -> bool:
     return len(short) >= 3 and short <= long and len(short) >= 0.75 * len(long)
 
 
-def option_item(section_text: str, heading: str) -> str | None:
-    """The options list's lead-in line and the numbered item named by ``heading`` with the bullets under it, as
-    written in ``section_text`` (the text of the section that opens with the list); None when the section has no such
-    list or no item, or more than one, is the option ``heading`` names (the same words first, then ``names``, then
-    ``spells_out``). The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
-    lines = [line.strip() for line in section_text.splitlines()]
-    header = ""
-    items: list[tuple[str, int]] = []  # (lead-in, line number) of each numbered item under a lead-in
+def lead_in(line: str) -> str | None:
+    """``line`` as an options list's lead-in (see ``_INCLUDE_RE`` and the shapes above it), or None. A bold wrapper is
+    dropped ("**Treatment options ... include:**" reads as a heading, not as the header of its items); the words,
+    links and citation markers are kept as written."""
+    core = _CITES_RE.sub("", line.strip()).strip()
+    if len(core) > 4 and core.startswith("**") and core.endswith("**") and "**" not in core[2:-2]:
+        line = core = core[2:-2].strip()
+    # the last sentence of a paragraph that ends in a colon: not "... regimen ... Results from this study include
+    # the following:"
+    plain = re.split(r"(?<=[.!?])\s+(?=[A-Z(\[*])", " ".join(_LINK_RE.sub(r"\1", core).split()))[-1]
+    if _INCLUDE_RE.search(plain) or _BARE_RE.match(plain) or _STANDARD_RE.match(plain):
+        return line.strip()
+    return None
+
+
+def _scan(lines: list[str]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The options lists in ``lines`` (stripped): (lead-in, line number) of each item, and for each line the lead-in
+    of the list it is in ("" when none) and the line number of the item it belongs to (-1 before the first item).
+    A list's items are numbered ("6. ALK inhibitors ...", the drugs in bullets under each) or, when its first line is
+    a bullet, bullets ("- Neoadjuvant chemotherapy."); prose or a heading ends it."""
+    items: list[tuple[str, int]] = []
+    state: list[tuple[str, int]] = []
+    header, kind, item = "", None, -1
     for i, line in enumerate(lines):
-        if _HEADER_RE.search(line):
-            header = line
-        elif _HEADING_RE.match(line) or (line and not _NUMBERED_RE.match(line) and not _BULLET_RE.match(line)):
-            header = ""  # prose or a heading ends a list
-        elif header and _NUMBERED_RE.match(line):
-            items.append((header, i))
-    same = [x for x in items if _words(lines[x[1]]) == _words(heading)][:1]
-    found = same or [x for x in items if names(lines[x[1]], heading)] or \
-        [x for x in items if spells_out(lines[x[1]], heading)]
-    if len(found) != 1:  # none, or a heading that could be several items: no guess
-        return None
-    header, i = found[0]
+        lead = lead_in(line)
+        if lead:
+            header, kind, item = lead, None, -1
+        elif line and (_HEADING_RE.match(line) or not (_NUMBERED_RE.match(line) or _BULLET_RE.match(line))):
+            header, kind, item = "", None, -1  # prose or a heading ends a list
+        elif header and line:
+            kind = kind or (_NUMBERED_RE if _NUMBERED_RE.match(line) else _BULLET_RE)
+            if kind.match(line):
+                items.append((header, i))
+                item = i
+        state.append((header, item))
+    return items, state
+
+
+def _item_lines(lines: list[str], i: int, size: int) -> list[str]:
+    """Item ``i`` and, for a numbered item, the bullets under it, cut at a bullet after ``MAX_ITEM_CHARS``."""
     item = [lines[i]]
-    size = len(header) + len(lines[i])
+    if not _NUMBERED_RE.match(lines[i]):
+        return item
+    size += len(lines[i])
     for nxt in lines[i + 1:]:
         if not nxt:
             continue
@@ -78,7 +109,49 @@ def option_item(section_text: str, heading: str) -> str | None:
             break
         item.append(nxt)
         size += len(nxt) + 1
-    return "\n\n".join([header, "\n".join(item)])
+    return item
+
+
+def option_item(section_text: str, heading: str) -> str | None:
+    """The options list's lead-in line and the item named by ``heading`` (a numbered item with the bullets under it,
+    or a bullet of a bulleted list), as written in ``section_text`` (the text of the section that opens with the
+    list); None when the section has no such list or no item, or more than one, is the option ``heading`` names (the
+    same words first, then ``names``, then ``spells_out``). The item is cut at a bullet after ``MAX_ITEM_CHARS``."""
+    lines = [line.strip() for line in section_text.splitlines()]
+    items, _ = _scan(lines)
+    same = [x for x in items if _words(lines[x[1]]) == _words(heading)][:1]
+    found = same or [x for x in items if names(lines[x[1]], heading)] or \
+        [x for x in items if spells_out(lines[x[1]], heading)]
+    if len(found) != 1:  # none, or a heading that could be several items: no guess
+        return None
+    header, i = found[0]
+    return "\n\n".join([header, "\n".join(_item_lines(lines, i, len(header)))])
+
+
+def list_context(section_text: str, start: int) -> tuple[str, str] | None:
+    """For a chunk that begins at ``start`` in ``section_text`` inside an options list (after its lead-in, at an item
+    or in the bullets under one): the list's lead-in as written and the numbered item line the chunk's first bullets
+    sit under ("" when the chunk begins at an item, or in a bulleted list). None when the chunk does not begin inside
+    such a list (its first line is no item or bullet)."""
+    if start <= 0:
+        return None
+    before = [line.strip() for line in section_text[:start].splitlines()]
+    first = next((line.strip() for line in section_text[start:].splitlines() if line.strip()), "")
+    if not before or not (_NUMBERED_RE.match(first) or _BULLET_RE.match(first)) or lead_in(first):
+        return None
+    items, state = _scan(before + [first])
+    header, item = state[-1]
+    if not header:
+        return None
+    if item == len(before) or item < 0:  # the chunk begins at an item (or before the first one)
+        return header, ""
+    return header, before[item] if _NUMBERED_RE.match(before[item]) else ""
+
+
+def item_key(line: str) -> str:
+    """A short key of an item line for an options passage's id: its number ("6"), or its first words for a bullet."""
+    m = re.match(r"^(\d{1,2})[.)]\s", line)
+    return m.group(1) if m else "-".join(_words(line).split()[:6])
 
 
 def scored_text(item: str) -> str:

@@ -21,9 +21,13 @@ Retrieval (``KnowledgeBase.retrieve``):
    a passage relevant) is higher where a focused phrasing matches better, and with ``rerank_order = "rerank"`` the
    order follows that max. No grade queries: one cross-encoder pass, as before;
 3b. options lists (``RetrievalParams.options_lists``, :mod:`kb.outline`): a kept passage under a treatment section
-   that opens with "Treatment options ... include:" brings that list's lead-in and the numbered item naming its
-   option (with the drugs in bullets under it), verbatim, as one more passage after the ``rerank_k`` (origin
-   "options", the distance of the passage that led to it, the cross-encoder's score of its lead-in and option line);
+   that opens with its options ("Treatment options ... include:", "... include the following:[citation]",
+   "Treatment options:", "The standard treatment option for ... is the following:"; numbered items with the drugs in
+   bullets under each, or bullets) brings that list's lead-in and the item naming its option, verbatim, as one more
+   passage after the ``rerank_k`` (origin "options", the distance of the passage that led to it, the
+   cross-encoder's score of its lead-in and option line); a kept passage that begins inside such a list (a chunk of
+   drug bullets) first gets the lead-in and the item line it continues put before it, each when no kept passage
+   holds it (``list_lead_ins``);
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -1106,7 +1110,9 @@ class KnowledgeBase:
         t = lap("rerank", t)
         top = ranked[:max(1, params.rerank_k)]
         if params.options_lists > 0:
-            lists = self.options_lists(top, params.options_lists)
+            read = self._section_reader()
+            top = self.list_lead_ins(top, read)
+            lists = self.options_lists(top, params.options_lists, read)
             if lists and params.rerank:  # each scored on its lead-in and option line (kb.outline.scored_text)
                 from kb.outline import scored_text
 
@@ -1130,30 +1136,64 @@ class KnowledgeBase:
                 scores = [max(a, float(b)) for a, b in zip(scores, self.rerank_scores(grader, texts))]
         return scores
 
-    def options_lists(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
-        """For each of ``hits`` under a section that opens with an options list whose item names the hit's option
-        (``kb.outline.option_item``), that list's lead-in and item as a passage (origin "options") filed under the
-        option's heading, at most ``limit``, without repeats and without an item a hit already holds."""
-        from kb.outline import option_item
+    def _section_reader(self) -> Callable[[str, str], tuple[str, str, int | None, dict[str, int]]]:
+        """A reader of one section's text (its chunks in order, joined by newlines), with the id and page of its first
+        chunk and where each chunk begins in the text; each section is read once per reader."""
+        texts: dict[tuple[str, str], tuple[str, str, int | None, dict[str, int]]] = {}
 
-        texts: dict[tuple[str, str], tuple[str, str, int | None]] = {}  # (source, section) -> (text, first id, page)
-
-        def section(source: str, path: str) -> tuple[str, str, int | None]:
+        def section(source: str, path: str) -> tuple[str, str, int | None, dict[str, int]]:
             if (source, path) not in texts:
                 got = self._get({"$and": [{"source": source}, {"section": path}]}, ["documents", "metadatas"])
                 rows = sorted(zip(got["ids"], got["documents"], got["metadatas"]),
                               key=lambda r: int((r[2] or {}).get("chunk_index", 0)))
                 page = (rows[0][2] or {}).get("page") if rows else None
+                starts, at = {}, 0
+                for cid, doc, _ in rows:
+                    starts[cid] = at
+                    at += len(doc or "") + 1
                 texts[(source, path)] = ("\n".join(d or "" for _, d, _ in rows), rows[0][0] if rows else "",
-                                         int(page) if page is not None else None)
+                                         int(page) if page is not None else None, starts)
             return texts[(source, path)]
 
+        return section
+
+    def list_lead_ins(self, hits: Sequence[Hit], read: Callable[..., Any] | None = None) -> list[Hit]:
+        """``hits`` with each passage that begins inside an options list (a chunk of drug bullets, "- Alectinib."
+        "- Lorlatinib.", cut from the item line "6. ALK inhibitors (for patients with ALK translocations)." that ends
+        the chunk before it) preceded by what it lacks of the list, verbatim (``kb.outline.list_context``): the list's
+        lead-in and the numbered item its first bullets sit under, each only when no passage of ``hits`` holds it.
+        Other passages are unchanged; ids, scores and order are kept."""
+        from kb.outline import list_context
+
+        read = read or self._section_reader()
+        out = list(hits)
+        for n, h in enumerate(hits):
+            first = next((line.strip() for line in h.text.splitlines() if line.strip()), "")
+            if not re.match(r"(?:[-*+\u2022]|\d{1,2}[.)])\s", first):
+                continue  # only a chunk that begins with a list line can begin inside a list
+            text, _, _, starts = read(h.source, h.section)
+            found = list_context(text, starts[h.chunk_id]) if h.chunk_id in starts else None
+            if not found:
+                continue
+            lead, item = (x if x and not any(x in o.text for o in out) else "" for x in found)
+            if lead or item:
+                body = f"{item}\n{h.text}" if item else h.text
+                out[n] = replace(h, text=f"{lead}\n\n{body}" if lead else body)
+        return out
+
+    def options_lists(self, hits: Sequence[Hit], limit: int, read: Callable[..., Any] | None = None) -> list[Hit]:
+        """For each of ``hits`` under a section that opens with an options list whose item names the hit's option
+        (``kb.outline.option_item``), that list's lead-in and item as a passage (origin "options") filed under the
+        option's heading, at most ``limit``, without repeats and without an item a hit already holds."""
+        from kb.outline import item_key, option_item
+
+        read = read or self._section_reader()
         out: list[Hit] = []
         for h in hits:
             parts = h.section.split(" > ")
             for k in range(len(parts) - 2, -1, -1):  # the nearest section above the hit that lists its option
                 path = " > ".join(parts[:k + 1])
-                text, first_id, page = section(h.source, path)
+                text, first_id, page, _ = read(h.source, path)
                 # the deepest heading below it that the list names: PDQ nests options ("2. Signal transduction
                 # inhibitors." then "1. BRAF inhibitors (for ... BRAF V600 ...)."), numbered flat
                 found = next(((j, x) for j in range(len(parts) - 1, k, -1) if (x := option_item(text, parts[j]))),
@@ -1164,7 +1204,7 @@ class KnowledgeBase:
                     if all(o.text != item for o in out) and not any(line in x.text for x in hits):
                         # filed under the option's own heading: its condition ("(for patients with ALK
                         # translocations)") is the passage's, for a paraphrase citing it as for the trials under it
-                        out.append(Hit(chunk_id=f"{first_id}:{line.split('.', 1)[0].split(')', 1)[0]}", text=item,
+                        out.append(Hit(chunk_id=f"{first_id}:{item_key(line)}", text=item,
                                        title=h.title, source=h.source, section=" > ".join(parts[:j + 1]),
                                        page=page, distance=h.distance, rerank_score=None, origin="options"))
                     break
