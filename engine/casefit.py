@@ -8,8 +8,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     stage       "stage I", "Stage IIIB", "stage II–IIIA", "stages II and III", "Stages I, II, and III" (a list is
                 the span from its lowest to its highest stage), "stage II and above", bare lettered
                 sub-stages ("IIIA", "IB"; bare "IV" is not one: it also means intravenous), "early-stage"/"early
-                disease" (0-II), "locally advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV; not
-                "metastatic potential/risk/spread": a tumour's risk, not its stage), "non-metastatic",
+                disease"/"early (un)favorable" (0-II; "Treatment of Early Unfavorable Classic HL"), "locally
+                advanced" (II-III), "advanced disease" (III-IV), "metastatic" (IV; not "metastatic
+                potential/risk/spread": a tumour's risk, not its stage), "non-metastatic",
                 "limited-stage" (I-III), "extensive-stage" (IV), "localised" (not metastatic);
                 "early" is 0-II (contradicts III: "Early tumours may be managed with surgery alone")
     setting     the early, operable setting: "adjuvant", "neoadjuvant", "perioperative", "pre-/postoperative",
@@ -193,7 +194,8 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
     ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
                             r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),
-    ("early", re.compile(r"\bearly[- ]stage\b|\bearly\s+(?:\w+\s+)?(?:disease|tumou?rs?|cancers?)\b", re.IGNORECASE)),
+    ("early", re.compile(r"\bearly[- ]stage\b|\bearly\s+(?:\w+\s+)?(?:disease|tumou?rs?|cancers?)\b|"
+                        r"\bearly\s+(?:un)?favou?rable\b", re.IGNORECASE)),  # HL: "Early Favorable Classic HL"
     ("limited-stage", re.compile(r"\blimited[- ]stage\b", re.IGNORECASE)),
     ("extensive-stage", re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)),
     ("localised", re.compile(r"\blocali[sz]ed\b(?![- ](?:to|in)\b)", re.IGNORECASE)),
@@ -1407,7 +1409,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     deepest part of its section."""
     case = case_from_facts(facts)
     rank = {"fits": 0, "none": 1, "unknown": 2}
-    kept: list[tuple[int, int, int, str]] = []
+    kept: list[tuple[int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
@@ -1417,12 +1419,16 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         fit = assess(text, case, (section,) if section else (), label)
         if fit.verdict == "contradicts":
             dropped[sid] = fit.reason
-        else:  # a sentence that states a condition fitting the case (or its label) ranks before one fitting only by
-            # its section
+        else:
             own = fit if not section else assess(text, case, label=label)
-            kept.append((rank["fits" if own.verdict == "fits" else fit.verdict if fit.verdict == "unknown" else "none"],
+            fits = "fits" in (own.verdict, fit.verdict)
+            # a guideline's recommendation that fits the case by its section comes before trial narrative that fits
+            # by naming the case's marker (the audit's RCC case had "Almost all patients with stage IV ... have
+            # incurable disease" before the first-line options item "Ipilimumab plus nivolumab (for ...)"); among
+            # sentences of one kind, one that fits by its own words comes first
+            kept.append((rank["fits" if fits else fit.verdict if fit.verdict == "unknown" else "none"],
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text),
-                         -_markers_fitting(text, case), i, sid))
+                         0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
 

@@ -116,7 +116,14 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("diffuse large B-cell lymphoma", r"diffuse large B[- ]cell lymphoma|\bDLBCL\b"),
     ("Hodgkin lymphoma", r"(?<!non-)(?<!non )Hodgkin(?:'s)? lymphoma"),
     ("lymphoma", r"lymphoma"),
-    ("leukemia", r"leuka?emia|\bAML\b|\bCLL\b|\bALL\b|\bCML\b"),
+    # PDQ writes each leukemia up apart ("Chronic Myeloid Leukemia Treatment"): a CML case is not an AML one.
+    # Acronyms in capitals only ("all patients" is no leukemia).
+    ("acute myeloid leukemia", r"acute (?:myeloid|myelogenous|non-?lymphocytic) leuka?emia|(?-i:\bAML\b)"),
+    ("chronic myeloid leukemia", r"chronic (?:myeloid|myelogenous) leuka?emia|(?-i:\bCML\b)"),
+    ("chronic lymphocytic leukemia", r"chronic lymphocytic leuka?emia|small lymphocytic lymphoma|(?-i:\bCLL\b)"),
+    ("acute lymphoblastic leukemia", r"acute lympho(?:blastic|cytic) leuka?emia|(?-i:\bALL\b)"),
+    ("hairy cell leukemia", r"hairy[- ]cell leuka?emia"),
+    ("leukemia", r"leuka?emia"),
     ("multiple myeloma", r"(?:multiple )?myeloma"),
     ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b|"
                                              r"(?:oropharyngeal|laryngeal|hypopharyngeal|oral cavity|oral tongue|"

@@ -73,8 +73,16 @@ def split_claim(text: str) -> list[str]:
     return [p for p in parts if p] or [text.strip()]
 
 
+# An adverbial clause gives a reason or a circumstance, not what the sentence asserts: "TNT was studied because many
+# patients do not receive all of the chemotherapy" says nothing against TNT (the audit's rectal answer was deferred
+# for it). Relative clauses ("a drug that did not improve survival") can be the assertion and stay.
+_ADVERBIAL_CLAUSE_RE = re.compile(r"\b(?:because|since|although|though|whereas|while|when|unless|if)\b[^,;]*",
+                                  re.IGNORECASE)
+
+
 def negative(text: str) -> bool:
-    return bool(_NEGATION_RE.search(text))
+    """The sentence asserts a negation (outside its adverbial clauses)."""
+    return bool(_NEGATION_RE.search(_ADVERBIAL_CLAUSE_RE.sub(" ", text)))
 
 
 def _scope(text: str) -> set[str]:
@@ -155,8 +163,16 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
                                       r"(?<!non-)(?<!non )hodgkin(?:'s)? lymphomas?"),
     "Hodgkin lymphoma": (r"hodgkin(?:'s)?", r"non-?[- ]?hodgkin(?:'s)?"),
     "lymphoma": (r"lymphomas?", ""),
+    "acute myeloid leukemia": (r"acute (?:myeloid|myelogenous|non-?lymphocytic)|(?-i:AML)", ""),
+    "chronic myeloid leukemia": (r"chronic (?:myeloid|myelogenous)|(?-i:CML)", ""),
+    "chronic lymphocytic leukemia": (r"chronic lymphocytic|small lymphocytic|(?-i:CLL|SLL)", ""),
+    "acute lymphoblastic leukemia": (r"acute lympho(?:blastic|cytic)|(?-i:ALL)", ""),
+    "hairy cell leukemia": (r"hairy[- ]cell", ""),
     "leukemia": (r"leuka?emias?|(?-i:AML|CLL|ALL|CML)", ""),
-    "multiple myeloma": (r"myelomas?|plasma[- ]cell neoplasms?|plasmacytomas?", ""),
+    # the plasma cell neoplasms summary also treats amyloidosis, MGUS, Waldenstrom and plasmacytomas apart: a section
+    # about one of them is not about a myeloma case (the audit's myeloma case quoted the amyloidosis induction line)
+    "multiple myeloma": (r"myelomas?", r"amyloidosis|monoclonal gammopathy|(?-i:MGUS)|waldenstr\w+|"
+                                       r"macroglobulinemia|plasmacytomas?"),
     "head and neck squamous cell carcinoma": (_HEAD_NECK + r"|(?-i:HNSCC)", ""),
     "nasopharyngeal carcinoma": (r"nasopharyn\w*|(?-i:NPC)", ""),
     "thyroid cancer": (r"thyroid", ""),

@@ -43,3 +43,15 @@ def test_a_later_stage_replaces_localized():
     assert merged.stage == "IV" and "localized" not in (merged.stage_text or "")
     assert assess("Docetaxel is a standard option for metastatic prostate cancer.", case_from_facts(merged)).verdict \
         == "fits"
+
+
+@pytest.mark.parametrize("stage, expected", [("stage IIIB", "contradicts"), ("stage IIA", "fits")])
+def test_hodgkin_early_favorable_sections_are_stages_one_and_two(stage: str, expected: str):
+    """PDQ's Hodgkin lymphoma sections are named by prognostic group, not stage: "Early Favorable/Unfavorable
+    Classic HL" is stage I-II, so its ABVD items do not apply to a stage IIIB case (the audit's case was released
+    with the early-favorable options)."""
+    case = case_from_facts(facts(f"30-year-old with classical Hodgkin lymphoma, {stage}. First-line treatment?"))
+    section = ("## Treatment of Early Favorable Classic HL > ### Treatment Options for Early Favorable Classic HL > "
+               "#### Chemotherapy with or without radiation therapy")
+    assert assess("ABVD for two to four cycles plus involved-field radiation therapy.", case, (section,)).verdict == \
+        expected

@@ -97,3 +97,52 @@ def test_upper_tract_urothelial_carcinoma_is_not_bladder_cancer():
     assert mibc.cancer_type == "urothelial carcinoma" and utuc.cancer_type == "upper tract urothelial carcinoma"
     assert other_cancer(upper, mibc) and not other_cancer(bladder, mibc)
     assert other_cancer(bladder, utuc) and not other_cancer(upper, utuc)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("45-year-old with newly diagnosed chronic phase chronic myeloid leukemia, BCR-ABL1 positive.",
+     "chronic myeloid leukemia"),
+    ("CML in chronic phase, Sokal low risk.", "chronic myeloid leukemia"),
+    ("50-year-old with newly diagnosed acute myeloid leukemia, FLT3-ITD mutation.", "acute myeloid leukemia"),
+    ("72-year-old with CLL, del(17p), symptomatic anemia.", "chronic lymphocytic leukemia"),
+    ("Adult Ph-positive acute lymphoblastic leukemia in first remission.", "acute lymphoblastic leukemia"),
+    ("Hairy cell leukemia with pancytopenia.", "hairy cell leukemia"),
+    ("All patients with leukemia of unclear lineage.", "leukemia"),
+])
+def test_each_leukemia_is_its_own_cancer(text, expected):
+    """PDQ writes each leukemia up apart: a CML case named only "leukemia" took AML's options list as on case (the
+    audit's CML consult was deferred over an AML sentence)."""
+    assert cancer(text) == expected
+
+
+def test_all_in_lower_case_is_no_leukemia():
+    assert cancer("All options were discussed for her breast cancer.") == "breast cancer"
+    assert cancer("We reviewed all of it with the family.") is None
+
+
+def test_a_cml_case_finds_the_aml_summary_off_case():
+    from engine.ledger import case_words, on_case
+    from engine.state import Passage
+
+    def p(title: str) -> Passage:
+        return Passage("E1", "c", title, "x.md", "## Treatment Option Overview", None, "Imatinib ...", 0.2, 1.0)
+    terms = case_words("chronic myeloid leukemia")
+    assert on_case(p("Chronic Myeloid Leukemia Treatment (PDQ®) - NCI"), terms)
+    assert not on_case(p("Acute Myeloid Leukemia Treatment (PDQ®) - NCI"), terms)
+
+
+@pytest.mark.parametrize("section, expected", [
+    ("## Treatment of Multiple Myeloma > ### Induction therapy", True),
+    ("## Treatment Option Overview for Plasma Cell Neoplasms", True),
+    ("## Treatment of Amyloidosis Associated With Plasma Cell Neoplasms > ### Induction therapy", False),
+    ("## Treatment of Isolated Plasmacytoma of Bone", False),
+    ("## Treatment of Monoclonal Gammopathy of Undetermined Significance", False),
+])
+def test_a_myeloma_case_takes_only_myeloma_sections_of_the_plasma_cell_summary(section, expected):
+    """The audit's myeloma case had "Daratumumab combined with bortezomib, cyclophosphamide, and dexamethasone is
+    considered a standard regimen" released first: the line is amyloidosis's induction."""
+    from engine.ledger import case_words, on_case
+    from engine.state import Passage
+    p = Passage("E1", "c", "Plasma Cell Neoplasms (Including Multiple Myeloma) Treatment (PDQ®) - NCI", "x.md",
+                section, None, "Induction therapy ...", 0.2, 1.0)
+    assert on_case(p, case_words("multiple myeloma")) is expected

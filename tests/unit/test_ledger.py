@@ -269,3 +269,16 @@ def test_an_uncited_passage_that_says_the_opposite_defers_the_claim():
                          "performance status.", ("E1",)), passages=(P1, P_NOT))
     assert states(ledger) == ["deferred"] and "possible contradiction with E2" in ledger.claims[0].reasons[0]
     assert [(x.other, x.strong) for x in ledger.contradictions] == [("E2", False)]
+
+
+def test_a_negation_giving_a_reason_is_not_a_contradiction():
+    """The audit's rectal answer was deferred: a quoted sentence saying why an approach was studied ("because many
+    patients do not receive ...") was read as saying the opposite of "... is also an option"."""
+    from engine.ledger import CONTRADICTION_OVERLAP, conflict
+    option = "Total neoadjuvant therapy (chemotherapy followed by chemoradiation) is also an option."
+    reason = ("The total neoadjuvant approach was studied in clinical trials because data showed that many patients do "
+              "not receive all of the recommended chemotherapy when given after surgery.")
+    assert conflict(reason, option) == 0.0
+    # a negation in the main clause still is one, with or without a reason after it
+    assert conflict("Total neoadjuvant therapy is not an option because of toxicity.", option) >= CONTRADICTION_OVERLAP
+    assert conflict("If tolerated, total neoadjuvant therapy is not an option.", option) >= CONTRADICTION_OVERLAP

@@ -58,17 +58,31 @@ def test_a_recommendation_comes_before_evidence_statistics() -> None:
     assert any(s.startswith("Evidence (pembrolizumab)") or "randomized trial" in s for s in offered[1:])
 
 
-def test_fit_class_still_comes_first() -> None:
-    """Guard: the kind orders sentences only within a fit class."""
-    # a trial sentence that fits the case by its own condition stays before a recommendation that states none
+def test_a_recommendation_fitting_by_its_section_comes_before_trial_narrative_naming_the_marker() -> None:
+    """A recommendation under a section that fits the case (stage IV, first line) is offered before a trial's
+    narrative that fits by naming the case's marker: a small model picks the first, and the guideline's option is
+    the answer; the trial is its evidence (the audit's RCC case quoted a prognosis line before the options item)."""
+    p = passage("E1", "Kidney Cancer Treatment", "Treatment of Stage IV Renal Cell Cancer > Treatment Options for "
+                "First-Line Therapy", (
+                    "In a randomized trial of 500 patients with HER2-positive metastatic disease, median PFS was 18.5 "
+                    "months with the antibody combination. Chemotherapy is a standard treatment option for these "
+                    "patients."))
+    facts = CaseFacts(cancer_type="renal cell carcinoma", stage="IV", stage_text="metastatic",
+                      markers=("HER2-positive",), genes=("HER2",), line="first")
+    offered = order([p], facts)
+    assert offered[0].startswith("Chemotherapy is a standard"), offered
+
+
+def test_among_one_kind_a_sentence_fitting_by_its_own_words_comes_first() -> None:
+    """Two trial sentences under a section that fits: the one naming the case's marker is offered first."""
     p = passage("E1", "Breast Cancer Treatment", "Metastatic Breast Cancer", (
-        "Chemotherapy is a standard treatment option for patients whose disease progresses on endocrine therapy. "
+        "In a randomized trial of 400 patients, median PFS was 9.1 months with the doublet. "
         "In a randomized trial of 500 patients with HER2-positive metastatic disease, median PFS was 18.5 months "
         "with the antibody combination."))
     facts = CaseFacts(cancer_type="breast cancer", stage="IV", stage_text="metastatic", markers=("HER2-positive",),
                       genes=("HER2",))
     offered = order([p], facts)
-    assert offered[0].startswith("In a randomized trial"), offered
+    assert "HER2-positive" in offered[0], offered
 
 
 def test_the_prompt_lists_the_recommendation_first() -> None:
