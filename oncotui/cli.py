@@ -217,8 +217,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class InputError(Exception):
+    """Input given on the command line or stdin that cannot be used, explained for a person (exit 2)."""
+
+
 def _read_text(value: str) -> str:
-    return sys.stdin.read() if value == "-" else value
+    """A text argument, or stdin for '-', as UTF-8 text. Bytes that are not UTF-8 (a note saved as Windows-1252,
+    a binary file piped in) are refused here, before a consult starts: Python would otherwise carry them as lone
+    surrogates that SQLite cannot store, and the consult would crash after it had begun."""
+    if value == "-":
+        if sys.stdin.isatty():
+            print("oncotui: reading the text from the terminal; paste it, then press Ctrl-D on an empty line",
+                  file=sys.stderr)
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # already text (a test's StringIO, an embedding host)
+            return _utf8(sys.stdin.read().encode("utf-8", "surrogateescape"), "standard input")
+        return _utf8(buffer.read(), "standard input")
+    return _utf8(value.encode("utf-8", "surrogateescape"), "the command line")
+
+
+def _utf8(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"the text on {where} is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}, offset {exc.start}); "
+            "nothing was stored. Convert it first, e.g. `iconv -f windows-1252 -t utf-8 note.txt | oncotui ask "
+            "--patient PT-XXXX -`") from None
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -1117,7 +1143,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
     from engine.phi import redact
 
     if args.file is None:
-        text = sys.stdin.read()
+        text = _read_text("-")
     else:
         try:
             text = args.file.read_text(encoding="utf-8", errors="replace")
@@ -1263,7 +1289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return COMMANDS[args.command](args)
-    except user_error_types() as exc:  # errors meant for a person: no traceback
+    except (InputError, *user_error_types()) as exc:  # errors meant for a person: no traceback
         print(f"oncotui: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

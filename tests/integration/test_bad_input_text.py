@@ -1,0 +1,80 @@
+"""Case text that is not UTF-8 (a note saved as Windows-1252, a file piped in by mistake) is refused with a clear
+message before anything is stored; it used to crash the consult with a traceback after it had been started."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from oncotui.cli import main
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    return tmp_path
+
+
+class _Stdin(io.TextIOWrapper):
+    """A stdin whose bytes are given; reading it as text fails the way a strict UTF-8 locale does."""
+
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8", errors="strict")
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def _consults(data_dir: Path) -> int:
+    db = data_dir / "oncotui.db"
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        try:
+            return conn.execute("select count(*) from consults").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+LATIN1_NOTE = "Stage IV NSCLC, EGFR exon 19 deletion. Seen by Dr. Jos\xe9 Mu\xf1oz. Options?".encode("latin-1")
+
+
+def test_ask_with_non_utf8_stdin_is_refused_before_anything_is_stored(data_dir, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin(LATIN1_NOTE))
+    assert main(["ask", "--patient", "PT-0001", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8" in err and "0xe9" in err and "iconv" in err and "Traceback" not in err
+    assert _consults(data_dir) == 0  # no half-started consult is left behind for `patients` to list
+
+
+def test_ask_with_undecodable_bytes_on_the_command_line_is_refused(data_dir, capsys):
+    # Python hands undecodable argv bytes over as lone surrogates ("\udcff"); SQLite cannot store them
+    assert main(["ask", "--patient", "PT-0001", "stage IV NSCLC \udce9 options?"]) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8" in err and "command line" in err
+    assert _consults(data_dir) == 0
+
+
+def test_route_and_kb_query_read_stdin_the_same_way(data_dir, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"stage IV \xff pancreatic"))
+    assert main(["route", "-"]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_utf8_stdin_with_a_byte_order_mark_is_read(data_dir, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin("\ufeffStage IV pancreatic adenocarcinoma, KRAS".encode()))
+    assert main(["route", "-", "--json"]) == 0
+    assert '"tier": 2' in capsys.readouterr().out.replace('"tier":2', '"tier": 2')
+
+
+def test_reading_a_terminal_says_how_to_end_the_note(data_dir, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"Stage IV pancreatic adenocarcinoma, KRAS", tty=True))
+    assert main(["route", "-"]) == 0
+    assert "Ctrl-D" in capsys.readouterr().err
