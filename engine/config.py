@@ -81,7 +81,7 @@ DEFAULT_RARE_CANCERS = (
 )
 DEFAULT_GENES = (
     "EGFR", "ALK", "ROS1", "BRAF", "KRAS", "NRAS", "HER2", "ERBB2", "BRCA1", "BRCA2", "PIK3CA", "MET", "RET",
-    "NTRK", "IDH1", "IDH2", "FGFR2", "FGFR3", "KIT", "PDGFRA", "TP53", "PALB2", "ATM", "ESR1",
+    "NTRK", "IDH1", "IDH2", "FGFR2", "FGFR3", "KIT", "PDGFRA", "TP53", "PALB2", "ATM", "ESR1", "FLT3", "NPM1", "JAK2",
 )
 DEFAULT_TREATMENT_KEYWORDS = (
     "chemotherapy", "chemo", "radiotherapy", "radiation", "surgery", "resection", "resected", "mastectomy",
@@ -359,6 +359,8 @@ def _validate(raw: dict[str, Any], source: str) -> Settings:
 def find_config(explicit: str | Path | None = None) -> Path | None:
     if explicit:
         path = Path(explicit).expanduser()
+        if path.is_dir():
+            raise ConfigError(f"Config file {path} is a directory; give the settings file itself (config.toml)")
         if not path.is_file():
             raise ConfigError(f"Config file not found: {path}")
         return path
@@ -372,15 +374,30 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
     return None
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The file's TOML table; ConfigError (naming the file) when it cannot be read, is not UTF-8 or not TOML."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the settings file {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); TOML files "
+                          "are UTF-8: save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
 def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
     """Load, merge environment overrides and validate. Raises ConfigError with a readable message."""
     found = find_config(path)
     raw: dict[str, Any] = {}
     if found is not None:
-        try:
-            raw = tomllib.loads(found.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{found} is not valid TOML: {exc}") from None
+        raw = _read_toml(found)
     env = _env_overrides(dict(os.environ if environ is None else environ))
     for key, value in env.items():
         _set_dotted(raw, key.split("."), value)

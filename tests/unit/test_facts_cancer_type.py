@@ -146,3 +146,13 @@ def test_a_myeloma_case_takes_only_myeloma_sections_of_the_plasma_cell_summary(s
     p = Passage("E1", "c", "Plasma Cell Neoplasms (Including Multiple Myeloma) Treatment (PDQ®) - NCI", "x.md",
                 section, None, "Induction therapy ...", 0.2, 1.0)
     assert on_case(p, case_words("multiple myeloma")) is expected
+
+
+def test_leukemia_drivers_are_read_with_the_shipped_genes():
+    """The audit's AML case ("FLT3-ITD mutation") had no marker: its query and case fit missed the FLT3 inhibitor
+    line that PDQ calls the standard of care."""
+    from engine.config import Settings
+    genes = Settings().router.genes
+    f = extract_facts("50-year-old with newly diagnosed acute myeloid leukemia, FLT3-ITD mutation, NPM1 wild-type, "
+                      "fit for intensive chemotherapy.", genes=genes, treatment_keywords=[], rare_cancers=[])
+    assert "FLT3" in f.genes and any(m.startswith("NPM1") for m in f.markers)
