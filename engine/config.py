@@ -356,7 +356,7 @@ def _validate(raw: dict[str, Any], source: str) -> Settings:
         raise ConfigError(f"Invalid settings in {source}:\n  " + "\n  ".join(lines)) from None
 
 
-def find_config(explicit: str | Path | None = None) -> Path | None:
+def find_config(explicit: str | Path | None = None, environ: dict[str, str] | None = None) -> Path | None:
     if explicit:
         path = Path(explicit).expanduser()
         if path.is_dir():
@@ -364,10 +364,11 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
         if not path.is_file():
             raise ConfigError(f"Config file not found: {path}")
         return path
-    env = os.environ.get(ENV_PREFIX + "CONFIG")
+    environ = os.environ if environ is None else environ
+    env = environ.get(ENV_PREFIX + "CONFIG")
     if env:
         return find_config(env)
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "oncotui" / "config.toml"
+    xdg = Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "oncotui" / "config.toml"
     for candidate in (xdg, REPO_CONFIG):
         if candidate.is_file():
             return candidate
@@ -394,7 +395,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
     """Load, merge environment overrides and validate. Raises ConfigError with a readable message."""
-    found = find_config(path)
+    found = find_config(path, environ)
     raw: dict[str, Any] = {}
     if found is not None:
         raw = _read_toml(found)
