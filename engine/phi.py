@@ -10,7 +10,8 @@ Types: PERSON, DATE, AGE (>89 only), ID, PHONE, EMAIL, URL, IP, SSN, ADDRESS, LO
 Deliberately kept (not identifiers under Safe Harbor, or clinical content):
   * a bare year standing alone, outside a calendar date ("relapsed in 2019", "diagnosed in 1960"): Safe Harbor
     permits the year of a date, and oncology prose needs years (approval years, trial names, citations).  Not
-    kept: a year of birth after a birth cue ("born in 1929", "DOB 1931": it may show an age over 89), a year
+    kept: a year or decade of birth after a birth cue ("born in 1929", "DOB 1931", "DOB: early 1930s": it may show
+    an age over 89), a year
     given with the age at that time ("at age 40 in 1960", "in 1960, aged 40": that is a year of birth too) and
     the year inside any calendar date ("March 2021", "3/4/2021": the whole date goes).  The redactor does not know
     today's date, so a free year whose link to an age is looser ("diagnosed in 1960 ... she was 40 then") stays;
@@ -33,7 +34,9 @@ How it works (all rule based):
      mixed-case text: "dr. kowalski", "Dr. o'brien", "nurse j. smith", "dr. van der berg", "DR SMITH"; a name
      ends at a verb or function word of the note: "dr. smith saw her", "Dr. Smith Recommended"), labels ("Name:",
      "Signed:", "seen by", "my name is"), initials after a person cue ("seen by MT", "pt MT", "Dr. MT"; not a
-     listed service or test such as PT, IR, CT, NPO, nor an abbreviation the text defines in brackets),
+     listed service or test such as PT, IR, CT, NPO, nor an abbreviation the text defines in brackets), a first
+     name that is a word after a care-team role when it ends its clause or a verb follows ("Pharmacist Rose
+     reviewed", "Case manager Hope to call"; not "Pharmacist Will review"),
      credentials ("J. Smith, MD"), a built-in multinational first-name list plus the US census
      first-name and surname lists, sequences of two or more capitalised words that are not common
      English/clinical vocabulary, a lone capitalised word inside a sentence that is not English (Webster's
@@ -49,8 +52,11 @@ How it works (all rule based):
      preposition of a Title Case note: "Seen At [ORGANIZATION_1]"), hospitals
      called "<place> General" ("Mass General", "Toronto General"; not "Surgeon General"), firm
      names made of three or more bare surnames ("Lopez, Santos and Coleman"), an employer after "works
-     for", "X is a ... company" (in lower case too: "works at zillow", "employed by walmart"; not "works at home"),
-     a saint's hospital after a verb of transfer ("transferred from St. Barnabas"), the letterhead line above an
+     for", "X is a ... company" (in lower case too: "works at zillow", "employed by walmart", "works at general
+     motors", "bank of america"; not "works at home"; after "retired from" only a firm's shape: "retired from
+     verizon", not "retired from teaching"), a saint's hospital after a verb of transfer or before a lower-case
+     head ("transferred from St. Barnabas", "St. Luke's hospital", one span), a hospital named by one word after a
+     verb of admission ("admitted to Mercy", not "mercy" in prose), the letterhead line above an
      address and a venue named right before one,
      and a short list of well-known hospitals without a head noun ("Brigham and Women's", "MGH", "BWH", "MD
      Anderson"; its scales and models, "MD Anderson Symptom Inventory", stay whole);
@@ -67,7 +73,9 @@ where it stands ("ARIEL2", "THE PATRICIA STUDY", "[KATHERINE](/CLINICALTRIALS/..
 word that is no English prose ("VIA AMBULATORY PUMP OVER 22 H", "24 MONTHS. THE PRIMARY END POINT" stay).  In Title
 Case notes a capitalised word after "In"/"At"/"From" is a town when it is no English word or follows a verb of care
 or residence ("Seen In Duluth On ...", "Treated In Reading"), not in a heading ("Factors in Folliculotropic
-Mycosis").  Windows line ends are read as "\n".
+Mycosis").  A word before a US state is a town whatever it means ("lives in Mobile, AL", "Normal, Illinois"); in
+an ALL-CAPS or lower-case note a word after a residence cue is a town when it stands alone ("SHE LIVES IN
+FLUSHING WITH HER SON"), not a word of a living situation ("LIVES IN SHELTER", "lives in assisted living").  Windows line ends are read as "\n".
 
 Dates: intervals kept, calendar dates removed (no calendar date keeps its year, and no shift is applied; bare years
 are the exception listed above).  Every DATE span
@@ -415,6 +423,14 @@ _US_STATE_ABBR = set("""
 AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC
 ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR
 """.split())
+# US state names, spelled out after a city ("Mobile, Alabama")
+_US_STATE_NAMES = (
+    "Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho Illinois "
+    "Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota Mississippi Missouri "
+    "Montana Nebraska Nevada New_Hampshire New_Jersey New_Mexico New_York North_Carolina North_Dakota Ohio Oklahoma "
+    "Oregon Pennsylvania Rhode_Island South_Carolina South_Dakota Tennessee Texas Utah Vermont Virginia Washington "
+    "West_Virginia Wisconsin Wyoming").split(" ")
+_US_STATE_NAMES = [w.replace("_", " ") for w in _US_STATE_NAMES]
 
 # Words seen in lower case in general oncology prose (NCI PDQ summaries, >= 4 occurrences). Generated once;
 # a capitalised word in this set is treated as ordinary language rather than part of a name.
@@ -882,7 +898,9 @@ _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # so that "DOB in chart; diagnosed in 2019" keeps its year
 _BIRTH_VAGUE = (r"(?:(?:some[ ]?time|around|about|circa|ca\.|approx\.?|approximately|roughly|probably|possibly|"
                 r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter)[ ,-]{1,2}){0,5}")
-_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR})(?![\w/]|[.-]\d)", re.I)
+# a decade of birth ("DOB: early 1930s", "born in the late 1940s", "born in the '20s") goes too
+_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR}|1[89]\d0['’]?s|['’]\d0s)(?![\w/]|[.-]\d)",
+                            re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
 _YEAR_WITH_AGE_RE = re.compile(
@@ -1131,9 +1149,37 @@ _PLACE_VERBS = _wordset(
 
 # "she lives in Flushing", "resides in Mobile": in mixed-case prose the capital after a lower-case residence cue
 # makes even a clinical word a town; not these states of living ("Lives in Denial")
-_RESIDENCE_IN_RE = re.compile(r"(?:lives|living|resides|residing|lived|resided)[ ]in[ ]")
+_RESIDENCE_IN_RE = re.compile(r"(?:[Ll]ives|[Ll]iving|[Rr]esides|[Rr]esiding|[Ll]ived|[Rr]esided)[ ]in[ ]")
 _NOT_RESIDENCES = _wordset("fear denial pain poverty isolation comfort peace solitude squalor hiding limbo dread "
-                           "terror anxiety")
+                           "terror anxiety seclusion harmony luxury filth chaos misery silence")
+# In a lower-case or ALL-CAPS note the capital is gone, so after a residence cue an English word is a town only when
+# it stands alone ("SHE LIVES IN FLUSHING WITH HER SON", "lives in mobile, al"), and never one of these words of a
+# living situation ("LIVES IN SHELTER", "lives in assisted living", "LIVES IN SUBSIDIZED HOUSING", "rural areas")
+_DWELLINGS = _wordset(
+    "home homes house houses housing apartment apartments apt condo trailer shelter shelters hotel motel car van rv "
+    "camper tent dorm dormitory facility facilities snf ltc hospice care assisted subsidized supportive transitional "
+    "temporary independent affordable public senior group nursing rural urban suburban area areas community "
+    "communities town city village country countryside suburbs state county same separate own section low "
+    "government shared boarding halfway sober foster basement room rooms unit bed household households residence "
+    "place region neighborhood neighbourhood")
+_LOWER_RESIDENCE_IN_RE = re.compile(r"(?:lives|living|resides|residing|lived|resided)[ ]in[ ](?:the[ ])?\Z")
+# the word then ends its clause or a function word or ", <state>" follows it
+_TOWN_ALONE_AFTER_RE = re.compile(
+    r"[ ]?[,;.)\n]|\Z|[ ](?:with|and|since|for|near|in|at|on|until|from|by|but|alone|who|where|per)\b")
+# ", AL", ", Alabama" after a city: it names a town even when it is a word ("resides in Mobile, AL")
+_STATE_AFTER_RE = re.compile(
+    r",?[ ]{1,2}(?:(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")\b(?![\w-])|"
+    r"(?:" + "|".join(sorted(_US_STATE_NAMES, key=len, reverse=True)) + r")\b)")
+# in lower case a state abbreviation must end its clause and not be a word ("lives in mobile, al."; not
+# "visiting family, in ...")
+_STATE_AFTER_RE_I = re.compile(
+    r",?[ ]{1,2}(?:(?:" + "|".join(sorted(a.lower() for a in _US_STATE_ABBR
+                                            if a not in ("OR", "IN", "ME", "OK", "HI", "DE", "OH", "MA", "LA", "CO",
+                                                         "ID", "PA", "DC", "PR")))
+    + r")(?=[ ]?(?:[,.;)\n]|\Z))|(?:" + "|".join(sorted((n.lower() for n in _US_STATE_NAMES), key=len, reverse=True))
+    + r")\b)")
+# city names that are stop words elsewhere (a phone label)
+_STOP_WORD_TOWNS = frozenset({"mobile"})
 
 # --- organisations ---------------------------------------------------------------------------------
 _ORG_HEAD_RE = re.compile(
@@ -2361,10 +2407,25 @@ def _care_name_orgs(text: str, low: str, lower_mode: bool) -> list[tuple[int, in
 # a hospital called after a saint, named without its head noun after a verb of care or transfer ("transferred
 # from St. Barnabas", "admitted to Saint Clare's"; not "St. John's wort", not a street: "at St. Marks Place")
 _SAINT_ORG_RE = re.compile(
-    r"(?:(?:transferred|admitted|discharged|seen|treated|referred|sent|moved|taken|brought|followed|works?|"
-    r"worked|"
-    r"hospitali[sz]ed)[ ](?:from|to|at|in)|(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at)[ ]"
+    r"(?:(?:[Tt]ransferred|[Aa]dmitted|[Rr]eadmitted|[Dd]ischarged|[Ss]een|[Tt]reated|[Rr]eferred|[Ss]ent|[Mm]oved|"
+    r"[Tt]aken|[Bb]rought|[Ff]ollowed|[Ww]orks?|[Ww]orked|[Ww]ent|[Rr]ushed|[Pp]resented|[Hh]ospitali[sz]ed|"
+    r"[Dd]rive[ ](?:him|her|them)|[Dd]rove[ ](?:him|her|them))[ ](?:from|to|at|in)|"
+    r"(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at)[ ]"
     r"((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
+# "St. Luke's hospital", "Saint Clare's medical center": a saint's name before a lower-case head is a hospital with
+# it, cue or none (Title Case heads are the organisation rule's)
+_SAINT_HEAD_RE = re.compile(
+    r"(?<![\w'’-])(?:St\.?|Saint)[ ][A-Z][a-z]{2,20}(?:['’]s)?(?:[ ](?:regional|memorial|general|university|"
+    r"children['’]s|community))?[ ](?:hospital|medical[ ]cent(?:er|re)|clinic|hospice|infirmary|"
+    r"cancer[ ]cent(?:er|re)|health[ ]cent(?:er|re))(?![\w'’-])")
+# a hospital named by one word after a verb of admission or transfer ("admitted to Mercy last week", "transferred
+# from presbyterian"); the word alone stays ("asked for mercy")
+_ONE_WORD_HOSPITAL_RE = re.compile(
+    r"(?:transferred|admitted|readmitted|discharged|seen|treated|hospitali[sz]ed|taken|brought|rushed|airlifted|"
+    r"transported|presented|went|sent|referred)[ ](?:from|to|at|in)[ ](?:the[ ])?"
+    r"((?:mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal)(?:[ ](?:hospital|medical[ ]cent(?:er|re)|"
+    r"clinic|hospice|infirmary|cancer[ ]cent(?:er|re)|health[ ]cent(?:er|re)))?)(?![\w'’-])")
+_ONE_WORD_HOSPITAL_ANCHOR_RE = re.compile(r"mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal")
 
 
 # "works at Target", "employed by apple", "works at home depot": right after a work cue a name without an article is
@@ -2385,34 +2446,66 @@ _WORKPLACE_NOUNS = _wordset(
 _WORK_RUN_STOP = _ORG_STOP_PREPS | _ORG_CONNECT | _wordset(
     "as a an his her their my our your this that these those some various several multiple same other another "
     "since until while when where who which part-time full-time and or but most many every each all any no more "
-    "less few due because though although")
+    "less few due because though although after before during over under about around than then later ago")
 
 
-def _word_employer_end(text: str, p: int, lower_mode: bool) -> int:
-    """End of an employer named by ordinary words right after a work cue at ``p``; ``p`` when there is none."""
+# words that start a firm's name and are stop words or prose elsewhere ("general motors", "united airlines")
+_EMPLOYER_LEADS = _wordset("general united american national international standard pacific atlantic continental "
+                           "consolidated allied")
+# "retired from teaching", "retired from the army", "retired from police force": after "retired from" a lower-case
+# employer needs a firm's shape: a word that is no English ("ford", "ibm"), a firm's first word ("general motors") or
+# "<workplace> of <name>" ("bank of america")
+_RETIRED_CUE_RE = _ci(r"retired[ ]from[ ]")
+
+
+def _word_employer_end(text: str, p: int, lower_mode: bool, retired: bool = False) -> int:
+    """End of an employer named by ordinary words right after a work cue at ``p``; ``p`` when there is none.
+    ``retired``: after "retired from", where an occupation is likelier than a firm (see ``_RETIRED_CUE_RE``)."""
     words: list[re.Match] = []
+    of_at = 0  # index in words of the word after "of" ("bank of america")
     for m in re.finditer(r"[^\W\d_][\w'’&-]*", text[p:p + 80]):
         gap = text[p + (words[-1].end() if words else 0):p + m.start()]
         lw = m.group().lower()
-        if gap not in ("", " ") or lw in _WORK_RUN_STOP:
+        if gap not in ("", " "):
             break
-        if words and (lw in _WORKPLACE_NOUNS or lw[:-1] in _WORKPLACE_NOUNS):
+        if lw == "of" and len(words) == 1 and not of_at and words[0].group().lower() in _WORKPLACE_NOUNS and \
+                words[0].group().lower() not in _WORK_IDIOMS:
+            nxt = re.match(r"[ ]([^\W\d_][\w'’&-]*)", text[p + m.end():p + m.end() + 40])
+            if nxt and nxt.group(1).lower() not in _WORK_RUN_STOP and _fold(nxt.group(1)) not in _HARD_STOP and \
+                    (lower_mode or nxt.group(1)[0].isupper() == words[0].group()[0].isupper()):
+                words.append(m)
+                of_at = len(words)
+                continue  # "bank of america", "city of boston"
+        if lw in _WORK_RUN_STOP:
+            break
+        if words and not of_at and (lw in _WORKPLACE_NOUNS or lw[:-1] in _WORKPLACE_NOUNS):
             return p  # "at grocery store", "at local hospital", "at nursing home"
-        if (_fold(lw) in _HARD_STOP or lw in _NOTE_VERBS) and (words or lw not in _WORK_IDIOMS):
+        if (_fold(lw) in _HARD_STOP or lw in _NOTE_VERBS) and (words or lw not in _WORK_IDIOMS) and \
+                not (not words and (lw in _EMPLOYER_LEADS or lw in _WORKPLACE_NOUNS and
+                                    text.startswith(" of ", p + m.end()))):
             break  # a date or a verb ends the name; an idiom starts one ("home depot") or stays one ("night")
         if words and not lower_mode and m.group()[0].isupper() != words[0].group()[0].isupper():
             break  # "works at Target in sales", "works at target Mondays": the name keeps one case
         words.append(m)
-        if len(words) == 3:
+        if len(words) == (4 if of_at else 3):
             break
+    if words and words[-1].group().lower() == "of":
+        words.pop()
+        of_at = 0
     if not words:
         return p
     low = [w.group().lower() for w in words]
+    if low[0] in _EMPLOYER_LEADS and (len(low) == 1 or low[1] in _WORKPLACE_NOUNS or low[1][:-1] in _WORKPLACE_NOUNS):
+        return p  # "works at general", "works at general store"
     if len(low) == 1 and (low[0] in _WORK_IDIOMS or low[0] in _WORKPLACE_NOUNS or
                           low[0].endswith("s") and _english(low[0][:-1])) or _is_drugish(_fold(low[0])):
         return p
     if not lower_mode and words[0].group()[0].isupper() and text[p - 3:p].strip().istitle():
         return p  # Title Case writing ("Works At Home", "Works At Acme Hardware"): the capitals say nothing here
+    if retired and not (of_at or low[0] in _EMPLOYER_LEADS or (
+            len(low) == 1 and low[0] not in _VOCAB and not _english(low[0]))) or \
+            retired and any(w.endswith("ing") for w in low):
+        return p  # "retired from teaching", "retired from police force"
     return p + words[-1].end()
 
 
@@ -2427,20 +2520,32 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
                 _fold(words[0]) not in _FIRST_NAMES and mask.free(s, e):
             out.append((s, e))
 
-    if "work" in low or "employ" in low or "job" in low or "intern" in low:  # cheap pre-checks
-        for m in _iter(_ORG_WORK_CUE_RE, low):
+    if "work" in low or "employ" in low or "job" in low or "intern" in low or "retired" in low:  # cheap pre-checks
+        for m in sorted(list(_iter(_ORG_WORK_CUE_RE, low)) + list(_iter(_RETIRED_CUE_RE, low)),
+                        key=lambda m: m.start()):
             n = len(out)
-            take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=True))
+            retired = m.re is _RETIRED_CUE_RE
+            take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=not retired))
             if len(out) == n:
-                e = _word_employer_end(text, m.end(), lower_mode)
+                e = _word_employer_end(text, m.end(), lower_mode, retired)
                 if e > m.end() and mask.free(m.end(), e):
                     out.append((m.end(), e))
     if not lower_mode and ("St" in text or "Saint" in text):
+        for m in _SAINT_HEAD_RE.finditer(text):  # "St. Luke's hospital"
+            if mask.free(m.start(), m.end()):
+                out.append((m.start(), m.end()))
         for m in _SAINT_ORG_RE.finditer(text):  # "transferred from St. Barnabas", "admitted to Saint Clare's"
             s, e = m.start(1), m.end(1)
-            w = m.group(2).lower()
-            if not re.match(r"[ ]{1,2}(?:wort|" + _STREET_TYPES + r")\b", text[e:e + 14], re.I) and \
-                    w not in _VOCAB and not _english(w) and mask.free(s, e):
+            if not re.match(r"[ ]{1,2}(?:wort|day|" + _STREET_TYPES + r")\b", text[e:e + 14], re.I) and \
+                    not any(o[0] <= s < o[1] for o in out) and mask.free(s, e):
+                out.append((s, e))
+    if _ONE_WORD_HOSPITAL_ANCHOR_RE.search(low):
+        for m in _iter(_ONE_WORD_HOSPITAL_RE, low):  # "admitted to Mercy last week"
+            s, e = m.start(1), m.end(1)
+            if not (lower_mode or text[s].isupper() or text[s:e].islower()) or \
+                    not lower_mode and text[s].isupper() and re.match(r"[ ][A-Z]", text[e:e + 2]):
+                continue  # "admitted to MERCY" in mixed case; "Mercy General": the organisation rule's
+            if mask.free(s, e) and not any(o[0] < e and s < o[1] for o in out):
                 out.append((s, e))
     if not lower_mode:
         if " is " not in text and " was " not in text:
@@ -2629,6 +2734,18 @@ _ROLE_WORDS = _wordset(
     "pharmacist pharmacists dietitian dietician nutritionist navigator therapist physiotherapist counselor "
     "counsellor technician technologist phlebotomist interpreter translator scribe coordinator hospitalist "
     "intensivist radiologist psychologist psychiatrist anesthesiologist anaesthetist")
+# care-team roles written before a name without a colon ("Pharmacist Rose", "social worker Joy"); "worker" and
+# "manager" only after the words given
+_ROLE_TITLE_WORDS = _wordset(
+    "pharmacist therapist physiotherapist chaplain dietitian dietician nutritionist navigator counselor counsellor "
+    "interpreter translator coordinator technician technologist phlebotomist psychologist hospitalist worker "
+    "manager practitioner aide doula midwife volunteer rn np lpn cna fellow resident intern attending")
+_ROLE_TITLE_FIRST = {"worker": _wordset("social"), "manager": _wordset("case care"),
+                     "practitioner": _wordset("nurse"), "aide": _wordset("home health nursing care")}
+# verbs of the note after such a name: "Pharmacist Rose reviewed", "Case manager Hope will call"
+_ROLE_NAME_VERBS = _NOTE_VERBS - _wordset(
+    "also then today tonight now again already still just personally herself himself who which that as about re "
+    "regarding aware") | {"to"}
 # a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
 _SERVICE_WORDS = _wordset(
     "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
@@ -2862,6 +2979,27 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 j = k  # "Nurse Rose to call", "Nurse Rose called"; "Nurse Will call back" is prose
             if j is not None:
                 found.append((i + 1, j))
+
+    # 1a. a first name that is also a word right after a care-team role without a colon ("Pharmacist Rose reviewed
+    #     the list", "social worker Joy met the family", "Case manager Hope to call"): a name when it ends its clause
+    #     or a verb of the note follows, as after "Nurse"; "Pharmacist Will review", "Case manager Hope for
+    #     discharge" are prose
+    if not lower_mode:
+        for i in range(n - 1):
+            li = lowers[i]
+            if li not in _ROLE_TITLE_WORDS or not (words[i].islower() or cap(i) or words[i].isupper()):
+                continue
+            if li in _ROLE_TITLE_FIRST and not (i > 0 and lowers[i - 1] in _ROLE_TITLE_FIRST[li] and joinable(i)):
+                continue  # "worker", "manager" only in "social worker", "case manager"
+            k = i + 1
+            if not (joinable(k) and cap(k) and free[k] and folds[k] in _AMBIGUOUS_NAMES):
+                continue
+            if _CLAUSE_END_RE.match(text, toks[k][1]) or (
+                    k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
+                    (lowers[k + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[k + 1]) or
+                     (lowers[k + 1].endswith("ed") and len(lowers[k + 1]) > 4 and
+                      (_english(lowers[k + 1][:-1], False) or _english(lowers[k + 1][:-2], False))))):
+                found.append((k, k))  # "Case manager Hope arranged", "Dietitian Faith to follow"
 
     # 1b. a lower-case title in mixed-case text: "discussed with dr. kowalski" (lower-case text has rule 1), or an
     #     ALL-CAPS one ("DR SMITH TO FOLLOW UP", "Seen by DR. KOWALSKI"), whose case says nothing either.  The
@@ -3575,9 +3713,25 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                                 "an", "der", "den", "y", "o"):
                 j += 1
                 continue
-            if not (w[0].isupper() or (lower_mode and lw not in _VOCAB)):
+            alone = False  # the first word is a town whatever it means: "lives in Mobile, AL", "LIVES IN FLUSHING"
+            if j == k and lw not in _DWELLINGS and lw not in _NOT_RESIDENCES:
+                if lower_mode:
+                    alone = bool(_LOWER_RESIDENCE_IN_RE.search(low, max(0, s - 24), s) and (
+                        _TOWN_ALONE_AFTER_RE.match(low, e) or _STATE_AFTER_RE_I.match(low, e)))
+                    state = alone and _STATE_AFTER_RE_I.match(low, e)
+                else:
+                    state = alone = bool(w[0].isupper() and _STATE_AFTER_RE.match(text, e))
+                if (alone and _fold(w) in _HARD_STOP and not (state and len(lw) > 3) and
+                        lw not in _STOP_WORD_TOWNS):
+                    alone = False
+            elif j == k and lower_mode and _LOWER_RESIDENCE_IN_RE.search(low, max(0, s - 24), s):
+                break  # "LIVES IN SHELTER", "lives in assisted living"
+            if not (w[0].isupper() or alone or (lower_mode and lw not in _VOCAB)):
                 break
             if k in weak and (w.isupper() and len(w) > 1 or (j > k and lw in _VOCAB)):
+                break
+            if alone:
+                last = j
                 break
             if j == k and lw in _PLACE_PREFIXES and j + 1 < len(toks) and text[e:e + 1] == " " and \
                     text[toks[j + 1][0]].isupper() and toks[j + 1][0] == e + 1:

@@ -605,3 +605,142 @@ def test_word_name_after_a_title_and_longer_vague_birth_year(text, values):
 
 def test_word_name_after_a_title_keeps_prose():
     _kept("Nurse Will call back; pt Hope for discharge", "Will call", "Hope for")
+
+
+# --- fifth round: cities that are words, shouted residence, word-names after a role, birth decades, lower-case
+#     employers, a hospital named by one word, saints' hospitals ---
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt lives in Mobile, AL with her husband.", ["Mobile"]),
+    ("He resides in Mobile, Alabama since 2001.", ["Mobile"]),
+    ("Lives in Normal, Illinois; works nights.", ["Normal"]),
+    ("living in Reading, PA with his son", ["Reading"]),
+])
+def test_city_that_is_a_word_before_its_state(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt lives in mobile home park, AL resident", ["mobile home"]),
+    ("Phone: mobile, AL area code unknown", ["mobile"]),
+])
+def test_city_that_is_a_word_before_its_state_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("SHE LIVES IN FLUSHING WITH HER SON.", ["FLUSHING"]),
+    ("PT RESIDES IN INDEPENDENCE, MO.", ["INDEPENDENCE"]),
+    ("SOCIAL: LIVES IN MOBILE, AL. RETIRED.", ["MOBILE"]),
+    ("she lives in flushing with her son.", ["flushing"]),
+])
+def test_shouted_or_lower_case_residence_cue(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("SHE LIVES IN FEAR OF RECURRENCE. LIVES IN A NURSING HOME.", ["FEAR", "NURSING HOME"]),
+    ("PT LIVES IN ASSISTED LIVING; LIVES IN SUBSIDIZED HOUSING", ["ASSISTED LIVING", "SUBSIDIZED HOUSING"]),
+    ("LIVES IN DENIAL. LIVES IN PAIN. LIVES IN SHELTER.", ["DENIAL", "PAIN", "SHELTER"]),
+    ("lives in poverty; living in rural areas; lives in housing with her son", ["poverty", "rural areas",
+                                                                              "housing"]),
+])
+def test_shouted_or_lower_case_residence_cue_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pharmacist Rose reviewed the list.", ["Rose"]),
+    ("Therapist Grant called back; Chaplain Will visited.", ["Grant", "Will"]),
+    ("Social worker Joy met the family. Case manager Hope arranged transport.", ["Joy", "Hope"]),
+    ("Dietitian Faith to follow; pharmacist Grace said ok", ["Faith", "Grace"]),
+    ("Seen with interpreter Ruby.", ["Ruby"]),
+    ("Fellow: Grant.", ["Grant"]),
+    ("RN: Hope", ["Hope"]),
+])
+def test_word_name_after_a_role(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pharmacist reviewed the list.", ["Pharmacist reviewed"]),
+    ("Pharmacist Will review interactions; social worker may call.", ["Will review", "may call"]),
+    ("Case manager Hope for discharge Friday", ["Hope for"]),
+    ("Chaplain visited; therapist summer schedule", ["Chaplain visited", "summer schedule"]),
+])
+def test_word_name_after_a_role_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("DOB: early 1930s per daughter", ["1930s"]),
+    ("born in the late 1940s in a village", ["1940s"]),
+    ("Born in the '20s, she is the oldest in clinic.", ["'20s"]),
+])
+def test_birth_decade_is_a_date(text, values):
+    out = _gone(text, *values)
+    assert "[DATE_" in out
+
+
+@pytest.mark.parametrize("text,values", [
+    ("in the 1990s trials showed benefit; born in the US in a small town", ["1990s", "born in the US"]),
+    ("Regimens of the 1980s; DOB in chart.", ["1980s"]),
+])
+def test_birth_decade_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("He works at general motors on the line.", ["general motors"]),
+    ("retired from bank of america in 2010.", ["bank of america"]),
+    ("works for general electric as a machinist", ["general electric"]),
+    ("retired from verizon after 30 years; retired from Ford in 2015", ["verizon", "Ford"]),
+])
+def test_lower_case_multi_word_employer(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("retired from teaching; retired from the army; retired from nursing in 2015", ["teaching", "army",
+                                                                                   "nursing"]),
+    ("works at home of her sister; works at general store", ["home of her sister", "general store"]),
+    ("retired from work; works at night; retired from police force", ["work", "night", "police force"]),
+])
+def test_lower_case_multi_word_employer_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("admitted to Mercy last week", ["Mercy"]),
+    ("transferred from Mercy on 3/4", ["Mercy"]),
+    ("Admitted to Mercy hospital yesterday", ["Mercy"]),
+    ("pt was admitted to mercy with sepsis", ["mercy"]),
+    ("transferred to Presbyterian for ICU care", ["Presbyterian"]),
+])
+def test_hospital_named_by_one_word(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("she asked for mercy; Mercy of God", ["mercy", "Mercy"]),
+    ("admitted to ICU; transferred to hospice", ["ICU", "hospice"]),
+])
+def test_hospital_named_by_one_word_keeps_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,name", [
+    ("Seen at St. Luke's hospital for a second opinion.", "St. Luke's hospital"),
+    ("Seen at St. Mary's for chemo.", "St. Mary's"),
+    ("Referred to St. Jude for trial.", "St. Jude"),
+    ("She went to St. Vincent's ED.", "St. Vincent's"),
+    ("Admitted to St. Luke's Hospital on 3/4.", "St. Luke's Hospital"),
+])
+def test_saints_hospital_is_one_organization(text, name):
+    r = redact(text)
+    s = text.index(name)
+    assert ("ORGANIZATION", s, s + len(name)) in r.spans, r.spans
+
+
+def test_saints_hospital_keeps_the_herb():
+    _kept("Takes St. John's wort; St. John's wort interacts with irinotecan.", "St. John's wort")
