@@ -546,6 +546,15 @@ _NODE_POSITIVE_IS_III = frozenset({"colon cancer", "rectal cancer", "colorectal 
                                    "Merkel cell carcinoma"})
 
 
+# Cancers whose AJCC 8th edition stage IV is exactly M1, so that an M0 case is stage 0 to III whatever its T and N
+# (not head and neck, thyroid, kidney, prostate, cervix, esophagus, stomach or bladder: stage IV(A) holds M0 there)
+_STAGE_IV_IS_M1 = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "anal cancer", "breast cancer",
+                             "triple-negative breast cancer", "HER2-positive breast cancer",
+                             "hormone receptor-positive breast cancer", "non-small cell lung cancer",
+                             "small cell lung cancer", "lung cancer", "melanoma", "pancreatic adenocarcinoma",
+                             "Merkel cell carcinoma"})
+
+
 def _routing_only_stage(facts: CaseFacts) -> bool:
     """The case's stage is engine.facts' routing approximation from TNM, not the cancer's stage group: not used for
     case fit (the stage is then unknown: stage lines are qualified, never contradicted by a guess). Node-positive
@@ -634,6 +643,10 @@ def case_from_facts(facts: CaseFacts) -> Case:
     if stage is None and "localized" in [e.strip().lower() for e in extent.split(",")]:
         # localized disease without a stage: not metastatic, stage 0 to III (no group within)
         stage, name, metastatic = (0, 39), "localized (no stage given)", False
+    tnm = TNM_RE.search(extent)
+    if stage is None and tnm and tnm.group("m") == "0" and facts.cancer_type in _STAGE_IV_IS_M1:
+        # "T2N1M0" breast cancer: no group from TNM here (IIA to IIIC), but M0 where stage IV means M1: not stage IV
+        stage, name, metastatic = (0, 39), f"{tnm.group(0)} (M0: stage 0 to III)", False
     if stage is None and invasion == "muscle-invasive":
         # muscle-invasive bladder cancer is T2 or more: stage II or higher (AJCC 8), never 0 or I; no group within
         stage, name = (20, 49), "muscle-invasive (stage II or higher)"

@@ -515,6 +515,24 @@ def bladder_stage(m: re.Match[str]) -> str | None:
     return {"a": "0", "is": "0", "1": "I", "2": "II", "3": "III", "4": "III"}[t]
 
 
+# AJCC 8th edition groups of node-negative, M0 disease where T alone settles them: colon and rectum (Tis 0, T1-T2
+# I, T3-T4 II) and anal canal (Tis 0, T1 I, T2-T3 II, T4 IIIB)
+_NODE_NEGATIVE_GROUPS: dict[str, dict[str, str]] = {
+    "colon cancer": {"is": "0", "1": "I", "2": "I", "3": "II", "4": "II"},
+    "rectal cancer": {"is": "0", "1": "I", "2": "I", "3": "II", "4": "II"},
+    "colorectal cancer": {"is": "0", "1": "I", "2": "I", "3": "II", "4": "II"},
+    "anal cancer": {"is": "0", "1": "I", "2": "II", "3": "II", "4": "III"},
+}
+
+
+def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None:
+    """The stage group of a ``TNM_RE`` match "T2N0M0" where the cancer's own staging settles it from T
+    (``_NODE_NEGATIVE_GROUPS``); None elsewhere or for Tx/T0 or an N or M that is not 0."""
+    if m.group("n").lower() != "0" or m.group("m").lower() != "0":
+        return None
+    return _NODE_NEGATIVE_GROUPS.get(cancer_type or "", {}).get(m.group("t").lower())
+
+
 def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
     ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
@@ -533,10 +551,14 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             derived.append(("IV", m.group(0)))
         elif n in "123":
             derived.append(("III", m.group(0)))
+        elif (group := node_negative_stage(cancer_type, m)) is not None:
+            derived.append((group, m.group(0)))
     if not derived and (m := _METASTATIC_RE.search(text)):
         derived.append(("IV", m.group(0)))
     found = stated or derived
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
+    if not found and (m := TNM_RE.search(text)):
+        words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
     extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
                                 if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):

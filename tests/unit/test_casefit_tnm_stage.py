@@ -21,8 +21,33 @@ def case(text: str):
 ])
 def test_a_routing_only_stage_is_not_judged(note):
     c = case(note)
-    assert c.stage is None
+    # no group from TNM; where stage IV means M1 (breast, pancreas) an M0 case is known to be stage 0 to III
+    assert c.stage is None or c.stage == (0, 39)
     assert assess("Stage II disease: surgery is standard.", c).verdict == "unknown"
+
+
+@pytest.mark.parametrize("note, stage", [
+    ("Squamous cell carcinoma of the anal canal, T2N0M0, HIV negative.", (20, 29)),  # IIA
+    ("Anal cancer, T4N0M0.", (30, 39)),  # IIIB
+    ("Colon adenocarcinoma, pT3N0M0.", (20, 29)),  # IIA
+    ("Rectal cancer, cT2N0M0.", (10, 19)),  # I
+])
+def test_node_negative_tnm_gives_the_group_where_t_settles_it(note, stage):
+    """The audit's anal canal T2N0M0 case had no stage, so the "Stages I, II, and III" chemoradiation line was
+    only qualified."""
+    c = case(note)
+    assert c.stage == stage and c.metastatic is False
+    assert assess("Chemoradiation is the standard of care for stages I, II, and III.", c).verdict == "fits"
+
+
+@pytest.mark.parametrize("note, verdict", [
+    ("Breast cancer, T2N1M0, ER-positive.", "contradicts"),  # M0: never stage IV there
+    ("Non-small cell lung cancer, T2aN0M0.", "contradicts"),
+    ("Head and neck squamous cell carcinoma, T4aN0M0.", "unknown"),  # stage IVA holds M0 there
+    ("Renal cell carcinoma, T4N0M0.", "unknown"),  # T4 M0 is stage IV
+])
+def test_m0_is_not_stage_iv_only_where_stage_iv_means_m1(note, verdict):
+    assert assess("Treatment options for stage IV disease include systemic therapy.", case(note)).verdict == verdict
 
 
 @pytest.mark.parametrize("note, stage", [
