@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import re
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -91,14 +92,41 @@ def _lock_file(path: Path, consult_id: str) -> int:
         os.close(fd)  # stale: its holder removed it; try the path again
 
 
+def open_problem(db_path: Path, exc: BaseException) -> str:
+    """Why the database under ``paths.data_dir`` cannot be opened or written, and what to do, for a person."""
+    folder = db_path.parent
+    fix = "fix it, or point paths.data_dir (ONCOTUI_PATHS__DATA_DIR) at another folder"
+    text = str(exc)
+    if isinstance(exc, (NotADirectoryError, FileExistsError)) or (folder.exists() and not folder.is_dir()):
+        return f"the data directory {folder} (paths.data_dir) is not a directory: a file is in the way; {fix}"
+    if isinstance(exc, PermissionError):
+        return f"the data directory {folder} (paths.data_dir) cannot be created or written: permission denied; {fix}"
+    if isinstance(exc, OSError):
+        return f"the data directory {folder} (paths.data_dir) cannot be used: {exc.strerror or exc}; {fix}"
+    if db_path.is_dir():
+        return f"{db_path} is a directory, not oncotui's database (in paths.data_dir); move it aside or {fix[7:]}"
+    if "not a database" in text or "malformed" in text:
+        return (f"{db_path} is not an oncotui database ({text}); move it aside (oncotui starts a new one) or "
+                f"{fix[7:]}")
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "disk I/O" in text:
+        return (f"oncotui cannot write its database {db_path} ({text}): the data directory {folder} "
+                f"(paths.data_dir) must be writable; {fix}")
+    if "database or disk is full" in text:
+        return f"the disk holding {db_path} (paths.data_dir) is full; free some space or {fix[7:]}"
+    return f"cannot use the database {db_path} (paths.data_dir): {text}"
+
+
 class CheckpointStore:
     def __init__(self, db_path: Path) -> None:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
         self.path = db_path
-        self.db = sqlite_utils.Database(db_path)
-        self.db.enable_wal()
-        self._migrate()
-        self.audit = AuditLog(self.db.conn)
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite_utils.Database(db_path)
+            self.db.enable_wal()
+            self._migrate()
+            self.audit = AuditLog(self.db.conn)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(open_problem(db_path, exc)) from None
 
     def _migrate(self) -> None:
         db = self.db
@@ -128,18 +156,28 @@ class CheckpointStore:
         check_patient_id(thread_id)
         if self.db["patients"].count_where("id = ?", [thread_id]):
             return False
-        self.db["patients"].insert({"id": thread_id, "created_at": now_iso()})
-        return True
+        # "or ignore": another process (a second consult of the same new patient) may have created it meanwhile
+        with immediate(self.db.conn):
+            cur = self.db.execute("insert or ignore into patients (id, created_at) values (?, ?)",
+                                  [thread_id, now_iso()])
+        return cur.rowcount == 1
 
     def new_patient_id(self) -> str:
-        rows = [r["id"] for r in self.db["patients"].rows]
-        numbers = [int(r[3:]) for r in rows if PATIENT_ID_RE.match(r)]
-        return f"PT-{(max(numbers) + 1 if numbers else 1):04d}"
+        """The next free PT-XXXX id, created here in one write transaction: two processes (the app and the CLI,
+        two terminals) asking at once get different ids instead of sharing one patient's thread."""
+        with immediate(self.db.conn):
+            numbers = [int(r[3:]) for (r,) in self.db.execute("select id from patients").fetchall()
+                       if PATIENT_ID_RE.match(r)]
+            pid = f"PT-{(max(numbers) + 1 if numbers else 1):04d}"
+            self.db.execute("insert into patients (id, created_at) values (?, ?)", [pid, now_iso()])
+        return pid
 
     def patients(self) -> list[dict[str, Any]]:
-        # unfinished: consults that stopped mid-way (a crash, a kill, a cancel) or are running now
+        # unfinished: consults that stopped mid-way (a crash, a kill, a cancel) or are running now, with a
+        # checkpoint to resume from (one that stopped before its first step stored nothing `resume` could use)
         sql = """select p.id, p.created_at, count(c.id) as consults, max(c.updated_at) as last_activity,
-                        coalesce(sum(c.status = 'running'), 0) as unfinished
+                        coalesce(sum(c.status = 'running' and exists (select 1 from checkpoints k
+                                                                      where k.consult_id = c.id)), 0) as unfinished
                  from patients p left join consults c on c.thread_id = p.id group by p.id order by p.id"""
         return [dict(r) for r in self.db.query(sql)]
 

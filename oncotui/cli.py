@@ -8,6 +8,7 @@ import asyncio
 import getpass
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -514,8 +515,7 @@ def cmd_patients(args: argparse.Namespace) -> int:
 
     store = CheckpointStore(_settings(args).db_path)
     if args.action == "new":
-        pid = store.new_patient_id()
-        store.ensure_patient(pid)
+        pid = store.new_patient_id()  # created with its id, atomically
         if args.json:
             _print_json({"id": pid})
         else:
@@ -1266,6 +1266,17 @@ def cmd_finetune(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _database_problem(args: argparse.Namespace, exc: BaseException) -> str:
+    """What went wrong with the database under paths.data_dir, for a person (engine.checkpoint.open_problem)."""
+    from engine.checkpoint import open_problem
+
+    try:
+        db_path = _settings(args).db_path
+    except Exception:  # noqa: BLE001 - the settings loaded once already; this only names the file
+        return f"a database under paths.data_dir could not be used: {exc}"
+    return open_problem(db_path, exc)
+
+
 COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl": cmd_hitl, "resume": cmd_resume,
             "audit": cmd_audit, "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config,
             "finetune": cmd_finetune, "redact": cmd_redact}
@@ -1291,6 +1302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except (InputError, *user_error_types()) as exc:  # errors meant for a person: no traceback
         print(f"oncotui: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # a write refused after opening: a read-only database file, a full disk
+        print(f"oncotui: {_database_problem(args, exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         after = INTERRUPTED.get(args.command)
