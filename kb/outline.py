@@ -8,7 +8,9 @@ split over several link-heavy chunks and is rarely among the top five. ``option_
 the list's lead-in and the one item a retrieved passage's heading names, verbatim, so the answer can quote the
 guideline's recommendation beside the trial; ``list_context`` gives a retrieved chunk that begins inside the list
 (the drugs under an item) the lead-in and the item line it continues. Lead-ins other than "... include:" and lists
-of bullets are read too (``lead_in``); a list under any other lead-in (factors, trials, results) never is.
+of bullets are read too (``lead_in``); a list under any other lead-in (factors, trials, results) never is. An item
+too short to be quoted as a sentence ("4. Immunotherapy.", ``short``) is given the paragraph its option's own
+section opens with (``opening``), verbatim, so the answer has a sentence of the guideline's to quote for it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ _BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
 _LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 MAX_ITEM_CHARS = 900  # an item with many drugs is cut at a bullet (about one chunk)
+SHORT_ITEM_WORDS = 4  # engine.safety.MIN_SENTENCE_WORDS: an item of fewer words ("1. Immunotherapy.") is not quotable
+MAX_OPENING_CHARS = 500  # the opening paragraph under a short item's heading, cut at a sentence
+_CITATION = r"\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\]"  # "[[12](#cit/section_1.12)]" (engine.safety)
+_CITATION_RE = re.compile(_CITATION)
+_SENTENCE_END_RE = re.compile(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.|[!?;])(?:;?\s*" + _CITATION + r")*(?=\s+[A-Z(\"'\[])")
 
 
 def _words(text: str) -> str:
@@ -146,6 +153,46 @@ def list_context(section_text: str, start: int) -> tuple[str, str] | None:
     if item == len(before) or item < 0:  # the chunk begins at an item (or before the first one)
         return header, ""
     return header, before[item] if _NUMBERED_RE.match(before[item]) else ""
+
+
+def short(line: str) -> bool:
+    """An item line too short to be quoted as a sentence: under ``SHORT_ITEM_WORDS`` words once its number or bullet
+    and citation markers are dropped ("1. [Immunotherapy](/x#_1).", "2. TUR with fulguration.")."""
+    body = _CITATION_RE.sub(" ", re.sub(r"^(?:\d{1,2}[.)]|[-*+\u2022])\s+", "", line.strip()))
+    return len(body.split()) < SHORT_ITEM_WORDS
+
+
+def _sentence_ends(text: str) -> list[int]:
+    """Where the sentences of a paragraph end, as engine.safety splits them: at . ! ? ; and the citation markers
+    after it, before a capital letter, a bracket or a quote mark (not after "e.g.", "i.e.", "vs."); and its end."""
+    return [m.end() for m in _SENTENCE_END_RE.finditer(text)] + [len(text.rstrip())]
+
+
+def opening(section_text: str) -> str | None:
+    """The paragraph a section opens with, verbatim (its hard-wrapped lines as written), its first sentences within
+    ``MAX_OPENING_CHARS`` (at least the first, when it fits in ``MAX_ITEM_CHARS``), without a last sentence that
+    opens a list ("Combinations include the following:"): PDQ opens an option's own section with what it is for
+    ("Intravesical BCG is the treatment of choice for reducing the risk of cancer progression ..."). None when the
+    section opens with a heading, a list, a table, an image or a list's lead-in alone, or has no text."""
+    para: list[str] = []
+    for raw in section_text.splitlines():
+        line = raw.strip()
+        if not line:
+            if para:
+                break
+            continue
+        if _HEADING_RE.match(line) or _NUMBERED_RE.match(line) or _BULLET_RE.match(line) or line[0] in "|!<" or \
+                (line.startswith("**") and line.rstrip(":").endswith("**")):
+            break
+        para.append(line)
+    text = "\n".join(para)
+    ends = _sentence_ends(text)
+    if ends and _CITES_RE.sub("", text).rstrip().endswith(":"):
+        ends = ends[:-1]  # a list's lead-in says nothing without its list
+    if not ends:
+        return None
+    fit = [e for e in ends if e <= MAX_OPENING_CHARS] or [e for e in ends[:1] if e <= MAX_ITEM_CHARS]
+    return text[:fit[-1]].rstrip() or None if fit else None
 
 
 def item_key(line: str) -> str:

@@ -25,9 +25,10 @@ Retrieval (``KnowledgeBase.retrieve``):
    "Treatment options:", "The standard treatment option for ... is the following:"; numbered items with the drugs in
    bullets under each, or bullets) brings that list's lead-in and the item naming its option, verbatim, as one more
    passage after the ``rerank_k`` (origin "options", the distance of the passage that led to it, the
-   cross-encoder's score of its lead-in and option line); a kept passage that begins inside such a list (a chunk of
-   drug bullets) first gets the lead-in and the item line it continues put before it, each when no kept passage
-   holds it (``list_lead_ins``);
+   cross-encoder's score of its lead-in and option line); an item too short to be quoted ("4. Immunotherapy.") is
+   followed by the paragraph its own section opens with, verbatim, unless a kept passage holds it; a kept passage
+   that begins inside such a list (a chunk of drug bullets) first gets the lead-in and the item line it continues
+   put before it, each when no kept passage holds it (``list_lead_ins``);
 4. trim to ``char_budget`` characters in rank order, cutting only at sentence boundaries.
 
 Every chunk stores its document's SHA-256 (``doc_hash``), so re-ingesting an unchanged file costs one metadata
@@ -1184,11 +1185,14 @@ class KnowledgeBase:
     def options_lists(self, hits: Sequence[Hit], limit: int, read: Callable[..., Any] | None = None) -> list[Hit]:
         """For each of ``hits`` under a section that opens with an options list whose item names the hit's option
         (``kb.outline.option_item``), that list's lead-in and item as a passage (origin "options") filed under the
-        option's heading, at most ``limit``, without repeats and without an item a hit already holds."""
-        from kb.outline import item_key, option_item
+        option's heading, at most ``limit``, without repeats and without an item a hit already holds. An item too
+        short to be quoted ("4. Immunotherapy.", ``kb.outline.short``) is followed by the paragraph its own section
+        opens with (``kb.outline.opening``), verbatim, unless a hit holds it."""
+        from kb.outline import item_key, opening, option_item, short
 
         read = read or self._section_reader()
         out: list[Hit] = []
+        seen: set[str] = set()  # the items added (before an opening paragraph)
         for h in hits:
             parts = h.section.split(" > ")
             for k in range(len(parts) - 2, -1, -1):  # the nearest section above the hit that lists its option
@@ -1201,11 +1205,18 @@ class KnowledgeBase:
                 if found:
                     j, item = found
                     line = item.split("\n\n", 1)[1].split("\n", 1)[0]
-                    if all(o.text != item for o in out) and not any(line in x.text for x in hits):
+                    cid = f"{first_id}:{item_key(line)}"
+                    if any(o.chunk_id == cid for o in out):  # flat numbering repeats in nested lists ("1." twice)
+                        cid = f"{cid}-{item_key(re.sub(r'^[0-9]{1,2}[.)]', '-', line))}"
+                    if item not in seen and not any(line in x.text for x in hits):
+                        seen.add(item)
+                        section = " > ".join(parts[:j + 1])
+                        if short(line) and (para := opening(read(h.source, section)[0])) and \
+                                not any(para[:100] in x.text for x in hits):
+                            item = f"{item}\n\n{para}"
                         # filed under the option's own heading: its condition ("(for patients with ALK
                         # translocations)") is the passage's, for a paraphrase citing it as for the trials under it
-                        out.append(Hit(chunk_id=f"{first_id}:{item_key(line)}", text=item,
-                                       title=h.title, source=h.source, section=" > ".join(parts[:j + 1]),
+                        out.append(Hit(chunk_id=cid, text=item, title=h.title, source=h.source, section=section,
                                        page=page, distance=h.distance, rerank_score=None, origin="options"))
                     break
             if len(out) >= limit:
