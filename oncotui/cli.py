@@ -552,16 +552,23 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         else:
             _hitl_table(items, args.all)
         return 0
+    if not args.reviewer.strip():
+        print(f"oncotui: --reviewer is empty; give the id of the reviewer who signs, e.g. oncotui hitl "
+              f"{args.hitl_command} {args.id} --reviewer dr.lee", file=sys.stderr)
+        return 2
     if args.hitl_command == "reject" and not args.note.strip():
         print(f"oncotui: a rejection needs a note saying why (the clinician reads it with the safe refusal): "
               f"oncotui hitl reject {args.id} --note \"...\"", file=sys.stderr)
         return 2
     engine = _engine(settings)
-    item = engine.store.approval(args.id)
+    item = _approval(engine.store, args.id, "`oncotui hitl list`")
     if item is None:
-        raise SystemExit(f"oncotui: no approval item {args.id!r} (see `oncotui hitl list`)")
-    if item.status != "pending":
-        raise SystemExit(f"oncotui: {args.id} was already decided ({item.status} by {item.reviewer}).")
+        return 1
+    if item.status != "pending":  # a sign-off the rules refuse: exit 2, as when another reviewer signs first
+        print(f"oncotui: {item.id} was already decided ({item.status} by {item.reviewer}"
+              + (f" at {item.decided_at}" if item.decided_at else "") + f"); `oncotui hitl show {item.id}` shows "
+              "the decision", file=sys.stderr)
+        return 2
     edited = ""
     action = "reject" if args.hitl_command == "reject" else "approve"
     if args.hitl_command == "approve" and args.edit_file:
@@ -573,6 +580,25 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         action = "approve_with_edits"
     dec = decision(action, args.reviewer, args.note, edited)
     return _exit_code(asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json, settings)))
+
+
+def _approval(store: Any, approval_id: str, listing: str) -> Any:
+    """The approval item ``approval_id`` names, its case ignored ("hitl-1a2b3c4d"); None after saying on stderr
+    that there is none, with the likely item when the id looks mistyped."""
+    import difflib
+
+    item = store.approval(approval_id.strip())
+    if item is not None:
+        return item
+    ids = [i.id for i in store.approvals(None)]
+    same = [i for i in ids if i.lower() == approval_id.strip().lower()]
+    if len(same) == 1:
+        return store.approval(same[0])
+    close = difflib.get_close_matches(approval_id.strip().upper(), [i.upper() for i in ids], n=2, cutoff=0.75)
+    meant = [i for i in ids if i.upper() in close]
+    print(f"oncotui: no approval item {approval_id!r}" + (f"; did you mean {' or '.join(meant)}?" if meant else "")
+          + f" (see {listing})", file=sys.stderr)
+    return None
 
 
 def _hitl_table(items: list[Any], decided: bool) -> None:
@@ -590,9 +616,8 @@ def _hitl_table(items: list[Any], decided: bool) -> None:
 
 def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
     """What a reviewer needs to sign: the draft as stored for the signature, claims, passages, case, reasons."""
-    item = store.approval(args.id)
+    item = _approval(store, args.id, "`oncotui hitl list --all`")
     if item is None:
-        print(f"oncotui: no approval item {args.id!r} (see `oncotui hitl list --all`)", file=sys.stderr)
         return 1
     if args.draft:
         print(item.preview)

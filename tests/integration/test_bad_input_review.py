@@ -1,0 +1,55 @@
+"""A reviewer's mistakes at the command line: an id typed in the wrong case or mistyped, signing an item twice,
+an empty reviewer id. Each is a clear message with the right exit code, and nothing is signed by accident."""
+
+from __future__ import annotations
+
+import pytest
+
+from oncotui.cli import main
+from tests.integration.test_cli_review import queue, run
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    return tmp_path
+
+
+def test_signing_an_item_twice_is_refused_with_exit_2(data_dir, capsys):
+    item = queue(data_dir)
+    assert run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee")[0] == 0
+    # exit 2 like every sign-off the rules refuse (and like the same refusal when two reviewers race)
+    for argv in (("approve", item, "--reviewer", "dr.lee"), ("reject", item, "--reviewer", "dr.kim", "--note", "no")):
+        rc, _out, err = run(capsys, "hitl", *argv)
+        assert rc == 2 and "already decided (approved by dr.lee" in err and "Traceback" not in err
+
+
+def test_an_id_in_another_case_is_the_same_item(data_dir, capsys):
+    item = queue(data_dir)
+    rc, out, _ = run(capsys, "hitl", "show", item.lower())
+    assert rc == 0 and item in out
+    rc, _out, _err = run(capsys, "hitl", "approve", item.lower(), "--reviewer", "dr.lee")
+    assert rc == 0
+    rc, out, _ = run(capsys, "hitl", "list", "--all")
+    assert "approved" in out and "dr.lee" in out
+
+
+def test_a_mistyped_id_names_the_likely_item(data_dir, capsys):
+    item = queue(data_dir)
+    typo = item[:-1] + ("0" if item[-1] != "0" else "1")
+    for argv in (("show", typo), ("approve", typo, "--reviewer", "dr.lee")):
+        rc, _out, err = run(capsys, "hitl", *argv)
+        assert rc == 1 and f"no approval item {typo!r}" in err and f"did you mean {item}" in err
+    rc, out, _ = run(capsys, "hitl", "list")
+    assert item in out and "pending" in out  # nothing was signed
+
+
+def test_an_empty_reviewer_id_names_the_option(data_dir, capsys):
+    item = queue(data_dir)
+    for argv in (("approve", item, "--reviewer", ""), ("reject", item, "--reviewer", "  ", "--note", "why")):
+        rc, _out, err = run(capsys, "hitl", *argv)
+        assert rc == 2 and "--reviewer" in err and "empty" in err
+    assert main(["hitl", "list", "--json"]) == 0
+    assert item in capsys.readouterr().out  # still pending
