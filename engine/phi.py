@@ -1119,14 +1119,14 @@ _PLACE_RE = re.compile(
 # --- locations -------------------------------------------------------------------------------------
 _CITY_CUE_RE = _ci(
     r"(?:lives?[ ]in|living[ ]in|moved[ ](?:here[ ]|back[ ])?(?:from|to)|originally[ ]from|born[ ]in|"
-    r"resides?[ ]in|residing[ ]in|flew[ ](?:in[ ])?to|fly(?:ing)?[ ]to|travel(?:l?ing|l?ed)?[ ]to|"
+    r"resides?[ ]in|residing[ ]in|lived[ ]in|resided[ ]in|flew[ ](?:in[ ])?to|fly(?:ing)?[ ]to|travel(?:l?ing|l?ed)?[ ]to|"
     r"(?:i[ ]am|i'm|we[ ]are|we're)[ ](?:currently[ ])?in|home[ ](?:city|town)|hometown|located[ ]in|"
     r"based[ ]in|city[ ]of|town[ ]of|village[ ]of|grew[ ]up[ ]in|comes?[ ]from|came[ ]from|year[ ]in|"
     r"visiting|trip[ ]to|where[ ]?:|location[ ]?:|city[ ]?:|town[ ]?:|birthplace[ ]?:|place[ ]of[ ]birth[ ]?:|"
     r"arrived[ ](?:at|in)|returned[ ]to|back[ ]to)[ \t:]{1,3}(?:the[ ])?")
 # words that start place names ("New Westminster", "Port Paien") and are ordinary words on their own
 _PLACE_PREFIXES = _wordset("new port fort mount mt saint st san santa los las upper lower north south east west "
-                           "station lake")
+                           "station lake county")
 # common words that end a place name ("Jersey City", "Oak Park"): ordinary words, so they stopped it before
 _PLACE_SUFFIXES = _wordset("city town village falls springs beach heights park hills harbor harbour junction")
 # weaker cues: a following unknown capitalised (not all-caps) word is taken as a place
@@ -1185,7 +1185,7 @@ _STOP_WORD_TOWNS = frozenset({"mobile"})
 _ORG_HEAD_RE = re.compile(
     r"(?:Hospitals?|Clinics?|Medical[ ]Cent(?:er|re)|Health[ ]Cent(?:er|re)|Cancer[ ]Cent(?:er|re)|"
     r"Cancer[ ]Institute|Medical[ ]Group|Health[ ]System|Health[ ]Network|Health[ ]Services|Healthcare|Health[ ]Care|"
-    r"Infirmary|Hospice|Institute|University|College|Laborator(?:y|ies)|Labs|Pharmacy|Nursing[ ]Home|"
+    r"Infirmary|Hospice|Institute|University|College|Laborator(?:y|ies)|Labs|Pharmacy|Nursing[ ]Home|SNF|Skilled[ ]Nursing(?:[ ]Facility)?|"
     r"Rehabilitation[ ]Cent(?:er|re)|Surgery[ ]Cent(?:er|re)|Surgical[ ]Cent(?:er|re)|Oncology[ ]Associates|"
     r"Medical[ ]Associates|Inc|Incorporated|LLC|L\.L\.C\.|Ltd|Limited|Corp|Corporation|PLC|GmbH|Group|"
     r"Partners|Associates|Technologies|Software|Consulting|Solutions|Services|Systems|Insurance|"
@@ -1283,6 +1283,7 @@ _NOTE_VERBS = _wordset("""
     contacted agreeing recommending noting reporting stating also then today tonight now again already still
     just personally herself himself who which that as about re regarding flew retired died denies denied
     endorses endorsed complains complained tolerates tolerated notified paged aware works worked lives lived
+    resides resided residing stays stayed
 """)
 
 
@@ -2091,7 +2092,8 @@ _ORG_HEAD_RE_I = _ci(r"(?<![\w'’-])" + _ORG_HEAD_RE.pattern)
 _CARE_HEADS = _wordset("hospital hospitals clinic clinics infirmary hospice") | {
     "medical center", "medical centre", "health center", "health centre", "cancer center", "cancer centre",
     "cancer institute", "health system", "nursing home", "rehabilitation center", "surgery center",
-    "surgical center", "medical group", "oncology associates", "medical associates"}
+    "surgical center", "medical group", "oncology associates", "medical associates", "snf", "skilled nursing",
+    "skilled nursing facility"}
 # words of prose that name hospitals too ("springfield memorial hospital", "mass general hospital")
 _ORG_NAME_COMMON = _wordset("general memorial regional community university medical saint st st. mount mt "
                             "county city state children's childrens women's womens") | {"st."}
@@ -2421,10 +2423,12 @@ _SAINT_HEAD_RE = re.compile(
 # a hospital named by one word after a verb of admission or transfer ("admitted to Mercy last week", "transferred
 # from presbyterian"); the word alone stays ("asked for mercy")
 _ONE_WORD_HOSPITAL_RE = re.compile(
-    r"(?:transferred|admitted|readmitted|discharged|seen|treated|hospitali[sz]ed|taken|brought|rushed|airlifted|"
-    r"transported|presented|went|sent|referred)[ ](?:from|to|at|in)[ ](?:the[ ])?"
-    r"((?:mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal)(?:[ ](?:hospital|medical[ ]cent(?:er|re)|"
-    r"clinic|hospice|infirmary|cancer[ ]cent(?:er|re)|health[ ]cent(?:er|re)))?)(?![\w'’-])")
+    r"(?:(?:transferred|admitted|readmitted|discharged|seen|treated|hospitali[sz]ed|taken|brought|rushed|airlifted|"
+    r"transported|presented|went|sent|referred|followed)[ ](?:from|to|at|in)[ ](?:the[ ])?|"
+    r"(?<![\w'’-])(?:ed|er)[ ]at[ ])"
+    r"((?:children['’]s[ ])?(?:mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal)"
+    r"(?:[ ](?:hospital|medical[ ]cent(?:er|re)|clinic|hospice|infirmary|cancer[ ]cent(?:er|re)|"
+    r"health[ ]cent(?:er|re)))?)(?![\w'’-])")
 _ONE_WORD_HOSPITAL_ANCHOR_RE = re.compile(r"mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal")
 
 
@@ -2760,6 +2764,16 @@ _KIN_CUE_END_RE = re.compile(
     r"friend|caregiver|hcp|poa|contact|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|aunt|uncle|cousin|"
     r"grandson|granddaughter|sibling)[ \t]*(?:\(\w{1,10}\))?[ \t]*:?[ \t]{1,3}\Z")
 _VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
+# first names that are words of virtue or of flowers and gems, never adjectives ("his wife is hope,"; not "her son
+# is young", "he is frank")
+_WORD_GIVEN_NAMES = _wordset("hope grace faith joy charity patience prudence constance felicity rose violet lily iris "
+                             "ivy daisy holly ruby pearl amber jade crystal dawn june april ginger olive penny vera "
+                             "rosa marina aurora eve")
+# a relative with the name in brackets: "son (grant)", "husband (Dale)"
+_KIN_BRACKET_RE = re.compile(
+    r"(?<![\w-])(?:partner|wife|husband|spouse|son|daughter|brother|sister|mother|father|mom|dad|niece|nephew|"
+    r"friend|caregiver|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|aunt|uncle|cousin|grandson|granddaughter|"
+    r"grandmother|grandfather|daughter-in-law|son-in-law|sibling)[ ]?\(([^\W\d_][\w'’-]{1,30})\)")
 
 
 _TRIAL_WORDS_RE = re.compile(r"\b(?:trials?|study|studies|phase|randomi[sz]ed|multicent(?:re|er)|open-label)\b")
@@ -2994,7 +3008,10 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             k = i + 1
             if not (joinable(k) and cap(k) and free[k] and folds[k] in _AMBIGUOUS_NAMES):
                 continue
-            if _CLAUSE_END_RE.match(text, toks[k][1]) or (
+            if k + 1 < n and joinable(k + 1) and cap(k + 1) and namey(k + 1) and (
+                    folds[k + 1] in _CENSUS_SURNAMES or not _english(lowers[k + 1])):
+                found.append((k, k + 1))  # "Case manager Hope Delgado"
+            elif _CLAUSE_END_RE.match(text, toks[k][1]) or (
                     k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
                     (lowers[k + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[k + 1]) or
                      (lowers[k + 1].endswith("ed") and len(lowers[k + 1]) > 4 and
@@ -3089,6 +3106,14 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 j = i + 1
             found.append((i, j))
 
+    if "(" in text:
+        for m in _KIN_BRACKET_RE.finditer(low):
+            k = starts.get(m.start(1))
+            if k is not None and free[k] and ends.get(m.end(1)) == k and (
+                    folds[k] in _FIRST_NAMES or folds[k] in _AMBIGUOUS_NAMES) and folds[k] not in _HARD_STOP and \
+                    words[k].upper() not in _NOT_INITIALS and (lower_mode or cap(k)):
+                found.append((k, k))  # "SON (GRANT) IS HCP", "husband (Dale)"
+
     # cue phrases are looked up right before candidate tokens (cheaper than scanning the whole text)
     label_hits: list[tuple[re.Match, int]] = []
     verb_hits: list[tuple[re.Match, int]] = []
@@ -3180,6 +3205,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
         if re.search(r"(?:my|our|her|his|their)[ ](?!name\b)\w+[ ](?:is|was)[ \t]+\Z", m.group()) and \
                 not first_name(k) and \
                 (lowers[k] in _VOCAB or _english(lowers[k])):
+            if folds[k] in _WORD_GIVEN_NAMES and _CLAUSE_END_RE.match(text, toks[k][1]):
+                found.append((k, k))  # "his wife is hope, cell ..."
             continue  # "his wife is deceased", "her son is deployed"; "his wife is ngozi" is a name
         naming = bool(re.search(r"name|call|known", m.group()))
         j = extend(k, naming, True)
@@ -3658,12 +3685,17 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             prefix = lw in _PLACE_PREFIXES and i + 1 < len(toks) and toks[i + 1][0] == e0 + 1 and \
                 text[e0] == " " and text[toks[i + 1][0]].isupper() and \
                 text[toks[i + 1][0]:toks[i + 1][1]].lower() not in _VOCAB
+            pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
+            if pm and len(w) > 3 and not any(c.isupper() for c in w[1:]) and _STATE_AFTER_RE.match(text, e0) and \
+                    lw not in _DWELLINGS and mask.free(s0, e0) and \
+                    not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
+                hits.append(i)  # "74F from Mobile, AL": a word before a state is a town
+                continue
             if len(w) <= 2 or any(c.isupper() for c in w[1:]) or (lw in _VOCAB and not prefix) or \
                     _fold(w) in _EPONYMS or \
                     _clinical_compound(w) or \
-                    _fold(w) in _FIRST_NAMES or _fold(w) in _HARD_STOP or _is_drugish(lw):
+                    _fold(w) in _FIRST_NAMES or (_fold(w) in _HARD_STOP and not prefix) or _is_drugish(lw):
                 continue
-            pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
                     not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS and \
@@ -3728,6 +3760,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 break  # "LIVES IN SHELTER", "lives in assisted living"
             if not (w[0].isupper() or alone or (lower_mode and lw not in _VOCAB)):
                 break
+            if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES and not w.isupper():
+                last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end
+                break
             if k in weak and (w.isupper() and len(w) > 1 or (j > k and lw in _VOCAB)):
                 break
             if alone:
@@ -3791,6 +3826,17 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 s = m.start(1) + words[k].start()
             if s < e and _fold(text[s:e]) not in _COUNTRIES_STATES:
                 out.append((s, e))
+        # a town that is a word, once found ("from Mobile, AL"), is that town again after a preposition ("treated at
+        # Providence in Mobile")
+        towns = {text[s:e] for s, e in out if " " not in text[s:e] and (
+            text[s:e].lower() in _VOCAB or _fold(text[s:e]) in _HARD_STOP) and text[s:e][:1].isupper()}
+        taken = set(out)
+        for t in towns:
+            for m in re.finditer(r"(?<![\w'’-])" + re.escape(t) + r"(?![\w'’-])", text):
+                if (m.start(), m.end()) not in taken and mask.free(m.start(), m.end()) and \
+                        _PLACE_PREP_END_RE.search(text, max(0, m.start() - 7), m.start()) and \
+                        not any(a < m.end() and m.start() < b for a, b in out):
+                    out.append((m.start(), m.end()))
     return out
 
 

@@ -744,3 +744,45 @@ def test_saints_hospital_is_one_organization(text, name):
 
 def test_saints_hospital_keeps_the_herb():
     _kept("Takes St. John's wort; St. John's wort interacts with irinotecan.", "St. John's wort")
+
+
+# --- found while writing notes 64-78 ---
+
+@pytest.mark.parametrize("text,values", [
+    ("74F from Mobile, AL, previously treated at Providence in Mobile.", ["Mobile"]),
+    ("LIVED IN INDEPENDENCE, MO UNTIL 2019.", ["INDEPENDENCE"]),
+    ("PT IS FROM SUNNYVIEW SNF; discharged to Oak Grove Skilled Nursing Facility", ["SUNNYVIEW", "Oak Grove"]),
+    ("advised ED at Methodist; seen at Children's Mercy in Kansas City", ["Methodist", "Mercy", "Kansas"]),
+    ("born in the 1910s in County Cork", ["Cork"]),
+])
+def test_word_towns_care_homes_and_one_word_hospitals(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("pt resides in reading, pa with daughter.", ["pt resides in"]),
+    ("Discharged to SNF; to a local skilled nursing facility. SWI/SNF complex.", ["SNF", "skilled nursing",
+                                                                              "SWI/SNF"]),
+    ("The ED at night is busy; mercy of the court", ["ED at night", "mercy"]),
+    ("Hematology County Medical Society; in Table 2, OR 1.5", ["County Medical", "OR 1.5"]),
+])
+def test_word_towns_care_homes_and_one_word_hospitals_keep_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Case manager Hope Delgado arranged home infusion.", ["Hope", "Delgado"]),
+    ("SON (GRANT) IS HCP, CELL 816-555-0172.", ["GRANT"]),
+    ("spoke with husband (Dale) re fever", ["Dale"]),
+    ("his wife is hope, cell 517 555 0161", ["hope"]),
+])
+def test_word_names_with_a_surname_in_brackets_or_after_kin_is(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("her son is young, his wife is white; son (adopted) lives nearby", ["young", "white", "adopted"]),
+    ("Daughter (HCP) present.", ["HCP"]),
+])
+def test_word_names_with_a_surname_in_brackets_or_after_kin_is_keep_prose(text, values):
+    _kept(text, *values)
