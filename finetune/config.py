@@ -281,10 +281,22 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> JobConfig:
 
 def load_config(path: str | Path) -> JobConfig:
     p = Path(path).expanduser()
+    if p.is_dir():
+        raise ConfigError(f"config {p} is a directory; give the job's TOML file (e.g. finetune/configs/tier1.toml)")
     if not p.is_file():
         raise ConfigError(f"config file not found: {p}")
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config {p}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{p}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); TOML files are "
+                          "UTF-8: save it as UTF-8") from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     return parse_config(raw, p.resolve())

@@ -85,6 +85,8 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
     from .tokenizer import count_tokens, load_tokenizer, render, supports_thinking_switch, template_kwargs
 
     src = cfg.data.train_file
+    if src.is_dir():
+        raise FinetuneError(f"data.train_file {src} is a directory; give the JSONL file of case records")
     if not src.is_file():
         raise FinetuneError(f"data.train_file not found: {src}")
     report = PrepareReport(input_file=str(src))
@@ -97,11 +99,17 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
     seen: dict[str, int] = {}
     rows: list[tuple[float, dict[str, Any]]] = []
 
-    with src.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    with src.open("rb") as fh:
+        for lineno, raw_line in enumerate(fh, 1):
+            if not raw_line.strip():
                 continue
             report.records_read += 1
+            try:  # one line in another encoding is one rejected record, not the end of the run
+                line = raw_line.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                report.rejected.append({"line": lineno, "reason": f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x} "
+                                        f"at column {exc.start + 1}); save the file as UTF-8"})
+                continue
             try:
                 obj = json.loads(line.rstrip("\r\n"))  # with the newline, an error at the end reads "column 1"
             except json.JSONDecodeError as exc:

@@ -14,6 +14,10 @@ CHATML_TEMPLATE = (
 )
 
 
+# A Hugging Face folder has at least one of these (fast tokenizer, SentencePiece model, BPE vocabulary).
+TOKENIZER_FILES = frozenset({"tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json"})
+
+
 def inner_tokenizer(obj: Any) -> Any:
     """A processor (VLM/Unsloth wrapper) holds the real tokenizer in ``.tokenizer``; TRL and the collator need
     the inner one (a wrapper makes SFTTrainer treat text as images or drop the chat template)."""
@@ -32,6 +36,13 @@ def load_tokenizer(path: Path, trust_remote_code: bool = False) -> tuple[Any, li
     notes: list[str] = []
     if not Path(path).is_dir():
         raise FinetuneError(f"base model folder not found: {path} (job.base_model must be a local HF folder)")
+    found = {p.name for p in Path(path).iterdir()}
+    if "config.json" not in found or not found & TOKENIZER_FILES:
+        missing = ", ".join(["config.json"] * ("config.json" not in found)
+                            + ["a tokenizer (" + " or ".join(sorted(TOKENIZER_FILES)) + ")"]
+                            * (not found & TOKENIZER_FILES))
+        raise FinetuneError(f"job.base_model = {path} is not a Hugging Face model folder: it has no {missing}; "
+                            "point it at the folder holding the model's config.json, weights and tokenizer")
     try:
         tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
     except Exception as exc:  # noqa: BLE001 - transformers raises many types here
