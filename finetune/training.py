@@ -107,10 +107,20 @@ def _load_split(path: Path, with_kwargs: bool) -> Any:
 
     rows = []
     if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FinetuneError(f"cannot read the prepared data {path} ({exc}); run `oncotui finetune prepare "
+                                "--config ...` again") from None
+        for lineno, line in enumerate(lines, 1):
             if line.strip():
-                r = json.loads(line)
-                row = {"prompt": r["prompt"], "completion": r["completion"]}
+                try:
+                    r = json.loads(line)
+                    row = {"prompt": r["prompt"], "completion": r["completion"]}
+                except (ValueError, KeyError, TypeError) as exc:  # edited or cut off since prepare wrote it
+                    raise FinetuneError(f"the prepared data {path} is damaged at line {lineno} "
+                                        f"({type(exc).__name__}: {exc}); run `oncotui finetune prepare --config "
+                                        "...` again") from None
                 if with_kwargs and "chat_template_kwargs" in r:
                     row["chat_template_kwargs"] = r["chat_template_kwargs"]
                 rows.append(row)
@@ -363,6 +373,11 @@ def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) 
     notes: list[str] = [f"backend {backend} ({why})"]
     dtype, dnotes = pick_dtype(cfg)
     notes.extend(dnotes)
+    # the data first: a damaged or empty file must not wait for the model to load (minutes for a 7B base)
+    train_ds = _load_split(train_file, with_kwargs=True)
+    eval_ds = _load_split(eval_file, with_kwargs=True)
+    if train_ds is None:
+        raise FinetuneError(f"{train_file} is empty: nothing to train on")
     gpu = _has_gpu()
     model, tok, q4 = load_model(cfg, backend, dtype, gpu, notes)
     for n in notes[1:]:  # what loading decided (4-bit off, targets skipped) matters before the hours of training
@@ -376,10 +391,6 @@ def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) 
     from .progress import make_progress_callback, plot_loss, read_metrics, sparkline
     from .tokenizer import chat_eos
 
-    train_ds = _load_split(train_file, with_kwargs=True)
-    eval_ds = _load_split(eval_file, with_kwargs=True)
-    if train_ds is None:
-        raise FinetuneError(f"{train_file} is empty: nothing to train on")
     t = cfg.train
     use_eval = eval_ds is not None
     early = use_eval and t.early_stopping_patience > 0

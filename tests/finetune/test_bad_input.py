@@ -68,3 +68,22 @@ def test_a_base_model_folder_without_a_model_names_the_key(tmp_path, make_job):
     msg = str(exc.value)
     assert "job.base_model" in msg and str(empty) in msg and "config.json" in msg
     assert "slow tokenizer" not in msg  # not transformers' wall of text
+
+
+def test_damaged_prepared_data_is_named_before_the_model_loads(tmp_path, make_job, monkeypatch):
+    import finetune.training as training
+
+    cfg = make_job()
+    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    row = {"prompt": [{"role": "user", "content": "Stage IV NSCLC?"}],
+           "completion": [{"role": "assistant", "content": "Osimertinib."}]}
+    (cfg.data_dir / "train.jsonl").write_text(json.dumps(row) + "\n" + '{"prompt": [{"role"\n', encoding="utf-8")
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the data was read")
+
+    monkeypatch.setattr(training, "load_model", no_model)
+    with pytest.raises(FinetuneError) as exc:
+        training.train(cfg, show_progress=False)
+    msg = str(exc.value)
+    assert "train.jsonl" in msg and "line 2" in msg and "finetune prepare" in msg
