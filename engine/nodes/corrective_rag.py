@@ -81,6 +81,11 @@ _INTENTS = (
     (("consolidation", "after chemoradiation", "after chemoradiotherapy", "after concurrent"),
      "consolidation therapy"),
 )
+# a question that asks for treatment without naming a phase ("What is the standard treatment?"): only when no phase
+# above is asked for
+_GENERIC_INTENT = (("treatment", "treat", "therapy", "manage", "approach", "recommend"), "treatment options")
+_CASE_STAGE_RE = re.compile(r"\bstage\s*(?:IV|III|II|I|0)[A-C]?\d?\b|\b(?:extensive|limited)[- ]stage\b",
+                            re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!])\s+")
 
 
@@ -93,7 +98,18 @@ def question_sentences(text: str) -> str:
 def intent_phrases(question: str) -> list[str]:
     """What the question asks for, as guideline headings word it ("first-line treatment", "adjuvant therapy")."""
     lowered = question.lower()
-    return [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
+    found = [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
+    return found or [phrase for cues, phrase in (_GENERIC_INTENT,) if any(c in lowered for c in cues)]
+
+
+def stage_words(facts: CaseFacts) -> str | None:
+    """The case's stage as a guideline heading names it: the sub-stage as written ("stage IIB": PDQ's cervical
+    sections are "Stages IB and IIA" and "Stages IIB, III, and IVA"), "extensive-stage", else the group."""
+    m = _CASE_STAGE_RE.search(facts.stage_text or "")
+    if m:
+        words = " ".join(m.group(0).split())
+        return words[:6].lower() + words[6:].upper() if words.lower().startswith("stage") else words.lower()
+    return f"stage {facts.stage}" if facts.stage else None
 
 
 def _sentence_count(cleaned: str) -> int:
@@ -107,7 +123,7 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     intents = intent_phrases(question_sentences(text))
     if not (intents or facts.markers):
         return ""
-    parts = [facts.cancer_type, f"stage {facts.stage}" if facts.stage else None, *facts.markers[:2], *intents[:2]]
+    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *intents[:2]]
     return " ".join(p for p in parts if p)
 
 

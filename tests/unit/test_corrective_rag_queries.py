@@ -184,3 +184,19 @@ def test_a_vignettes_answering_passage_is_graded_relevant_without_a_rewrite():
     assert answer.relevant and answer.rerank_score == 3.0
     assert retrieval.attempts == 1 and retrieval.rewritten_query is None
     assert retrieval.rag_confidence == round(corrective_rag.sigmoid(3.0), 4)
+
+
+def test_the_focused_query_names_the_stage_as_written_and_a_plain_treatment_question():
+    """The audit's FIGO stage IIB cervical case asked "What is the standard treatment?": no phase, no marker, so no
+    focused query; and "stage II" would have recalled PDQ's "Stages IB and IIA" sections, not "Stages IIB, III, and
+    IVA" (graded not relevant by the whole case text: rag confidence 0.15, no treatment released)."""
+    text = ("44-year-old woman with squamous cell carcinoma of the cervix, FIGO stage IIB, no nodal disease on PET. "
+            "What is the standard treatment?")
+    facts = CaseFacts(cancer_type="cervical cancer", stage="II", stage_text="stage IIB")
+    assert corrective_rag.grade_queries(text, facts) == ("cervical cancer stage IIB treatment options",)
+    sclc = CaseFacts(cancer_type="small cell lung cancer", stage="IV", stage_text="extensive-stage")
+    assert corrective_rag.focused_query("Extensive-stage SCLC. First-line treatment?", sclc) == \
+        "small cell lung cancer extensive-stage first-line treatment"
+    # a phase asked for wins over the plain word "treatment"; a question asking nothing of treatment gets none
+    assert intent_phrases("What adjuvant treatment is recommended?") == ["adjuvant therapy"]
+    assert intent_phrases("What is the prognosis?") == []
