@@ -23,7 +23,9 @@ import re
 # tumors:", "The standard treatment option for ... is the following:", "Standard treatment options for ... are:".
 # Not "Treatment options also depend on the site of recurrence, as follows:" nor a list of factors, trials or results.
 _INCLUDE_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:$", re.IGNORECASE)
-_BARE_RE = re.compile(r"^(?:standard\s+)?(?:treatment|therapy|therapeutic)\s+options(?:\s+for\b[^:]*)?:$", re.IGNORECASE)
+_BARE_RE = re.compile(r"^(?:standard\s+)?(?:treatment|therapy|therapeutic)\s+options(?:\s+for\b[^:]*)?:$(?<!as follows:)",
+                      re.IGNORECASE)
+_NOT_BARE_RE = re.compile(r"\b(?:depends?|var(?:y|ies)|differs?)\b", re.IGNORECASE)  # "... depend on the site, as follows:"
 _STANDARD_RE = re.compile(r"^(?:the\s+)?standard\s+(?:treatment\s+)?options?\b[^:]*\b(?:is|are)(?:\s+the\s+following)?:$",
                           re.IGNORECASE)
 _CITES_RE = re.compile(r"(?:\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\])+$")  # "[[5](#cit/section_5.5)]"
@@ -74,8 +76,10 @@ def lead_in(line: str) -> str | None:
         line = core = core[2:-2].strip()
     # the last sentence of a paragraph that ends in a colon: not "... regimen ... Results from this study include
     # the following:"
-    plain = re.split(r"(?<=[.!?])\s+(?=[A-Z(\[*])", " ".join(_LINK_RE.sub(r"\1", core).split()))[-1]
-    if _INCLUDE_RE.search(plain) or _BARE_RE.match(plain) or _STANDARD_RE.match(plain):
+    plain = _LINK_RE.sub(r"\1", _CITATION_RE.sub(" ", core))  # "tumors.[[5](#cit/...)] In this ...": two sentences
+    plain = re.split(r"(?<=[.!?])\s+(?=[A-Z(\[*])", " ".join(plain.split()))[-1]
+    if _INCLUDE_RE.search(plain) or (_BARE_RE.match(plain) and not _NOT_BARE_RE.search(plain)) or \
+            _STANDARD_RE.match(plain):
         return line.strip()
     return None
 

@@ -70,6 +70,11 @@ def test_a_bullet_of_a_bulleted_list_is_one_item_and_its_id_names_it():
     "The lead reviewers for Bladder Cancer Treatment are:",
     "Treatment selection depends on the following factors:",
     "2. Conservative ocular salvage approaches when the eye and vision can be saved:",
+    "Treatment options for patients with low-risk, single-system or multisystem disease depend on the site of "
+    "involvement, as follows:",
+    # the options word is in the sentence before, which ends in a citation marker
+    "Tumors are treated by type and treatment options vary by site.[[5](#cit/section_1.5)] In this "
+    "subclassification, gastrointestinal anatomical locations include:",
 ])
 def test_other_lists_are_not_options(line):
     assert lead_in(line) is None
