@@ -102,14 +102,33 @@ def intent_phrases(question: str) -> list[str]:
     return found or [phrase for cues, phrase in (_GENERIC_INTENT,) if any(c in lowered for c in cues)]
 
 
+# Where PDQ names its treatment sections by a group rather than by stage, the group's words for the case's stage
+# (0-IV): "Treatment of Advanced Classic HL" holds stage IIIB Hodgkin lymphoma; "Aggressive, Noncontiguous Stage
+# II/III/IV B-Cell NHL" stage IV DLBCL.
+_STAGE_GROUP_WORDS: dict[str, tuple[str, str, str, str, str]] = {
+    "Hodgkin lymphoma": ("early", "early", "early", "advanced", "advanced"),
+    "ovarian cancer": ("early-stage", "early-stage", "early-stage", "advanced-stage", "advanced-stage"),
+    "mesothelioma": ("localized", "localized", "advanced", "advanced", "advanced"),
+    "diffuse large B-cell lymphoma": ("aggressive B-cell", "aggressive B-cell", "aggressive B-cell",
+                                      "aggressive noncontiguous B-cell", "aggressive noncontiguous B-cell"),
+}
+_GROUPS = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4}
+
+
 def stage_words(facts: CaseFacts) -> str | None:
     """The case's stage as a guideline heading names it: the sub-stage as written ("stage IIB": PDQ's cervical
-    sections are "Stages IB and IIA" and "Stages IIB, III, and IVA"), "extensive-stage", else the group."""
+    sections are "Stages IB and IIA" and "Stages IIB, III, and IVA"), "extensive-stage", else the group; then the
+    cancer's group name for it where PDQ uses one (``_STAGE_GROUP_WORDS``)."""
     m = _CASE_STAGE_RE.search(facts.stage_text or "")
     if m:
         words = " ".join(m.group(0).split())
-        return words[:6].lower() + words[6:].upper() if words.lower().startswith("stage") else words.lower()
-    return f"stage {facts.stage}" if facts.stage else None
+        stage = words[:6].lower() + words[6:].upper() if words.lower().startswith("stage") else words.lower()
+    else:
+        stage = f"stage {facts.stage}" if facts.stage else ""
+    group = _STAGE_GROUP_WORDS.get(facts.cancer_type or "")
+    if group and (facts.stage or "").upper() in _GROUPS:
+        stage = f"{group[_GROUPS[facts.stage.upper()]]} {stage}"
+    return stage or None
 
 
 def _sentence_count(cleaned: str) -> int:

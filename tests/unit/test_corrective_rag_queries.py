@@ -200,3 +200,15 @@ def test_the_focused_query_names_the_stage_as_written_and_a_plain_treatment_ques
     # a phase asked for wins over the plain word "treatment"; a question asking nothing of treatment gets none
     assert intent_phrases("What adjuvant treatment is recommended?") == ["adjuvant therapy"]
     assert intent_phrases("What is the prognosis?") == []
+
+
+def test_the_focused_query_uses_pdqs_group_name_for_the_stage_where_it_has_one():
+    """PDQ files stage IIIB Hodgkin lymphoma under "Treatment of Advanced Classic HL": the audit's IIIB case
+    recalled only the early-favorable and early-unfavorable sections (and was released with their ABVD lines)."""
+    hl = CaseFacts(cancer_type="Hodgkin lymphoma", stage="III", stage_text="stage IIIB")
+    assert corrective_rag.focused_query("Classical HL, stage IIIB. First-line treatment?", hl) == \
+        "Hodgkin lymphoma advanced stage IIIB first-line treatment"
+    early = CaseFacts(cancer_type="Hodgkin lymphoma", stage="II", stage_text="stage IIA")
+    assert corrective_rag.stage_words(early) == "early stage IIA"
+    # a cancer PDQ stages by number keeps the number alone
+    assert corrective_rag.stage_words(CaseFacts(cancer_type="colon cancer", stage="III")) == "stage III"
