@@ -712,8 +712,20 @@ _AMBIGUOUS_NAMES |= (_name_list("first_names.txt", english_ok=True) - _wordset(_
 _SURNAMES: frozenset[str] = _name_list("surnames.txt")
 _CENSUS_SURNAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True)
 # every census name, words included: only used next to a clear name
+# languages a note names for its interpreter ("speaks Haitian Creole", "Tigrinya interpreter"): no names, no places;
+# those that are names too ("Karen", "Chin", "Thai") are left to the name rules
+_LANGUAGES_TEXT = """
+creole haitian verdean tagalog ilocano ilokano cebuano visayan amharic tigrinya oromo somali swahili cantonese mandarin
+toisanese taishanese hakka hokkien teochew fujianese shanghainese wolof yoruba igbo hausa twi akan ewe fula fulani
+mandinka khmer hmong laotian karenni nepali bhutanese tibetan bengali bangla punjabi gujarati marathi telugu kannada
+malayalam urdu hindi sindhi pashto dari farsi kurdish kurmanji sorani yiddish marshallese chuukese samoan tongan fijian
+mixteco mixtec zapotec quiche nahuatl quechua aymara guarani garifuna patois
+"""
 _CENSUS_NAMES: frozenset[str] = _name_list("surnames.txt", keep_words=True) | \
     _name_list("first_names.txt", keep_words=True)
+_LANGUAGES: frozenset[str] = _wordset(_LANGUAGES_TEXT) - _FIRST_NAMES - _CENSUS_NAMES
+# verbs before a language that are census surnames too: "Speaks English." opens a sentence, it names no one
+_LANGUAGE_VERBS = _wordset("speaks understands reads writes prefers")
 _DRUG_SUFFIXES = (
     "mab", "nib", "lib", "platin", "taxel", "rubicin", "mycin", "cycline", "tecan", "poside", "trexate",
     "fosfamide", "mustine", "ciclib", "parib", "zomib", "limus", "lisib", "degib", "olol", "pril",
@@ -2127,12 +2139,16 @@ def _lower_orgs(text: str, low: str, mask: _Mask) -> list[tuple[int, int]]:
         care = head in _CARE_HEADS
         if not care and head not in _LOWER_ORG_HEADS:
             continue  # "psma imaging", "siopen biology": without case these heads name services and studies
-        words = list(re.finditer(r"[^\W\d_][\w'’&.-]*", low[max(0, hs - 120):hs]))
-        base = max(0, hs - 120)
+        hs0 = hs  # "kowalczyk & sons", "smith and associates": the name before "&"/"and" and a firm's head
+        amp = re.search(r"[ ](?:&|and)[ ]\Z", low[max(0, hs - 5):hs])
+        if amp and head in ("sons", "brothers", "bros", "partners", "associates", "co", "company"):
+            hs0 = hs - (len(amp.group()) - 1)
+        words = list(re.finditer(r"[^\W\d_][\w'’&.-]*", low[max(0, hs0 - 120):hs0]))
+        base = max(0, hs0 - 120)
         run: list[re.Match] = []
         for w in reversed(words):
             end = base + w.end()
-            gap = low[end:(base + run[0].start()) if run else hs]
+            gap = low[end:(base + run[0].start()) if run else hs0]
             if gap not in (" ", ". ") or (gap == ". " and w.group().rstrip(".") not in ("st", "mt")):
                 break
             f = _fold(w.group().rstrip("."))
@@ -2460,11 +2476,17 @@ _EMPLOYER_LEADS = _wordset("general united american national international stand
 # employer needs a firm's shape: a word that is no English ("ford", "ibm"), a firm's first word ("general motors") or
 # "<workplace> of <name>" ("bank of america")
 _RETIRED_CUE_RE = _ci(r"retired[ ]from[ ]")
+# large employers named by words that the rule above reads as a workplace ("state farm", "whole foods")
+_KNOWN_WORD_EMPLOYERS_RE = _ci(r"(?:state[ ]farm|whole[ ]foods|dollar[ ](?:general|tree)|family[ ]dollar|food[ ]lion|"
+                               r"stop[ ](?:&|and)[ ]shop|waste[ ]management|general[ ](?:mills|dynamics))(?![\w'’-])")
 
 
 def _word_employer_end(text: str, p: int, lower_mode: bool, retired: bool = False) -> int:
     """End of an employer named by ordinary words right after a work cue at ``p``; ``p`` when there is none.
     ``retired``: after "retired from", where an occupation is likelier than a firm (see ``_RETIRED_CUE_RE``)."""
+    known = _KNOWN_WORD_EMPLOYERS_RE.match(text, p)
+    if known:
+        return known.end()  # "works at state farm", "retired from dollar general"
     words: list[re.Match] = []
     of_at = 0  # index in words of the word after "of" ("bank of america")
     for m in re.finditer(r"[^\W\d_][\w'’&-]*", text[p:p + 80]):
@@ -2905,6 +2927,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                 not (i + 1 < n and joinable(i + 1) and folds[i + 1] in _CENSUS_NAMES):
             return False  # an acronym or trial name of the text ("(LOH)", "ARIEL2"); not "LAURA SMITH"
         if f in _HARD_STOP or f in _EPONYMS or f in _UNITS or f in _TITLES or f in _ROLE_WORDS or _is_drugish(f) or \
+                f in _LANGUAGES or (f in _LANGUAGE_VERBS and _sentence_start(text, toks[i][0]) and
+                                    not _TITLE_BEFORE_RE.search(text, max(0, toks[i][0] - 16), toks[i][0])) or \
                 (f.endswith("s") and f[:-1] in _DAY_MONTH_NAMES) or _TNM_RE.fullmatch(w):  # "on Tuesdays", "Tisb"
             return False
         if toks[i][0] > 0 and text[toks[i][0] - 1].isalnum():  # glued to digits: "p.Cys525Alafs", "HbA1c"
@@ -3255,6 +3279,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             continue
         if amb:
             if lower_mode:
+                if f in _WORD_GIVEN_NAMES and _CLAUSE_END_RE.match(text, toks[i][1]) and \
+                        _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0]):
+                    found.append((i, i))  # "with daughter faith."
                 continue
             j = extend(i, True, False)
             if j is None or j == i:
@@ -3655,12 +3682,15 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
         hits = [starts.get(m.end()) for m in _iter(_CITY_CUE_RE, low)]
         # weaker cues of a lower-case note ("93 year old female from ypsilanti", "treated in kalamazoo"): the word
         # after them is a place only when it is no English word either
-        for m in _iter(_LOWER_PLACE_CUE_RE, low):
+        after_phi = [m for m in re.finditer(r"[ ](?:in|near)[ ]", low)
+                     if m.start() > 0 and not mask.free(m.start() - 1, m.start())]
+        for m in list(_iter(_LOWER_PLACE_CUE_RE, low)) + after_phi:  # "[ORGANIZATION_1] in lansing" too
             k = starts.get(m.end())
             if k is not None:
                 w = low[toks[k][0]:toks[k][1]]
                 nxt = re.match(r"[ ]([a-z]+)", low[toks[k][1]:toks[k][1] + 30])
-                if len(re.findall(r"[aeiou]", w)) >= (1 if len(w) >= 5 else 2) and not _english(w) and \
+                if len(re.findall(r"[aeiou]", w)) >= (1 if len(w) >= 5 else 2) and \
+                        not _english(w, endings=m.re is _LOWER_PLACE_CUE_RE) and \
                         w not in _VOCAB and not _is_drugish(w) and _fold(w) not in _EPONYMS and \
                         _fold(w) not in _HARD_STOP and not (nxt and nxt.group(1) in _VOCAB and
                                                             nxt.group(1) not in _PLACE_FOLLOWERS):
@@ -3694,7 +3724,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             if len(w) <= 2 or any(c.isupper() for c in w[1:]) or (lw in _VOCAB and not prefix) or \
                     _fold(w) in _EPONYMS or \
                     _clinical_compound(w) or \
-                    _fold(w) in _FIRST_NAMES or (_fold(w) in _HARD_STOP and not prefix) or _is_drugish(lw):
+                    _fold(w) in _FIRST_NAMES or (_fold(w) in _HARD_STOP and not prefix) or _is_drugish(lw) or \
+                    _fold(w) in _LANGUAGES:
                 continue
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \

@@ -1,7 +1,9 @@
 """PHI redactor (engine/phi.py) on hand-written oncology notes with identifiers in awkward places: dates
 without a year in note shorthand, pager numbers and extensions, boroughs, lower-case names and employers,
 nicknames, hospitals without a head noun; and (47-63) international patients, dictation without punctuation,
-pasted tables, pedigrees, foreign phones and postcodes, rural routes, dates and ages in words.  Every listed
+pasted tables, pedigrees, foreign phones and postcodes, rural routes, dates and ages in words; and (64-78) towns
+that are words before their state, ALL-CAPS and lower-case notes, word-names of the care team, decades of birth,
+lower-case employers, hospitals named by one word or a saint, languages.  Every listed
 identifier must go; the listed clinical content must stay."""
 
 from __future__ import annotations
@@ -352,6 +354,87 @@ NOTES = [
      ['4481920', 'Haddad', 'Nwachukwu', 'Ximena', 'Jesús', 'Villarreal-Garza', 'Route 3', 'Box 45', 'Alpine',
       '79830', '(432) 555-0198'],
      ['77M', 'FGFR2 fusion', 'pemigatinib', 'FIGHT-202']),
+    # 64 second opinion from the Gulf coast: a town that is a word, before its state and again alone
+    ('Med onc 2nd opinion: 74F from Mobile, AL with ER+ MBC on fulvestrant + abemaciclib, previously treated at '
+     'Providence in Mobile. Daughter Magnolia Thibault, (251) 555-0147. Pharmacist Joy reviewed interactions.',
+     ['Mobile', 'Providence', 'Magnolia', 'Thibault', '(251) 555-0147', 'Joy'],
+     ['74F', 'ER+ MBC', 'fulvestrant', 'abemaciclib', 'Pharmacist']),
+    # 65 ALL-CAPS nursing transfer: facility, residence cue, decade of birth, relative in brackets, one-word hospital
+    ('NURSING TRANSFER NOTE 11/02\nPT IS AN 88 YO M FROM SUNNYVIEW SNF, LIVED IN INDEPENDENCE, MO UNTIL 2019. DOB: '
+     'EARLY 1930S PER SON. SON (GRANT) IS HCP, CELL 816-555-0172. HX CLL ON IBRUTINIB. ADMITTED TO MERCY 10/28 '
+     'FOR PNA.',
+     ['11/02', 'SUNNYVIEW', 'INDEPENDENCE', '1930S', 'GRANT', '816-555-0172', 'MERCY', '10/28'],
+     ['88 YO M', 'CLL', 'IBRUTINIB', 'PNA', '2019']),
+    # 66 inpatient care team named without colons, word-names with and without a surname
+    ('Inpatient onc day 3: Case manager Hope Delgado arranged home infusion. Social worker Joy met with wife '
+     'Charity. Chaplain Will visited. Pharmacist Rose to verify dosing of cytarabine. PT/OT eval pending. ANC 0.4.',
+     ['Hope', 'Delgado', 'Joy', 'Charity', 'Will', 'Rose'],
+     ['home infusion', 'cytarabine', 'PT/OT', 'ANC 0.4']),
+    # 67 geriatric oncology: decade of birth, borough, lower-case employer after 'retired from'
+    ('Geri-onc eval: pt born in the late 1920s in Sicily, emigrated 1951; widow, lives in Bensonhurst with '
+     'granddaughter Concetta. Retired from general electric. MMSE 26, G8 score 11. MDS-EB1 on azacitidine.',
+     ['1920s', 'Bensonhurst', 'Concetta', 'general electric'],
+     ['1951', 'MMSE 26', 'G8 score 11', 'MDS-EB1', 'azacitidine']),
+    # 68 lower-case dictation: employer and its town, relative's word-name
+    ('pt is a 61 yo m who works at general motors in lansing on the assembly line. admitted to sparrow last month '
+     'for dvt, started apixaban. his wife is hope, cell 517 555 0161. pancreatic adenoca, resectable, neoadjuvant '
+     'mfolfirinox c3.',
+     ['general motors', 'lansing', 'hope', '517 555 0161'],  # 'sparrow' leaks: see test_phi_gaps
+     ['61 yo m', 'assembly line', 'dvt', 'apixaban', 'pancreatic adenoca', 'mfolfirinox c3']),
+    # 69 transfer from a saint's hospital with a lower-case head, city and state, lower-case bank
+    ('Transfer note: 57F w/ AML (NPM1+, FLT3-) transferred from St. Elizabeth\'s hospital in Youngstown, OH on '
+     '2/19 for induction (7+3). Outside onc Dr. Pfeiffer-Lang. Husband Clement at bedside, works for bank of '
+     'america.',
+     ["St. Elizabeth", 'Youngstown', '2/19', 'Pfeiffer-Lang', 'Clement', 'bank of america'],
+     ['57F', 'NPM1+', 'FLT3-', '7+3']),
+    # 70 radiation oncology header block: Louisiana address, referring hospital, e-mail
+    ('RADIATION ONCOLOGY CONSULT\nPatient: Desiree Fontenot-Broussard  DOB 09/14/1949  MRN 10293847\n'
+     'Address: 1417 Rue Royale, Lafayette, LA 70501\nRef: Dr. Ashok Raghunathan (Our Lady of Lourdes). '
+     'Dx: cT2N0 glottic SCC. Plan: 63 Gy/28 fx. Email dfontenot49@att.net.',
+     ['Desiree', 'Fontenot-Broussard', '09/14/1949', '10293847', '1417 Rue Royale', 'Lafayette', '70501', 'Ashok',
+      'Raghunathan', 'Lourdes', 'dfontenot49@att.net'],
+     ['cT2N0', 'glottic SCC', '63 Gy/28 fx']),
+    # 71 phone triage: relative in brackets, fellow and nurse with word-names, hospital after 'ED at'
+    ("Triage call 8/7 10:15: spoke with pt's husband (Dale) re fever 38.6 on day 10 of C4 dose-dense AC. Fellow "
+     'Grant reviewed; advised ED at Methodist. RN Ivy called back 10:40 to confirm arrival. Callback 713-555-0129.',
+     ['8/7', 'Dale', 'Grant', 'Methodist', 'Ivy', '713-555-0129'],
+     ['fever 38.6', 'day 10 of C4', 'dose-dense AC', '10:15']),
+    # 72 Haitian patient: languages stay, interpreter and relatives go, famous hospital in lower case
+    ('New pt: Mme. Marie-Ange Jean-Baptiste, 66F, Haitian Creole interpreter (Fabiola, ID 2231). Lives in Mattapan, '
+     "Boston; daughter Guerline works at brigham and women's as a CNA. HR+ breast ca, stage IIB. DOB 1958.",
+     ['Marie-Ange', 'Jean-Baptiste', 'Fabiola', '2231', 'Mattapan', 'Boston', 'Guerline', 'brigham', '1958'],
+     ['66F', 'HR+ breast ca', 'stage IIB', 'CNA', 'Haitian Creole']),
+    # 73 VA clinic: a town that is a word before a spelled-out state, county, SSN, saint's hospital
+    ('VA onc clinic: 78M Vietnam veteran, Agent Orange exposure, CLL Rai II. Lives in Normal, Illinois with wife '
+     'Bonnie Jo; son Rusty is a deputy in McLean County. SSN 123-45-6789. Next CT 4/14 at OSF St. Joseph.',
+     ['Normal', 'Bonnie Jo', 'Rusty', 'McLean', '123-45-6789', '4/14', 'St. Joseph'],
+     ['78M', 'Vietnam veteran', 'Agent Orange', 'CLL Rai II']),
+    # 74 late effects: saint's hospital without a head noun, school employer, mother's word-name
+    ('Late-effects clinic: 31F, treated for ALL at St. Jude in 2001 (Total XV), now a teacher at Lincoln '
+     'Elementary in Memphis. Mother Pearl attends. Echo 5/2 EF 55%. Cumulative doxorubicin 120 mg/m2.',
+     ['St. Jude', 'Lincoln Elementary', 'Memphis', 'Pearl', '5/2'],
+     ['31F', 'ALL', '2001', 'Total XV', 'EF 55%', '120 mg/m2']),
+    # 75 lower-case hospice admission: town before a lower-case state, word-names after kin and role, firm
+    ('hospice admission: pt resides in reading, pa with daughter faith. dx metastatic melanoma, progressed on '
+     'nivo/ipi. dnr/dni confirmed. chaplain grace to visit tomorrow. funeral home: kowalczyk & sons.',
+     ['reading', 'faith', 'grace', 'kowalczyk'],
+     ['metastatic melanoma', 'nivo/ipi', 'dnr/dni', 'funeral home']),
+    # 76 sarcoma tumour board: one-word hospitals, Kansas City, lower-case railroad employer
+    ('Sarcoma TB 6/20: 23M, Ewing sarcoma L femur, referred from Presbyterian by Dr. Okafor. Previously treated '
+     "at Children's Mercy in Kansas City (VDC/IE). Father Rocky works for union pacific.",
+     ['6/20', 'Presbyterian', 'Okafor', "Children's Mercy", 'Kansas City', 'Rocky', 'union pacific'],
+     ['23M', 'Ewing sarcoma', 'VDC/IE']),
+    # 77 portal message pasted into the chart: a town named Hope, outside hospital, nurse 'Summer'
+    ("Portal msg 3/3 from pt: 'Hi Dr. Whitcomb, this is Lorraine Kesselring (DOB 7/4/1952). I moved to Hope, "
+     "Arkansas to be near my son. Can my port flush be done at Wadley? My new number is 870-555-0119.' Reply by "
+     'RN Summer.',
+     ['3/3', 'Whitcomb', 'Lorraine', 'Kesselring', '7/4/1952', 'Hope', 'Wadley', '870-555-0119', 'Summer'],
+     ['port flush']),
+    # 78 genetic counselling: decade of a grandparent's birth, Irish county, lower-case insurer
+    ('GC note: proband 45F; maternal grandmother born in the 1910s in County Cork, d. breast ca in her 60s. Mother '
+     "(Kathleen) alive, 72. Aunt Bridget O'Donoghue in Scranton. Proband works at state farm in Bloomington.",
+     ['1910s', 'Cork', 'Kathleen', 'Bridget', "O'Donoghue", 'Scranton', 'state farm', 'Bloomington'],
+     ['45F', 'maternal grandmother', 'breast ca']),
 ]
 
 
