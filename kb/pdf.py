@@ -24,6 +24,7 @@ page. A PDF without detected headings keeps "Page N" paths.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -423,9 +424,38 @@ def _left_out(doc: object, raw: list[tuple[int, float, list[Line]]], pages: list
     return notes
 
 
+def _check_header(path: Path, data: bytes | None) -> None:
+    """PdfError for a file that is empty or is no PDF at all (no "%PDF-" in its first KiB, where MuPDF looks too),
+    saying what it is instead of MuPDF's "Failed to open stream". Damaged PDFs are left to MuPDF."""
+    try:
+        if data is None:
+            with open(path, "rb") as f:
+                head = f.read(1024)
+        else:
+            head = data[:1024]
+    except OSError:
+        return  # unreadable: the caller's open names the reason
+    if not head:
+        raise PdfError("empty file (0 bytes): nothing to index; copy or export the PDF again")
+    if b"%PDF-" in head:
+        return
+    try:  # incremental: a character cut at the end of the first KiB is not binary data
+        sample = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        printable = all(c.isprintable() or c in "\r\n\t\f" for c in sample)
+    except UnicodeDecodeError:
+        printable = False
+    if printable:
+        first = " ".join(sample.split())[:40]
+        what = f"it begins with the text {first!r}"
+    else:
+        what = "binary data"
+    raise PdfError(f"not a readable PDF: no %PDF- header ({what}); a file of another kind named .pdf?")
+
+
 def _read(path: Path, data: bytes | None) -> tuple[str, list[tuple[int, list[Line]]], list[str]]:
     """(metadata title, [(page number, lines)] for pages with text, what was left out (``_left_out``)), running
     heads stripped; PdfError when nothing can be indexed."""
+    _check_header(path, data)
     pymupdf = _pymupdf()
     tools = getattr(pymupdf, "TOOLS", None)
     if tools is not None:
