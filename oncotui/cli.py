@@ -275,19 +275,27 @@ class InputError(Exception):
     """Input given on the command line or stdin that cannot be used, explained for a person (exit 2)."""
 
 
-def _read_text(value: str) -> str:
+def _read_text(value: str, what: str = "", *, allow_empty: bool = False) -> str:
     """A text argument, or stdin for '-', as UTF-8 text. Bytes that are not UTF-8 (a note saved as Windows-1252,
     a binary file piped in) are refused here, before a consult starts: Python would otherwise carry them as lone
-    surrogates that SQLite cannot store, and the consult would crash after it had begun."""
+    surrogates that SQLite cannot store, and the consult would crash after it had begun. Empty text is refused
+    too (``what`` names it: "the case", "the question") unless ``allow_empty``."""
     if value == "-":
         if sys.stdin.isatty():
             print("oncotui: reading the text from the terminal; paste it, then press Ctrl-D on an empty line",
                   file=sys.stderr)
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # already text (a test's StringIO, an embedding host)
-            return _utf8(sys.stdin.read().encode("utf-8", "surrogateescape"), "standard input")
-        return _utf8(buffer.read(), "standard input")
-    return _utf8(value.encode("utf-8", "surrogateescape"), "the command line")
+            text = _utf8(sys.stdin.read().encode("utf-8", "surrogateescape"), "standard input")
+        else:
+            text = _utf8(buffer.read(), "standard input")
+    else:
+        text = _utf8(value.encode("utf-8", "surrogateescape"), "the command line")
+    if not allow_empty and not text.strip():
+        where = "standard input was empty" if value == "-" else "the argument is empty"
+        raise InputError(f"{what or 'the text'} is empty ({where}); give it as an argument in quotes, or '-' "
+                         "and the text on standard input")
+    return text
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -536,7 +544,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = _engine(settings)
     tier = None if args.tier == "auto" else int(args.tier)
-    status = asyncio.run(_consume(engine.stream(args.patient, _read_text(args.text), tier_override=tier,
+    text = _read_text(args.text, "the case")
+    status = asyncio.run(_consume(engine.stream(args.patient, text, tier_override=tier,
                                                 clinician=args.clinician), args.json, settings))
     return _exit_code(status)
 
@@ -548,7 +557,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     r = settings.router
-    facts = extract_facts(redact(_read_text(args.text)).text, genes=r.genes,
+    facts = extract_facts(redact(_read_text(args.text, "the case")).text, genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
     routing = score_facts(facts, r)
     result = {"score": routing.score, "tier": routing.tier,
@@ -811,14 +820,24 @@ def _audit_line(entry: Any) -> str:
 def cmd_resume(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = _engine(settings)
-    return _exit_code(asyncio.run(_consume(engine.resume(args.patient, consult_id=args.consult), args.json,
-                                           settings)))
+    if args.consult:  # name a wrong id as such (the engine would say the patient has nothing to resume)
+        row = engine.store.consult(args.consult.strip())
+        if row is None:
+            raise InputError(f"no consult {args.consult!r}; the ids of {args.patient}'s consults: `oncotui audit "
+                             f"show --thread {args.patient}`")
+        if row["thread_id"] != args.patient:
+            raise InputError(f"consult {args.consult!r} belongs to {row['thread_id']}, not {args.patient}: "
+                             f"oncotui resume --patient {row['thread_id']} --consult {args.consult}")
+    consult = args.consult.strip() if args.consult else None
+    return _exit_code(asyncio.run(_consume(engine.resume(args.patient, consult_id=consult), args.json, settings)))
 
 
 def cmd_kb(args: argparse.Namespace) -> int:
     from engine.kbfactory import open_kb
 
     settings = _settings(args)
+    if args.kb_command == "query":  # read (and check) the question before the models load
+        args.question = _read_text(args.text, "the question")
     # stats and remove need no embeddings: they work on a collection built with another model (and say so)
     kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild,
                  check_model=args.kb_command not in ("stats", "status", "remove"))
@@ -1001,7 +1020,7 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                               **({"rerank_order": args.order} if args.order else {}))
     from dataclasses import replace
 
-    text = _read_text(args.text)
+    text = args.question
     extras: tuple[str, ...] = ()
     grades: tuple[str, ...] = ()
     if args.as_consult:
@@ -1221,7 +1240,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
     from engine.phi import redact
 
     if args.file is None:
-        text = _read_text("-")
+        text = _read_text("-", allow_empty=True)
     else:
         try:
             text = args.file.read_text(encoding="utf-8", errors="replace")

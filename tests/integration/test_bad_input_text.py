@@ -78,3 +78,24 @@ def test_reading_a_terminal_says_how_to_end_the_note(data_dir, monkeypatch, caps
     monkeypatch.setattr(sys, "stdin", _Stdin(b"Stage IV pancreatic adenocarcinoma, KRAS", tty=True))
     assert main(["route", "-"]) == 0
     assert "Ctrl-D" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["route", ""], ["route", "   "], ["kb", "query", ""], ["kb", "query", "-"]])
+def test_an_empty_question_is_refused_not_scored(data_dir, monkeypatch, capsys, argv):
+    # `route ''` printed "score 0.00 -> Tier 1" and `kb query ''` ran retrieval on nothing
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"\n\n"))
+    assert main(argv) == 2
+    assert "empty" in capsys.readouterr().err
+
+
+def test_resume_of_a_consult_id_that_does_not_exist_says_so(data_dir, capsys):
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(data_dir)
+    collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, what are the first-line options?"))
+    assert main(["resume", "--patient", "PT-0001", "--consult", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no consult 'nope'" in err and "audit show --thread PT-0001" in err
+    other = engine.store.consults("PT-0001")[0]["id"]
+    assert main(["resume", "--patient", "PT-0002", "--consult", other]) == 2  # another patient's consult
+    assert f"consult {other!r} belongs to PT-0001" in capsys.readouterr().err
