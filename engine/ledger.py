@@ -256,7 +256,7 @@ def _verdict(lexical: float, ce: float | None, scored: bool) -> LinkVerdict:
 def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sentence_ids: tuple[str, ...],
            by_id: dict[str, Passage], scorer: Scorer | None,
            case: CaseTerms | None) -> tuple[Claim, list[Contradiction]]:
-    found = _contradictions(cid, text, evidence, by_id)
+    found = _contradictions(cid, text, evidence, by_id, case)
     issues = tuple(claim_rule_issues(f"claim {cid}", text, evidence, by_id))
     base = Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, rule_issues=issues,
                  sentence_ids=sentence_ids)
@@ -284,11 +284,15 @@ def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sente
                  rule_issues=issues, scoring_error=error, sentence_ids=sentence_ids), found
 
 
-def _contradictions(cid: str, text: str, evidence: tuple[str, ...],
-                    by_id: dict[str, Passage]) -> list[Contradiction]:
-    """Sentences of any retrieved passage that state the opposite; only a cited passage can be ``strong``."""
+def _contradictions(cid: str, text: str, evidence: tuple[str, ...], by_id: dict[str, Passage],
+                    case: CaseTerms | None = None) -> list[Contradiction]:
+    """Sentences of any retrieved passage about the case's cancer that state the opposite (another cancer's
+    guideline does not contradict this one's: the audit's CML answer was deferred over an AML sentence); only a
+    cited passage can be ``strong``."""
     found = []
     for p in by_id.values():
+        if p.id not in evidence and not on_case(p, case):
+            continue
         for sentence in split_sentences(p.text):
             overlap = conflict(text, sentence)
             if overlap >= CONTRADICTION_OVERLAP:

@@ -282,3 +282,17 @@ def test_a_negation_giving_a_reason_is_not_a_contradiction():
     # a negation in the main clause still is one, with or without a reason after it
     assert conflict("Total neoadjuvant therapy is not an option because of toxicity.", option) >= CONTRADICTION_OVERLAP
     assert conflict("If tolerated, total neoadjuvant therapy is not an option.", option) >= CONTRADICTION_OVERLAP
+
+
+def test_another_cancers_passage_does_not_contradict_the_claim():
+    """The audit's CML consult was deferred: "possible contradiction" with a sentence of the AML summary."""
+    cml = Passage("E1", "c", "Chronic Myeloid Leukemia Treatment (PDQ®) - NCI", "cml.md", "## Chronic Phase", None,
+                  "Imatinib is recommended as initial therapy for chronic phase disease.", 0.2, 5.0, True)
+    aml = Passage("E2", "a", "Acute Myeloid Leukemia Treatment (PDQ®) - NCI", "aml.md", "## Induction", None,
+                  "Imatinib is not recommended as initial therapy for this disease.", 0.3, 4.0, True)
+    draft = Draft(assessment="", recommendations=(Recommendation(
+        "Imatinib is recommended as initial therapy for chronic phase disease.", ("E1",)),))
+    on = build_ledger(draft, (cml, aml), None, cancer_type="chronic myeloid leukemia")
+    assert not on.contradictions
+    # without a known cancer type every passage still counts
+    assert build_ledger(draft, (cml, aml), None).contradictions
