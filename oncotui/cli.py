@@ -1405,6 +1405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         after = INTERRUPTED.get(args.command)
+        if after and getattr(args, "patient", None):
+            after = after.replace("PT-XXXX", args.patient)
         print("oncotui: interrupted" + (f"; {after}." if after else "."), file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (`oncotui kb query ... | head`): not an error worth a traceback

@@ -99,3 +99,14 @@ def test_resume_of_a_consult_id_that_does_not_exist_says_so(data_dir, capsys):
     other = engine.store.consults("PT-0001")[0]["id"]
     assert main(["resume", "--patient", "PT-0002", "--consult", other]) == 2  # another patient's consult
     assert f"consult {other!r} belongs to PT-0001" in capsys.readouterr().err
+
+
+def test_an_interrupted_consult_names_the_patient_to_resume(data_dir, monkeypatch, capsys):
+    import oncotui.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "ask", interrupted)
+    assert main(["ask", "--patient", "PT-0007", "stage IV NSCLC"]) == 130
+    assert "oncotui resume --patient PT-0007`" in capsys.readouterr().err  # not "PT-XXXX"
