@@ -42,8 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="oncotui", description="Air-gapped oncology clinical decision support: local models, guideline "
         "retrieval, safety checks and reviewer sign-off.", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", metavar="PATH", help="settings file (default: $ONCOTUI_CONFIG, "
-                   "~/.config/oncotui/config.toml, or the repository's config.toml)")
+    p.add_argument("--config", metavar="PATH", help=CONFIG_HELP + "; may also follow the command")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = sub.add_parser("ask", help="run a consult headless and print progress and the answer")
@@ -223,7 +222,27 @@ def build_parser() -> argparse.ArgumentParser:
     cfg.add_argument("action", nargs="?", choices=["show", "path"], default="show",
                      help="show (default): the effective settings as JSON, secrets masked; path: the file in use")
     _describe_commands(p)
+    _config_after_command(p)
     return p
+
+
+CONFIG_HELP = "settings file (default: $ONCOTUI_CONFIG, ~/.config/oncotui/config.toml, or the repository's config.toml)"
+
+
+def _config_after_command(parser: argparse.ArgumentParser) -> None:
+    """Accept --config after the command too (`oncotui route "..." --config FILE`), where people put it. Not under
+    `finetune`, whose stages take --config for the job's own file; SUPPRESS keeps the one given before the command
+    when none follows it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                if name == "finetune":
+                    continue
+                if not any(isinstance(a, argparse._SubParsersAction) for a in child._actions):
+                    if "--config" not in child._option_string_actions:
+                        child.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help=CONFIG_HELP)
+                else:
+                    _config_after_command(child)
 
 
 # What each fine-tuning stage reads, writes and what runs after it (its --help; finetune/README.md has the rest).

@@ -108,3 +108,21 @@ def test_finetune_stage_help_says_what_it_reads_writes_and_what_comes_next(stage
     assert "finetune/README.md" in text
     if stage != "verify":
         assert "next: oncotui finetune" in text.lower()
+
+
+def test_config_may_follow_the_command(data_dir, tmp_path, capsys):
+    # `oncotui route "..." --config FILE` was "unrecognized arguments: --config FILE"
+    bad = tmp_path / "typo.toml"
+    bad.write_text("[engine]\nmax_retires = 1\n", encoding="utf-8")
+    assert main(["route", "stage IV pancreatic", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "did you mean max_retries" in err
+    assert main(["kb", "stats", "--config", str(bad)]) == 2
+    assert main(["--config", str(bad), "patients"]) == 2  # before the command, as always
+    capsys.readouterr()
+    assert main(["patients", "--json"]) == 0  # not given: the default lookup, unchanged
+
+
+def test_finetune_stages_keep_config_for_the_job_file():
+    args = build_parser().parse_args(["finetune", "prepare", "--config", "job.toml"])
+    assert args.job_config == "job.toml" and args.config is None
