@@ -223,13 +223,20 @@ def install_embedded(model_dir: Path, progress: Progress | None = None) -> list[
     a second run finds the size and the recorded digest and returns at once.
     """
     model_dir = Path(model_dir).expanduser()
-    model_dir.mkdir(parents=True, exist_ok=True)
     rows: list[InstallRow] = []
-    for model in EMBEDDED_MODELS.values():
-        if model.package_file is not None:
-            path = _package_file(model, *model.package_file)
-            sidecar = model_dir / f".{model.name}.verified.json"
-            rows.append(_verify(model.name, path, model.sha256, sidecar, progress))
-        else:
-            rows.append(_join_parts(model, model_dir, progress))
+    try:
+        model_dir.mkdir(parents=True, exist_ok=True)
+        for model in EMBEDDED_MODELS.values():
+            if model.package_file is not None:
+                path = _package_file(model, *model.package_file)
+                sidecar = model_dir / f".{model.name}.verified.json"
+                rows.append(_verify(model.name, path, model.sha256, sidecar, progress))
+            else:
+                rows.append(_join_parts(model, model_dir, progress))
+    except OSError as exc:  # a read-only or full disk, a file where the folder should be
+        why = "not a directory (a file is in the way)" if isinstance(exc, (NotADirectoryError, FileExistsError)) \
+            else exc.strerror or str(exc)
+        raise ModelError(f"cannot write the embedded models to {model_dir} (the models folder under "
+                         f"paths.data_dir): {why}; make it writable or free space, or set paths.data_dir "
+                         "(ONCOTUI_PATHS__DATA_DIR) to another folder") from None
     return rows

@@ -1,0 +1,43 @@
+"""Model files as people get them wrong: `models setup` with a data directory it cannot write is one line naming
+paths.data_dir (exit 2), not a PermissionError traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.models.base import ModelError
+from engine.models.embedded import install_embedded
+from oncotui.cli import main
+
+
+def test_install_embedded_into_an_unusable_folder_names_the_setting(tmp_path: Path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ModelError) as exc:
+        install_embedded(tmp_path / "afile" / "models")
+    msg = str(exc.value)
+    assert "paths.data_dir" in msg and str(tmp_path / "afile" / "models") in msg
+
+
+def test_install_embedded_when_writing_fails(tmp_path: Path, monkeypatch):
+    import engine.models.embedded as embedded
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(embedded.tempfile, "mkstemp", full)
+    (tmp_path / "models").mkdir()
+    with pytest.raises(ModelError, match="No space left on device") as exc:
+        install_embedded(tmp_path / "models")
+    assert "paths.data_dir" in str(exc.value)
+
+
+def test_models_setup_with_an_unusable_data_dir_is_exit_2(tmp_path: Path, monkeypatch, capsys):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path / "afile"))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    assert main(["models", "setup"]) == 2
+    err = capsys.readouterr().err
+    assert "paths.data_dir" in err and "Traceback" not in err
