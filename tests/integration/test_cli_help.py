@@ -126,3 +126,17 @@ def test_config_may_follow_the_command(data_dir, tmp_path, capsys):
 def test_finetune_stages_keep_config_for_the_job_file():
     args = build_parser().parse_args(["finetune", "prepare", "--config", "job.toml"])
     assert args.job_config == "job.toml" and args.config is None
+
+
+def test_no_command_without_a_terminal_explains_instead_of_hanging(data_dir, monkeypatch, capsys):
+    # `oncotui < /dev/null > out.txt` drew the full-screen app into the file and waited forever for keys
+    import oncotui.app
+
+    def no_app(*args, **kwargs):
+        raise AssertionError("the app was started without a terminal")
+
+    monkeypatch.setattr(oncotui.app, "run_app", no_app)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False, raising=False)
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "terminal" in err and "oncotui --help" in err
