@@ -8,6 +8,7 @@ import asyncio
 import getpass
 import json
 import os
+import re
 import sqlite3
 import sys
 import textwrap
@@ -28,9 +29,10 @@ examples:
   oncotui audit verify                       recompute the audit log's hash chain (exit 1 names a tampered entry)
 
 exit codes: 0 done (an answer, a safe refusal, or an item waiting for a reviewer); 1 a check failed (audit
-  verify, models list/setup, kb ingest with failed files, ...); 2 a usage or settings error, or a sign-off the rules
-  refuse; 3 ask/resume/hitl: no language model could be loaded (the clinician got the safe refusal; see
-  `oncotui models list`); 4 ask/resume: the knowledge base is empty (`oncotui kb ingest`); 130 interrupted.
+  verify, models list/setup, kb ingest with failed files, ...); 2 a usage or settings error (ask/resume too when
+  embedding.model or rerank.model cannot be used), or a sign-off the rules refuse; 3 ask/resume/hitl: no language
+  model could be loaded (the clinician got the safe refusal; see `oncotui models list`); 4 ask/resume: the
+  knowledge base is empty (`oncotui kb ingest`); 130 interrupted.
 
 The embedded default models are tiny demo models and clinically useless; answers are decision support only.
 Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
@@ -504,7 +506,6 @@ EXIT_EMPTY_KB = 4  # ask/resume: no guideline is indexed, so every consult is re
 def model_failure_detail(message: str, settings: Any = None) -> str:
     """The model manager's error for whoever maintains the installation, naming only the keys that matter: the
     settings file and the ONCOTUI_MODELS__* overrides in effect (not every ONCOTUI_* variable)."""
-    import re
 
     text = re.sub(r"^\w+: ModelUnavailable: ", "", message.strip())
     text = re.sub(r"\nFix these keys in .*", "", text, flags=re.S)
@@ -533,7 +534,7 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
 
     logging.getLogger("oncotui.engine").addFilter(_NodeFailedFilter)
     printer = None if as_json else ConsultPrinter(settings)
-    status, model_failed, empty_kb = "", False, False
+    status, model_failed, empty_kb, bad_setting = "", False, False, False
     async for event in stream:
         if as_json:
             data = event.to_json()
@@ -549,13 +550,24 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
             status = "pending_review"
         elif event.kind == "ErrorEvent" and no_model(event.message):
             model_failed = True
+        elif event.kind == "ErrorEvent" and RETRIEVAL_SETTING.search(event.message):
+            bad_setting = True
         elif event.kind == "EvidenceReady" and not event.gate_passed and event.closest_title is None:
             empty_kb = True
-    return "no_model" if model_failed else "empty_kb" if empty_kb and status != "pending_review" else status
+    if model_failed:
+        return "no_model"
+    if bad_setting:
+        return "bad_setting"
+    return "empty_kb" if empty_kb and status != "pending_review" else status
+
+
+# The knowledge base's error naming a retrieval model setting that cannot be used (kb/models.py, kb/store.py):
+# every consult is refused until it is fixed, so ask/resume exit 2 (a settings error), not 0.
+RETRIEVAL_SETTING = re.compile(r"KBError: .*`(embedding|rerank)\.model`", re.S)
 
 
 def _exit_code(status: str) -> int:
-    return {"no_model": EXIT_NO_MODEL, "empty_kb": EXIT_EMPTY_KB}.get(status, 0)
+    return {"no_model": EXIT_NO_MODEL, "empty_kb": EXIT_EMPTY_KB, "bad_setting": 2}.get(status, 0)
 
 
 # -- commands ---------------------------------------------------------------------------------------------------

@@ -41,3 +41,28 @@ def test_models_setup_with_an_unusable_data_dir_is_exit_2(tmp_path: Path, monkey
     assert main(["models", "setup"]) == 2
     err = capsys.readouterr().err
     assert "paths.data_dir" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("problem", [
+    "`rerank.model` = 'embedded:nope' is not a bundled reranker; bundled: embedded:ms-marco-minilm-l12-int8",
+    "`embedding.model` = '/models/empty': could not load /models/empty on device 'cpu'",
+])
+def test_ask_with_an_unusable_retrieval_model_exits_2_not_0(tmp_path, monkeypatch, capsys, problem):
+    # every consult ends in the safe refusal until the setting is fixed: a script must not read that as "done"
+    import oncotui.cli as cli
+    from engine.graph import Engine
+    from kb.errors import KBError
+    from tests.fakes import FakeKB
+
+    class BrokenKB(FakeKB):
+        def retrieve(self, query, params, anchor=None):
+            raise KBError(problem)
+
+    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.setattr(cli, "_engine", lambda settings: Engine(settings, kb=BrokenKB()))
+    assert main(["ask", "--patient", "PT-0001", "Pancreatic adenocarcinoma. Options?"]) == 2
+    captured = capsys.readouterr()
+    assert "Safe refusal" in captured.out and problem.split(":")[0] in captured.err
+    assert "2 a usage or settings error" in " ".join(cli.EPILOG.split())
