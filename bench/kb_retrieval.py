@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -75,7 +76,7 @@ def main() -> int:
     params = retrieval_params(settings, rerank=not args.no_rerank, distance_threshold=2.0)  # every stage runs
     from dataclasses import replace
 
-    sent: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [(q, (), ()) for q in queries]
+    sent: list[tuple[str, tuple[str, ...], tuple[str, ...], Any]] = [(q, (), (), None) for q in queries]
     if args.as_consult:
         from engine.nodes.corrective_rag import consult_queries
 
@@ -85,8 +86,9 @@ def main() -> int:
                                                        "no_rerank")}
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    for q, extras, grades in sent:
-        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras), grade_queries=tuple(grades))).timings
+    for q, extras, grades, demote in sent:
+        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras), grade_queries=tuple(grades),
+                                    demote=demote)).timings
         recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0) + tm.get("multi_query", 0)
         stages["recall"].append(recall)
         for k in ("gate", "rerank", "options", "trim", "total"):

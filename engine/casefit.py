@@ -139,9 +139,9 @@ Where it is used
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE,
                           bladder_stage, her2_ish, her2_score, mmr_readings, pdl1_range)
@@ -1462,6 +1462,21 @@ def _markers_fitting(text: str, case: Case) -> int:
 def other_cancer(passage: Passage, facts: CaseFacts) -> bool:
     """The passage is about another cancer than the case's: the governor's rule (``engine.ledger.on_case``)."""
     return not on_case(passage, case_words(facts.cancer_type))
+
+
+def misfit_filter(facts: CaseFacts) -> Callable[[Any], bool]:
+    """A test for a retrieved passage (anything with ``title``, ``section`` and ``text``: ``kb.store.Hit``) that
+    cannot apply to the case whatever it says: its section names another stage or receptor status than the case's
+    ("Metastatic HER2-Low Breast Cancer" for a stage IIA case, "Stages I, II, and III HER2-Positive Breast Cancer"
+    for HER2-low), or it is about another cancer. For retrieval to prefer the others
+    (``kb.store.RetrievalParams.demote``); ``select`` would drop its sentences anyway."""
+    case, terms = case_from_facts(facts), case_words(facts.cancer_type)
+
+    def misfit(hit: Any) -> bool:
+        if not on_case(Passage("", "", hit.title, "", hit.section, None, hit.text, 0.0, None), terms):
+            return True
+        return bool(hit.section) and assess("", case, (hit.section,)).verdict == "contradicts"
+    return misfit
 
 
 def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],

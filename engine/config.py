@@ -161,6 +161,7 @@ class RagConfig(_Section):
     # a case's focused facts + intent query also scores (grades) the first retrieval's passages: max logit of the
     # two (kb/EVAL.md round 5b); only with a cancer type and two or more sentences
     grade_focused_query: bool = True
+    prefer_fitting: bool = True
 
 
 class EngineConfig(_Section):

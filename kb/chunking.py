@@ -12,8 +12,10 @@ Rules:
   longer than ``max_chars`` becomes a chunk of its own (the only way a chunk exceeds ``max_chars``).
 * Chunk text is a verbatim slice of the section (original line breaks and list markers kept).
 * Sections that are not guidance are skipped (``SKIP_SECTIONS``, matched against every heading of the path, so
-  their subsections go too): reference lists ("References", "Bibliography", "Citations") and summary
-  boilerplate ("About This PDQ Summary", "Latest Updates to This Summary", "Changes to This Summary"). In the PDQ
+  their subsections go too): reference lists ("References", "Key References for ...", "Bibliography",
+  "Citations") and summary boilerplate ("About This PDQ Summary", "Latest Updates to This Summary", "Changes to
+  This Summary"). A store chunked before a name joined the list still holds those chunks: retrieval skips them
+  (``kb.store``), so no re-ingest is needed. In the PDQ
   corpus they are 44% of the chunks (reference lists alone 40%); skipping them nearly halves embedding work, and
   their paper titles ("Prognosis of ...") otherwise pull section-level queries into the wrong place.
 * Chunk ids are stable: the first 16 hex digits of the document's SHA-256 plus the chunk's index.
@@ -29,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CHUNKER_VERSION = 2
-SKIP_SECTIONS = re.compile(r"^(?:references?|bibliography|citations|about this pdq summary|latest updates to this "
-                           r"summary|changes to this summary)$", re.I)
+SKIP_SECTIONS = re.compile(r"^(?:references?|key references(?: for .+)?|bibliography|citations|about this pdq "
+                           r"summary|latest updates to this summary|changes to this summary)$", re.I)
 
 
 def skipped_section(path: str) -> bool:

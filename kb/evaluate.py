@@ -142,7 +142,7 @@ def unknown_documents(rows: list[dict[str, Any]], known_sources: Iterable[str]) 
 
 def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: bool = True,
                    progress: Callable[[int, int], None] | None = None,
-                   query_fn: Callable[[str], tuple[str, tuple[str, ...], tuple[str, ...]]] | None = None
+                   query_fn: Callable[[str], tuple[str, tuple[str, ...], tuple[str, ...], Any]] | None = None
                    ) -> dict[str, Any]:
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
     ``section_mrr``, ``answer_recall@1/5/15``, ``answer_mrr``, ``answer_recall@kept``, ``n`` (queries),
@@ -157,9 +157,12 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
         if not rel:
             raise KBError(f"row {i} has no relevant_doc: {row.get('query')!r}")
         terms = answer_terms(row, i)
-        # query_fn: what a consult sends instead of the row's text (the query, extra queries, grade queries)
-        query, extras, grades = query_fn(row["query"]) if query_fn is not None else (row["query"], (), ())
-        result = kb.retrieve(query, replace(p, extra_queries=tuple(extras), grade_queries=tuple(grades)))
+        # query_fn: what a consult sends instead of the row's text (the query, extra queries, grade queries and the
+        # case-fit test that orders what is kept)
+        query, extras, grades, demote = query_fn(row["query"]) if query_fn is not None else (row["query"], (), (),
+                                                                                             None)
+        result = kb.retrieve(query, replace(p, extra_queries=tuple(extras), grade_queries=tuple(grades),
+                                            demote=demote))
         ranked = result.ranked
         doc.add(first_hit(ranked, Path(rel).name, None))
         if terms:

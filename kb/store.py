@@ -58,6 +58,7 @@ from kb.chunking import (
     doc_hash_of,
     embedding_text,
     parse_front_matter,
+    skipped_section,
     trim_to_budget,
 )
 from kb.errors import KBError
@@ -119,6 +120,11 @@ class RetrievalParams:
     # many, in the order of the passages that led to them; the cross-encoder scores each on its lead-in and option
     # line). 0 = none.
     options_lists: int = 3
+    # A passage the caller knows does not apply (a consult's case fit: its section names another stage or receptor
+    # status than the case's, or it is about another cancer: engine.casefit.section_misfit). Such passages move
+    # after the others that passed the gate before the rerank_k cut (stable: none is dropped, and they still fill
+    # the cut when too few others passed). None: the recall order as it is.
+    demote: Callable[[Hit], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -1050,8 +1056,10 @@ class KnowledgeBase:
         pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(recall_k, gate_k)
         res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
                                      include=["documents", "metadatas", "distances"])
+        # a chunk of a section the chunker now skips (a store ingested before "Key References" joined the list)
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
-                 zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+                 zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
+                 if not skipped_section(str((meta or {}).get("section", "")))]
         dense.sort(key=lambda h: h.distance)
         t = lap("search", t)
         closest = dense[0] if dense else None
@@ -1089,6 +1097,7 @@ class KnowledgeBase:
             main = candidates if params.hybrid else dense
             candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n)
             t = lap("multi_query", t)
+        candidates = [h for h in candidates if not skipped_section(h.section)]  # found by BM25 or another phrasing
         # The question is in the domain when its k nearest chunks are close on average (k = 1: the nearest one);
         # then single passages beyond the threshold still drop out.
         near = [h.distance for h in dense[:gate_k]]
@@ -1100,6 +1109,9 @@ class KnowledgeBase:
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
                                    tuple(candidates), gate_k=gate_k, gate_value=gate_value)
+        if params.demote is not None:
+            misfits = [h for h in passed if params.demote(h)]
+            passed = [h for h in passed if h not in misfits] + misfits
         if params.rerank:
             keep_order = params.rerank_order == "recall"
             pool = passed[:max(1, params.rerank_k)] if keep_order else passed

@@ -1057,7 +1057,8 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     if args.as_consult:
         from engine.nodes.corrective_rag import consult_queries
 
-        text, extras, grades = consult_queries(text, settings)
+        text, extras, grades, demote = consult_queries(text, settings)
+        params = replace(params, demote=demote)
     result = kb.retrieve(text, replace(params, extra_queries=extras, grade_queries=grades))
     if args.json:
         _print_json(result)
@@ -1069,6 +1070,9 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                 print(f"  extra phrasing (recall, weight {params.multi_query_weight}): {q!r}")
             for q in grades:
                 print(f"  grade query (Stage 3 logit = the higher of the query's and this one's): {q!r}")
+            if params.demote is not None:
+                print("  case fit: passages that cannot apply to the case (another stage, receptor status or cancer) "
+                      "go after the others before the cut (marked 'misfit')")
         print(f"Stage 1 recall ({'hybrid: dense + BM25, reciprocal rank fusion' if params.hybrid else 'dense'}): "
               f"{len(result.candidates)} candidates")
         for i, h in enumerate(result.candidates, 1):
@@ -1089,7 +1093,8 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
             print(f"Stage 3 rerank ({how}), keep {params.rerank_k}:")
             for i, h in enumerate(result.ranked, 1):
                 score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
-                print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '} {h.title} > "
+                misfit = " misfit" if params.demote is not None and params.demote(h) else ""
+                print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '}{misfit} {h.title} > "
                       f"{_plain(h.section)}  {h.chunk_id}")
             listed = [h for h in result.hits if h.origin == "options"]
             print(f"Stage 3b options lists (up to {params.options_lists}: the item naming a kept passage's option, "
@@ -1175,7 +1180,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.as_consult:
             from engine.nodes.corrective_rag import consult_queries
 
-            def query_fn(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+            def query_fn(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...], Any]:
                 return consult_queries(text, settings)
         metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank, query_fn=query_fn)
         stage3 = "none" if args.no_rerank else params.rerank_order

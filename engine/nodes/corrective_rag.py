@@ -25,10 +25,11 @@ import asyncio
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from engine.casefit import other_cancer
+from engine.casefit import misfit_filter, other_cancer
 from engine.context import NodeContext, stream_model
 from engine.events import EvidenceReady
 from engine.kbfactory import retrieval_params
@@ -176,11 +177,19 @@ def first_queries(text: str, facts: CaseFacts, settings: Any) -> tuple[tuple[str
     return extras, grades
 
 
-def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def case_demote(facts: CaseFacts, settings: Any) -> Callable[[Any], bool] | None:
+    """What a consult's retrieval moves after the rest (``kb.store.RetrievalParams.demote``): passages that cannot
+    apply to the case (``engine.casefit.misfit_filter``); None when ``rag.prefer_fitting`` is off."""
+    return misfit_filter(facts) if settings.rag.prefer_fitting else None
+
+
+def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...],
+                                                     Callable[[Any], bool] | None]:
     """What a consult's first retrieval sends for a clinician's raw text: the query (``build_query`` over the redacted
-    text and the facts ingestion extracts from it), the extra queries (none when ``kb.multi_query_weight`` is 0) and
-    the grade queries (none when ``rag.grade_focused_query`` is off). For ``oncotui eval retrieval --as-consult`` and
-    ``bench/kb_retrieval.py --as-consult``; the node itself works from the state ingestion wrote."""
+    text and the facts ingestion extracts from it), the extra queries (none when ``kb.multi_query_weight`` is 0), the
+    grade queries (none when ``rag.grade_focused_query`` is off) and the case-fit test that orders what is kept
+    (``case_demote``). For ``oncotui eval retrieval --as-consult`` and ``bench/kb_retrieval.py --as-consult``; the
+    node itself works from the state ingestion wrote."""
     from engine.facts import extract_facts
     from engine.phi import redact
 
@@ -188,7 +197,7 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tup
     r = settings.router
     facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
-    return (build_query(redacted, facts), *first_queries(redacted, facts, settings))
+    return (build_query(redacted, facts), *first_queries(redacted, facts, settings), case_demote(facts, settings))
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -266,6 +275,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     # multi-query recall and focused grading: the gate still judges ``query``, the clinician's whole question, and
     # each passage's logit is the max over ``query`` and the focused facts + intent query
     extras, grades = first_queries(state.case_text, state.facts, ctx.settings)
+    params = replace(params, demote=case_demote(state.facts, ctx.settings))
     first = replace(params, extra_queries=extras, grade_queries=grades) if extras or grades else params
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 

@@ -49,7 +49,7 @@ def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
 
 def test_consult_queries_redact_first_and_follow_the_setting():
     settings = Settings()
-    query, extras, _grades = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
+    query, extras, _grades, _demote = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
     assert "Jane" not in query and "483920117" not in query
     assert query.split(" | ")[0].endswith("systemic therapy?")  # the facts ingestion finds may follow
     assert extras[0] == "What first-line systemic therapy?" and "first-line treatment" in extras[-1]
@@ -140,7 +140,7 @@ def test_only_the_first_retrieval_sends_the_grade_query_and_the_setting_turns_it
 
 def test_consult_queries_expose_the_grade_query():
     text = HCC.replace("cirrhosis", "cirrhosis and hepatocellular carcinoma")
-    query, extras, grades = consult_queries(text, Settings())
+    query, extras, grades, _demote = consult_queries(text, Settings())
     assert len(grades) == 1 and grades[0] in extras and "hepatocellular carcinoma" in grades[0]
     settings = Settings()
     off = settings.model_copy(update={"rag": settings.rag.model_copy(update={"grade_focused_query": False})})

@@ -1,0 +1,95 @@
+"""Case-fit preference in kb.store (``RetrievalParams.demote``): passages the caller knows cannot apply move after the
+others before the rerank_k cut; none is dropped. Fake embedder and reranker (tests/unit/test_kb_store_grade_queries),
+no models; the engine's test (engine.casefit.misfit_filter) on real PDQ-style headings."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import misfit_filter
+from engine.config import Settings
+from engine.facts import extract_facts
+from engine.nodes.corrective_rag import consult_queries
+from kb.store import Hit, KnowledgeBase, RetrievalParams
+from tests.unit.test_kb_store_grade_queries import FakeEmbedder, _unit
+
+CHUNKS = {"her2pos": [1, 0, 0, 0], "metastatic": [0.97, 0.1, 0, 0], "hrpos": [0.9, 0.3, 0, 0],
+          "endocrine": [0.85, 0.4, 0.1, 0]}
+
+
+class FlatReranker:
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [1.0 for _ in texts]
+
+
+@pytest.fixture()
+def kb():
+    k = KnowledgeBase(chroma_dir=None, collection="demote-test", embedder_spec="fake", reranker_spec="fake",
+                      embedder=FakeEmbedder())
+    k._collection.upsert(ids=list(CHUNKS), embeddings=[_unit(v) for v in CHUNKS.values()],
+                         documents=[f"{name} text" for name in CHUNKS],
+                         metadatas=[{"source": "breast.md", "title": "Breast", "section": f"## {name}"}
+                                    for name in CHUNKS])
+    k._reranker = FlatReranker()
+    yield k
+    k.close()
+
+
+def test_demoted_passages_go_after_the_others_before_the_cut(kb):
+    base = RetrievalParams(recall_k=4, rerank_k=4, distance_threshold=0.5, options_lists=0)
+    recall = [h.chunk_id for h in kb.retrieve("q", base).hits]
+    assert recall[:2] == ["metastatic", "her2pos"]
+    misfit = {"her2pos", "metastatic"}
+    demoted = kb.retrieve("q", RetrievalParams(recall_k=4, rerank_k=2, distance_threshold=0.5, options_lists=0,
+                                               demote=lambda h: h.chunk_id in misfit))
+    assert [h.chunk_id for h in demoted.hits] == ["hrpos", "endocrine"]
+    # nothing dropped: they still fill the cut when too few others passed
+    every = kb.retrieve("q", RetrievalParams(recall_k=4, rerank_k=4, distance_threshold=0.5, options_lists=0,
+                                             demote=lambda h: h.chunk_id != "endocrine"))
+    assert [h.chunk_id for h in every.hits] == ["endocrine"] + [c for c in recall if c != "endocrine"]
+
+
+def hit(title: str, section: str) -> Hit:
+    return Hit("c", "text", title, "x.md", section, None, 0.2, None)
+
+
+def test_a_consult_demotes_sections_of_another_stage_receptor_status_or_cancer():
+    """The audit's stage IIA, ER-positive, HER2 IHC 1+ breast case kept 'Stages I, II, and III HER2-Positive' and
+    'Metastatic HER2-Low' sections among its five while the HR-positive postoperative sections were cut."""
+    facts = extract_facts("58-year-old, invasive ductal carcinoma of the breast, ER 95%, PR 80%, HER2 IHC 1+, pT2N0M0 "
+                          "stage IIA. What adjuvant systemic therapy is recommended?", genes=Settings().router.genes,
+                          treatment_keywords=[], rare_cancers=[])
+    misfit = misfit_filter(facts)
+    title = "Breast Cancer Treatment (PDQ®) - NCI"
+    assert misfit(hit(title, "## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Stages I, II, and III "
+                             "HER2-Positive Breast Cancer > #### Postoperative therapy for HER2-positive breast cancer"))
+    assert misfit(hit(title, "## Treatment of Metastatic Breast Cancer > ### Metastatic HER2-Low Breast Cancer"))
+    assert misfit(hit("Ovarian Epithelial Cancer Treatment (PDQ®) - NCI", "## Treatment of Early-Stage Disease"))
+    assert not misfit(hit(title, "## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Stages I, II, and "
+                                 "III HER2-Negative Hormone Receptor–Positive Breast Cancer"))
+    assert not misfit(hit(title, "## General Information About Breast Cancer > ### Prognostic and Predictive Factors"))
+
+
+def test_the_setting_turns_it_off():
+    text = "Stage IIA breast cancer, ER-positive, HER2-negative. What adjuvant therapy?"
+    assert consult_queries(text, Settings())[3] is not None
+    off = Settings.model_validate({"rag": {"prefer_fitting": False}})
+    assert consult_queries(text, off)[3] is None
+
+
+def test_a_key_references_section_is_neither_chunked_nor_retrieved_from_an_older_store(kb):
+    """The audit's CLL consult released "Blood 127 (3): 303-9, 2016." from PDQ's "Key References for Chronic
+    Lymphocytic Leukemia Treatment" (a bibliography the chunker did not skip)."""
+    from kb.chunking import chunk_markdown, skipped_section
+
+    assert skipped_section("## Key References for Chronic Lymphocytic Leukemia Treatment")
+    assert not skipped_section("## Treatment of Chronic Lymphocytic Leukemia > ### Key trials")
+    text = ("# CLL\n\n## Treatment\n\nIbrutinib is an option for untreated disease.\n\n"
+            "## Key References for CLL Treatment\n\n- Thompson PA, et al.: Blood 127 (3): 303-9, 2016.\n")
+    assert [c.section for c in chunk_markdown(text, "cll.md", 500)] == ["## Treatment"]
+    # a store chunked before: its chunk is there, and retrieval skips it
+    kb._collection.upsert(ids=["refs"], embeddings=[_unit([1, 0.1, 0.05, 0])], documents=["refs text"],
+                          metadatas=[{"source": "breast.md", "title": "Breast",
+                                      "section": "## Key References for Breast Cancer Treatment"}])
+    got = kb.retrieve("q", RetrievalParams(recall_k=5, rerank_k=5, distance_threshold=0.5, options_lists=0))
+    assert "refs" not in [h.chunk_id for h in got.hits] and got.hits
