@@ -319,13 +319,22 @@ def _read_text(value: str, what: str = "", *, allow_empty: bool = False) -> str:
     return text
 
 
+def _read_file(path: str | Path, what: str) -> str:
+    """A text file given on the command line, as UTF-8 (InputError naming ``what`` and the file otherwise)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    return _utf8(data, f"{what} {path}")
+
+
 def _utf8(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(
-            f"the text on {where} is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}, offset {exc.start}); "
+            f"the text {'on ' if where in ('standard input', 'the command line') else 'of '}{where} is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}, offset {exc.start}); "
             "nothing was stored. Convert it first, e.g. `iconv -f windows-1252 -t utf-8 note.txt | oncotui ask "
             "--patient PT-XXXX -`") from None
 
@@ -665,11 +674,7 @@ def cmd_hitl(args: argparse.Namespace) -> int:
     edited = ""
     action = "reject" if args.hitl_command == "reject" else "approve"
     if args.hitl_command == "approve" and args.edit_file:
-        try:
-            edited = Path(args.edit_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"oncotui: cannot read the edited answer {args.edit_file}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+        edited = _read_file(args.edit_file, "the edited answer")
         action = "approve_with_edits"
     dec = decision(action, args.reviewer, args.note, edited)
     return _exit_code(asyncio.run(_consume(engine.resume(item.thread_id, dec, item.consult_id), args.json, settings)))
@@ -1278,11 +1283,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
     if args.file is None:
         text = _read_text("-", allow_empty=True)
     else:
-        try:
-            text = args.file.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            print(f"oncotui: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+        text = _read_file(args.file, "the file")  # strict: a mangled name ("Mu?oz") could slip past redaction
     sys.stdout.write(redact(text).text)
     return 0
 

@@ -53,3 +53,20 @@ def test_an_empty_reviewer_id_names_the_option(data_dir, capsys):
         assert rc == 2 and "--reviewer" in err and "empty" in err
     assert main(["hitl", "list", "--json"]) == 0
     assert item in capsys.readouterr().out  # still pending
+
+
+def test_an_edit_file_that_is_not_utf8_is_refused_and_nothing_is_signed(data_dir, capsys, tmp_path):
+    item = queue(data_dir)
+    edited = tmp_path / "edited.md"
+    edited.write_bytes("Gemcitabine plus nab-paclitaxel, per Dr. Mu\xf1oz.\n".encode("latin-1"))
+    rc, _out, err = run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee", "--edit-file", str(edited))
+    assert rc == 2 and "not UTF-8" in err and str(edited) in err and "Traceback" not in err
+    rc, out, _ = run(capsys, "hitl", "list")
+    assert item in out  # still pending
+
+
+def test_redact_file_that_is_not_utf8_is_refused(data_dir, capsys, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_bytes("Seen by Dr. Jos\xe9 Mu\xf1oz on 3/4/2024.\n".encode("latin-1"))
+    rc, out, err = run(capsys, "redact", "--file", str(note))
+    assert rc == 2 and "not UTF-8" in err and out == ""  # no half-redacted text with mangled names
