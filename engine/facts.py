@@ -141,6 +141,18 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("anal cancer", r"anal (?:canal |margin )?(?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma "
                     r"of the (?:anus|anal canal)"),
     ("cancer of unknown primary", r"cancer of unknown primary|carcinoma of unknown primary|\bCUP\b"),
+    ("testicular cancer", r"testicular (?:cancer|carcinoma|germ[- ]cell tumou?r|seminoma)|(?:pure |classic )?seminoma|"
+                          r"non-?seminomatous germ[- ]cell tumou?r|nonseminoma|germ[- ]cell tumou?r of the testis"),
+    ("penile cancer", r"penile (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the penis"),
+    ("vulvar cancer", r"vulvar (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the vulva"),
+    ("vaginal cancer", r"vaginal (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the vagina"),
+    ("Kaposi sarcoma", r"kaposi(?:'s)? sarcoma"),
+    ("Ewing sarcoma", r"ewing(?:'s)? sarcoma"),
+    ("osteosarcoma", r"osteosarcoma|osteogenic sarcoma"),
+    ("uterine sarcoma", r"uterine (?:leiomyo|carcino)?sarcoma|(?:leiomyo|carcino)sarcoma of the uterus|"
+                        r"endometrial stromal sarcoma"),
+    ("myelodysplastic syndrome", r"myelodysplastic syndromes?|(?-i:\bMDS\b)"),
+    ("skin cancer", r"basal cell carcinoma|cutaneous squamous cell carcinoma|squamous cell carcinoma of the skin"),
 )
 _TYPE_RES = tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in CANCER_TYPES)
 # When a note names no cancer, a cancer-specific operation or score still says which one it is ("right

@@ -182,6 +182,16 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "adrenocortical carcinoma": (r"adrenocortical|adrenal cortical", ""),
     "Merkel cell carcinoma": (r"merkel", ""),
     "anal cancer": (r"anal|anus", ""),
+    "testicular cancer": (r"testicular|testis|testes|seminomas?|nonseminomas?|nonseminomatous", r"extragonadal"),
+    "penile cancer": (r"penile|penis", ""),
+    "vulvar cancer": (r"vulvar|vulva", ""),
+    "vaginal cancer": (r"vaginal|vagina", ""),
+    "Kaposi sarcoma": (r"kaposi(?:'s)?", ""),
+    "Ewing sarcoma": (r"ewing(?:'s)?", ""),
+    "osteosarcoma": (r"osteosarcomas?|osteogenic|(?-i:UPS) of bone", ""),
+    "uterine sarcoma": (r"uterine sarcomas?|uterine leiomyosarcomas?|endometrial stromal|carcinosarcomas?", ""),
+    "myelodysplastic syndrome": (r"myelodysplastic|(?-i:MDS)", r"myelodysplastic/myeloproliferative"),
+    "skin cancer": (r"skin|basal cell|cutaneous squamous", ""),
     "cancer of unknown primary": (r"unknown primary|occult primary|(?-i:CUP)", ""),
 }
 # Words that say nothing about which cancer it is: a cancer type without a CASE_TERMS entry is matched on the rest.

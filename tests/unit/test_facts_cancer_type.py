@@ -156,3 +156,35 @@ def test_leukemia_drivers_are_read_with_the_shipped_genes():
     f = extract_facts("50-year-old with newly diagnosed acute myeloid leukemia, FLT3-ITD mutation, NPM1 wild-type, "
                       "fit for intensive chemotherapy.", genes=genes, treatment_keywords=[], rare_cancers=[])
     assert "FLT3" in f.genes and any(m.startswith("NPM1") for m in f.markers)
+
+
+@pytest.mark.parametrize("text, expected, title", [
+    ("34-year-old man, stage I pure seminoma after radical inguinal orchiectomy.", "testicular cancer",
+     "Testicular Cancer Treatment (PDQ®) - NCI"),
+    ("Nonseminomatous germ cell tumor of the testis, stage IIB.", "testicular cancer",
+     "Testicular Cancer Treatment (PDQ®) - NCI"),
+    ("Penile squamous cell carcinoma, inguinal nodes positive.", "penile cancer", "Penile Cancer Treatment (PDQ®) - NCI"),
+    ("Vulvar squamous cell carcinoma, stage II.", "vulvar cancer", "Vulvar Cancer Treatment (PDQ®) - NCI"),
+    ("Carcinoma of the vagina, stage I.", "vaginal cancer", "Vaginal Cancer Treatment (PDQ®) - NCI"),
+    ("Kaposi sarcoma in a man with HIV.", "Kaposi sarcoma", "Kaposi Sarcoma Treatment (PDQ®) - NCI"),
+    ("Ewing sarcoma of the pelvis in a 19-year-old.", "Ewing sarcoma", "Ewing Sarcoma Treatment (PDQ®) - NCI"),
+    ("Osteosarcoma of the distal femur.", "osteosarcoma", "Osteosarcoma and UPS of Bone Treatment (PDQ®) - NCI"),
+    ("Uterine leiomyosarcoma, stage I, after hysterectomy.", "uterine sarcoma",
+     "Uterine Sarcoma Treatment (PDQ®) - NCI"),
+    ("MDS with excess blasts, IPSS-R high.", "myelodysplastic syndrome",
+     "Myelodysplastic Syndromes Treatment (PDQ®) - NCI"),
+    ("Basal cell carcinoma of the nose, 1.5 cm.", "skin cancer", "Skin Cancer Treatment (PDQ®) - NCI"),
+])
+def test_more_pdq_cancers_are_named_and_their_summary_is_on_case(text, expected, title):
+    """The audit's seminoma case had no cancer type: no other-cancer check, no focused query. Each type's own PDQ
+    summary is on case, and a summary of another cancer sharing a word ("Sarcoma") is not."""
+    from engine.ledger import case_words, on_case
+    from engine.state import Passage
+    assert cancer(text) == expected
+
+    def p(t: str) -> Passage:
+        return Passage("E1", "c", t, "x.md", "## Treatment", None, "Text.", 0.2, 1.0)
+    terms = case_words(expected)
+    assert on_case(p(title), terms)
+    assert not on_case(p("Adult Soft Tissue Sarcoma Treatment (PDQ®) - NCI"), terms)
+    assert not on_case(p("Extragonadal Germ Cell Tumors Treatment (PDQ®) - NCI"), terms)
