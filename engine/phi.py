@@ -909,10 +909,12 @@ _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # A few words of vagueness may stand between cue and year ("DOB sometime around the spring of 1930"); only these,
 # so that "DOB in chart; diagnosed in 2019" keeps its year
 _BIRTH_VAGUE = (r"(?:(?:some[ ]?time|around|about|circa|ca\.|approx\.?|approximately|roughly|probably|possibly|"
-                r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter)[ ,-]{1,2}){0,5}")
+                r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter|unknown|uncertain|unclear|"
+                r"estimated|est\.|~)[ ,-]{0,2}){0,5}")
 # a decade of birth ("DOB: early 1930s", "born in the late 1940s", "born in the '20s") goes too
-_BIRTH_YEAR_RE = re.compile(_BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR}|1[89]\d0['’]?s|['’]\d0s)(?![\w/]|[.-]\d)",
-                            re.I)
+_BIRTH_YEAR_RE = re.compile(
+    _BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR}|1[89]\d0['’]?s|['’]\d0s|(?:nineteen[ -])?(?:twenties|thirties|forties|"
+    r"fifties|sixties|seventies|eighties|nineties))(?![\w/]|[.-]\d)", re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
 _YEAR_WITH_AGE_RE = re.compile(
@@ -2428,8 +2430,8 @@ _SAINT_ORG_RE = re.compile(
     r"(?:(?:[Tt]ransferred|[Aa]dmitted|[Rr]eadmitted|[Dd]ischarged|[Ss]een|[Tt]reated|[Rr]eferred|[Ss]ent|[Mm]oved|"
     r"[Tt]aken|[Bb]rought|[Ff]ollowed|[Ww]orks?|[Ww]orked|[Ww]ent|[Rr]ushed|[Pp]resented|[Hh]ospitali[sz]ed|"
     r"[Dd]rive[ ](?:him|her|them)|[Dd]rove[ ](?:him|her|them))[ ](?:from|to|at|in)|"
-    r"(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at)[ ]"
-    r"((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
+    r"(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at|(?:[Ww]as|[Ii]s|[Ss]tayed|[Ss]tays|[Bb]e)[ ]at)[ ]"
+    r"(?:the[ ])?((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
 # "St. Luke's hospital", "Saint Clare's medical center": a saint's name before a lower-case head is a hospital with
 # it, cue or none (Title Case heads are the organisation rule's)
 _SAINT_HEAD_RE = re.compile(
@@ -2771,7 +2773,7 @@ _ROLE_TITLE_FIRST = {"worker": _wordset("social"), "manager": _wordset("case car
 # verbs of the note after such a name: "Pharmacist Rose reviewed", "Case manager Hope will call"
 _ROLE_NAME_VERBS = _NOTE_VERBS - _wordset(
     "also then today tonight now again already still just personally herself himself who which that as about re "
-    "regarding aware") | {"to"}
+    "regarding aware") | {"to", "present", "here", "available"}
 # a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
 _SERVICE_WORDS = _wordset(
     "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
@@ -3021,26 +3023,29 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     # 1a. a first name that is also a word right after a care-team role without a colon ("Pharmacist Rose reviewed
     #     the list", "social worker Joy met the family", "Case manager Hope to call"): a name when it ends its clause
     #     or a verb of the note follows, as after "Nurse"; "Pharmacist Will review", "Case manager Hope for
-    #     discharge" are prose
-    if not lower_mode:
-        for i in range(n - 1):
-            li = lowers[i]
-            if li not in _ROLE_TITLE_WORDS or not (words[i].islower() or cap(i) or words[i].isupper()):
-                continue
-            if li in _ROLE_TITLE_FIRST and not (i > 0 and lowers[i - 1] in _ROLE_TITLE_FIRST[li] and joinable(i)):
-                continue  # "worker", "manager" only in "social worker", "case manager"
-            k = i + 1
-            if not (joinable(k) and cap(k) and free[k] and folds[k] in _AMBIGUOUS_NAMES):
-                continue
-            if k + 1 < n and joinable(k + 1) and cap(k + 1) and namey(k + 1) and (
-                    folds[k + 1] in _CENSUS_SURNAMES or not _english(lowers[k + 1])):
-                found.append((k, k + 1))  # "Case manager Hope Delgado"
-            elif _CLAUSE_END_RE.match(text, toks[k][1]) or (
-                    k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
-                    (lowers[k + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[k + 1]) or
-                     (lowers[k + 1].endswith("ed") and len(lowers[k + 1]) > 4 and
-                      (_english(lowers[k + 1][:-1], False) or _english(lowers[k + 1][:-2], False))))):
-                found.append((k, k))  # "Case manager Hope arranged", "Dietitian Faith to follow"
+    #     discharge" are prose.  In a lower-case or ALL-CAPS note only a virtue or flower name counts ("PHARMACIST
+    #     ROSE REVIEWED MEDS"; "resident will call" stays)
+    for i in range(n - 1):
+        li = lowers[i]
+        if li not in _ROLE_TITLE_WORDS or not (lower_mode or words[i].islower() or cap(i) or words[i].isupper()):
+            continue
+        if li in _ROLE_TITLE_FIRST and not (i > 0 and lowers[i - 1] in _ROLE_TITLE_FIRST[li] and joinable(i)):
+            continue  # "worker", "manager" only in "social worker", "case manager"
+        k = i + 1
+        if not (joinable(k) and free[k] and folds[k] in _AMBIGUOUS_NAMES and
+                (cap(k) if not lower_mode else folds[k] in _WORD_GIVEN_NAMES)):
+            continue
+        nxt_cap = k + 1 < n and joinable(k + 1) and (cap(k + 1) if not lower_mode else words[k + 1].islower())
+        nxt_flat = k + 1 < n and joinable(k + 1) and words[k + 1].islower()
+        if nxt_cap and namey(k + 1) and (folds[k + 1] in _CENSUS_SURNAMES or not _english(lowers[k + 1])) and \
+                not (lower_mode and (lowers[k + 1] in _VOCAB or _english(lowers[k + 1]))):
+            found.append((k, k + 1))  # "Case manager Hope Delgado"
+        elif _CLAUSE_END_RE.match(text, toks[k][1]) or (
+                nxt_flat and
+                (lowers[k + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[k + 1]) or
+                 (lowers[k + 1].endswith("ed") and len(lowers[k + 1]) > 4 and
+                  (_english(lowers[k + 1][:-1], False) or _english(lowers[k + 1][:-2], False))))):
+            found.append((k, k))  # "Case manager Hope arranged", "Dietitian Faith to follow"
 
     # 1b. a lower-case title in mixed-case text: "discussed with dr. kowalski" (lower-case text has rule 1), or an
     #     ALL-CAPS one ("DR SMITH TO FOLLOW UP", "Seen by DR. KOWALSKI"), whose case says nothing either.  The
@@ -3119,6 +3124,18 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                     lowers[i] not in _VOCAB and not _english(lowers[i]))) and \
                     _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0]):
                 found.append((i, i))  # "Husband Vittorio, son Luca": a Title Case relative before the name
+                continue
+            if cap(i) and folds[i] in _AMBIGUOUS_NAMES and not initial(i) and \
+                    _KIN_CUE_END_RE.search(low, max(0, toks[i][0] - 20), toks[i][0]):
+                # "Daughter Hope Johnson is HCP", "son Will is HCP": a first name that is a word, with a surname,
+                # ending its clause or before a verb, as after a role ("son Will be there" stays)
+                if i + 1 < n and joinable(i + 1) and cap(i + 1) and namey(i + 1) and (
+                        folds[i + 1] in _CENSUS_SURNAMES or not _english(lowers[i + 1])):
+                    found.append((i, i + 1))
+                elif _CLAUSE_END_RE.match(text, toks[i][1]) or (
+                        i + 1 < n and joinable(i + 1) and words[i + 1].islower() and
+                        (lowers[i + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[i + 1]))):
+                    found.append((i, i))
                 continue
             if not (words[i].islower() and first_name(i) and folds[i] not in _AMBIGUOUS_NAMES and
                     lowers[i] not in _VOCAB and not _english(lowers[i]) and
@@ -3777,7 +3794,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                 j += 1
                 continue
             alone = False  # the first word is a town whatever it means: "lives in Mobile, AL", "LIVES IN FLUSHING"
-            if j == k and lw not in _DWELLINGS and lw not in _NOT_RESIDENCES:
+            if j == k and lw not in _DWELLINGS and lw not in _NOT_RESIDENCES and \
+                    not lw.endswith(("ally", "ously", "ively", "ently", "antly", "ingly", "edly", "fully")):
+                # (not an adverb: "residing in histologically and functionally normal kidney")
                 if lower_mode:
                     alone = bool(_LOWER_RESIDENCE_IN_RE.search(low, max(0, s - 24), s) and (
                         _TOWN_ALONE_AFTER_RE.match(low, e) or _STATE_AFTER_RE_I.match(low, e)))
@@ -3810,8 +3829,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES:
                 last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end
                 break
-            if _fold(w) in _HARD_STOP:
-                break
+            if _fold(w) in _HARD_STOP and not (j == k and k in residence and lw in _STOP_WORD_TOWNS):
+                break  # "Lives in Mobile with her daughter" is a town
             last = j
             j += 1
         if last is None:

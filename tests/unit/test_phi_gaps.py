@@ -817,3 +817,46 @@ def test_languages_keep_names_after_a_title():
 @pytest.mark.xfail(strict=True, reason="known gap: a hospital named by an unlisted English word in a lower-case note")
 def test_known_gap_unlisted_one_word_hospital_in_lower_case():
     _gone("admitted to sparrow last month for dvt", "sparrow")
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Lives in Mobile with her daughter.", ["Mobile"]),
+    ("Interpreter Angel present.", ["Angel"]),
+    ("She was at St. Mary's in Rochester; transferred to the St. Joseph's ICU", ["Mary", "Joseph"]),
+    ("born ~1930s; Born in the thirties in Ohio; DOB unknown, late 1920s per family", ["1930s", "thirties",
+                                                                                     "1920s"]),
+    ("PHARMACIST ROSE REVIEWED MEDS. SOCIAL WORKER JOY MET WITH FAMILY.", ["ROSE", "JOY"]),
+    ("CASE MANAGER HOPE DELGADO ARRANGED HOME INFUSION.", ["HOPE", "DELGADO"]),
+])
+def test_more_word_towns_role_names_saints_and_birth_decades(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("resident will call back. fellow may review. pharmacist reviewed.", ["will call", "may review"]),
+    ("case manager hope for discharge friday; born in the us; in the sixties trials", ["hope for", "sixties"]),
+])
+def test_more_word_towns_role_names_saints_and_birth_decades_keep_prose(text, values):
+    _kept(text, *values)
+
+
+def test_saints_hospital_after_was_at_is_one_organization():
+    text = "She was at St. Mary's in Rochester."
+    s = text.index("St. Mary's")
+    assert ("ORGANIZATION", s, s + len("St. Mary's")) in redact(text).spans
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Daughter Hope Johnson is HCP.", ["Hope", "Johnson"]),
+    ("Son Will is HCP; sister Grace called.", ["Will", "Grace"]),
+])
+def test_word_name_after_a_relative(text, values):
+    _gone(text, *values)
+
+
+def test_word_name_after_a_relative_keeps_prose():
+    _kept("Son Will be there tomorrow. Mother Rose early in the morning.", "Will be", "Rose early")
+
+
+def test_shouted_residence_cue_keeps_an_adverb():
+    _kept("LESIONS RESIDING IN HISTOLOGICALLY AND FUNCTIONALLY NORMAL KIDNEY TISSUE.", "HISTOLOGICALLY")
