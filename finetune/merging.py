@@ -22,7 +22,12 @@ def base_quantization(base: Path) -> str | None:
     cfg_file = base / "config.json"
     if not cfg_file.is_file():
         raise FinetuneError(f"{base} has no config.json: job.base_model must be a Hugging Face model folder")
-    qc = json.loads(cfg_file.read_text(encoding="utf-8")).get("quantization_config")
+    try:
+        data = json.loads(cfg_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # ValueError: JSON and UTF-8 decoding errors
+        raise FinetuneError(f"job.base_model = {base}: its config.json is not valid JSON ({exc}); copy the model "
+                            "folder again") from None
+    qc = data.get("quantization_config") if isinstance(data, dict) else None
     if not qc:
         return None
     method = qc.get("quant_method", "unknown")
@@ -56,8 +61,11 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
 
     with quiet_hf():  # no HF "Loading weights" / "Writing model shards" bars beside our output
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[cfg.export.merge_dtype]
-        model = AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype, local_files_only=True,
-                                                     trust_remote_code=cfg.model.trust_remote_code)
+        try:
+            model = AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype, local_files_only=True,
+                                                         trust_remote_code=cfg.model.trust_remote_code)
+        except Exception as exc:  # noqa: BLE001 - transformers raises many types (missing weights: OSError)
+            raise FinetuneError(f"job.base_model = {base}: cannot load the model: {exc}") from None
         if quant:
             if not hasattr(model, "dequantize"):
                 raise FinetuneError(f"cannot dequantise {base} ({quant}) with this transformers version")

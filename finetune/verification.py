@@ -87,10 +87,14 @@ def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> Verify
     from .progress import quiet_hf
     from .tokenizer import chat_eos, render
 
-    tok = AutoTokenizer.from_pretrained(str(cfg.merged_dir), local_files_only=True)
-    with quiet_hf():  # no HF "Loading weights" bar above our table
-        model = AutoModelForCausalLM.from_pretrained(str(cfg.merged_dir), dtype=torch.float32,
-                                                     local_files_only=True)
+    try:
+        tok = AutoTokenizer.from_pretrained(str(cfg.merged_dir), local_files_only=True)
+        with quiet_hf():  # no HF "Loading weights" bar above our table
+            model = AutoModelForCausalLM.from_pretrained(str(cfg.merged_dir), dtype=torch.float32,
+                                                         local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - transformers raises many types
+        raise FinetuneError(f"cannot load the merged model {cfg.merged_dir} ({exc}); run `oncotui finetune merge "
+                            "--config ...` again") from None
     model.eval()
     eos_tok = chat_eos(tok, cfg.model.eos_token)
     eos_id = tok.convert_tokens_to_ids(eos_tok) if eos_tok else tok.eos_token_id

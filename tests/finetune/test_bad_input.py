@@ -87,3 +87,38 @@ def test_damaged_prepared_data_is_named_before_the_model_loads(tmp_path, make_jo
         training.train(cfg, show_progress=False)
     msg = str(exc.value)
     assert "train.jsonl" in msg and "line 2" in msg and "finetune prepare" in msg
+
+
+def _with_base(cfg, base: Path):
+    return cfg.model_copy(update={"job": cfg.job.model_copy(update={"base_model": base})})
+
+
+def test_merge_onto_a_base_folder_with_a_damaged_config_or_no_weights(tmp_path, make_job):
+    from finetune.merging import merge
+
+    cfg = make_job()
+    cfg.adapter_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.adapter_dir / "adapter_config.json").write_text("{}", encoding="utf-8")
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "config.json").write_text('{"model_type": "llama", ', encoding="utf-8")  # cut off
+    with pytest.raises(FinetuneError, match=r"job.base_model .*config.json .*not valid JSON"):
+        merge(_with_base(cfg, damaged))
+    no_weights = tmp_path / "no-weights"
+    no_weights.mkdir()
+    (no_weights / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+    with pytest.raises(FinetuneError) as exc:
+        merge(_with_base(cfg, no_weights))
+    assert "job.base_model" in str(exc.value) and str(no_weights) in str(exc.value)
+
+
+def test_verify_with_a_damaged_merged_folder_says_to_merge_again(make_job):
+    from finetune.verification import verify
+
+    cfg = make_job()
+    cfg.merged_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.merged_dir / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")  # no weights
+    cfg.gguf_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.gguf_dir / f"{cfg.job.name}-f16.gguf").write_bytes(b"GGUF")
+    with pytest.raises(FinetuneError, match=r"(?s)cannot load the merged model .*finetune merge"):
+        verify(cfg, write=False)
