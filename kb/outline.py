@@ -22,12 +22,14 @@ import re
 # patients with ovarian germ cell tumors include:**", "Treatment options:", "Treatment options for patients with bulky
 # tumors:", "The standard treatment option for ... is the following:", "Standard treatment options for ... are:".
 # Not "Treatment options also depend on the site of recurrence, as follows:" nor a list of factors, trials or results.
-_INCLUDE_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:$", re.IGNORECASE)
-_BARE_RE = re.compile(r"^(?:standard\s+)?(?:treatment|therapy|therapeutic)\s+options(?:\s+for\b[^:]*)?:$(?<!as follows:)",
-                      re.IGNORECASE)
-_NOT_BARE_RE = re.compile(r"\b(?:depends?|var(?:y|ies)|differs?)\b", re.IGNORECASE)  # "... depend on the site, as follows:"
-_STANDARD_RE = re.compile(r"^(?:the\s+)?standard\s+(?:treatment\s+)?options?\b[^:]*\b(?:is|are)(?:\s+the\s+following)?:$",
-                          re.IGNORECASE)
+_INCLUDE_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:\n]*\binclude\b[^:\n]*:$",
+                         re.IGNORECASE)
+_BARE_RE = re.compile(r"^(?:standard\s+)?(?:treatment|therapy|therapeutic)\s+options(?:\s+for\b[^:]*)?:$"
+                      r"(?<!as follows:)", re.IGNORECASE)
+# "Treatment options for ... depend on the site of involvement, as follows:"
+_NOT_BARE_RE = re.compile(r"\b(?:depends?|var(?:y|ies)|differs?)\b", re.IGNORECASE)
+_STANDARD_RE = re.compile(r"^(?:the\s+)?standard\s+(?:treatment\s+)?options?\b[^:]*\b(?:is|are)"
+                          r"(?:\s+the\s+following)?:$", re.IGNORECASE)
 _CITES_RE = re.compile(r"(?:\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\])+$")  # "[[5](#cit/section_5.5)]"
 _NUMBERED_RE = re.compile(r"^\d{1,2}[.)]\s+")
 _BULLET_RE = re.compile(r"^[-*+\u2022]\s+")
@@ -38,7 +40,8 @@ SHORT_ITEM_WORDS = 4  # engine.safety.MIN_SENTENCE_WORDS: an item of fewer words
 MAX_OPENING_CHARS = 500  # the opening paragraph under a short item's heading, cut at a sentence
 _CITATION = r"\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\]"  # "[[12](#cit/section_1.12)]" (engine.safety)
 _CITATION_RE = re.compile(_CITATION)
-_SENTENCE_END_RE = re.compile(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.|[!?;])(?:;?\s*" + _CITATION + r")*(?=\s+[A-Z(\"'\[])")
+_SENTENCE_END_RE = re.compile(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.|[!?;])(?:;?\s*" + _CITATION
+                              + r")*(?=\s+[A-Z(\"'\[])")
 
 
 def _words(text: str) -> str:
