@@ -72,6 +72,7 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as e:  # pragma: no cover - broken install
             raise KBError(f"sentence-transformers is not importable ({e}); run `make setup`") from e
+        _check_torch_device(self.device)
         try:
             model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
         except Exception as e:
@@ -178,6 +179,25 @@ class Embedder:
 
 _shared: dict[tuple[str, str, int, int], Embedder] = {}
 _shared_lock = threading.Lock()
+
+
+def _check_torch_device(device: str) -> None:
+    """KBError naming `embedding.device` for a device torch cannot parse or does not have, before any weights load
+    (the load would fail with torch's own words, blamed on embedding.model)."""
+    if device == "cpu":
+        return
+    import torch
+
+    fix = 'set embedding.device = "cpu" (or ONCOTUI_EMBEDDING__DEVICE=cpu)'
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError) as e:
+        raise KBError(f"`embedding.device` = {device!r} is not a torch device ({e}); {fix}") from None
+    backend = getattr(torch, kind, None) if kind != "mps" else getattr(torch.backends, "mps", None)
+    available = getattr(backend, "is_available", None)
+    if callable(available) and not available():
+        raise KBError(f"`embedding.device` = {device!r}, but torch sees no {kind} device here "
+                      f"(torch.{kind}.is_available() is False); {fix}")
 
 
 def get_embedder(spec: str, device: str = "cpu", batch_size: int = 32,

@@ -66,3 +66,19 @@ def test_ask_with_an_unusable_retrieval_model_exits_2_not_0(tmp_path, monkeypatc
     captured = capsys.readouterr()
     assert "Safe refusal" in captured.out and problem.split(":")[0] in captured.err
     assert "2 a usage or settings error" in " ".join(cli.EPILOG.split())
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", "cuda"])
+def test_an_unusable_embedding_device_names_embedding_device(device):
+    # it named `embedding.model`, and only after the model had been loaded
+    import torch
+
+    from kb.embed import Embedder
+    from kb.errors import KBError
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    with pytest.raises(KBError) as exc:
+        Embedder("embedded:all-minilm-l6-v2", device=device).load()
+    msg = str(exc.value)
+    assert "`embedding.device`" in msg and repr(device) in msg and "cpu" in msg
