@@ -305,9 +305,18 @@ def _did_you_mean(word: str, options: list[str]) -> str:
 
 def _describe(err: dict[str, Any]) -> str:
     loc = tuple(err["loc"])
-    key = ".".join(str(p) for p in loc)
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     if not key:  # a whole-tree check already names its key in the message
         return str(err["msg"]).removeprefix("Value error, ")
+    if err.get("type") == "model_type":  # a table was expected; pydantic names its class ("instance of Reviewer")
+        value = err.get("input")
+        if loc[:2] == ("hitl", "reviewers"):
+            ident = value if isinstance(value, str) else "dr.lee"
+            return (f"{key} = {value!r}: each reviewer is a table with an id and a role, e.g. "
+                    f"{{ id = \"{ident}\", role = \"oncologist\" }}")
+        if len(loc) == 1:
+            return f"{key} = {value!r}: must be a [{key}] table (a section with its own keys), not a single value"
+        return f"{key} = {value!r}: must be a table (key = value pairs in {{ }} or a [{key}] section)"
     if err.get("type") == "extra_forbidden":  # a typo, most often: say what was meant
         allowed = _fields_at(loc[:-1])
         return (f"unknown key {key}{_did_you_mean(str(loc[-1]), allowed)}"

@@ -46,3 +46,22 @@ def test_an_unreadable_config_file_is_a_clear_error_whoever_runs_it(tmp_path: Pa
     monkeypatch.setattr(Path, "read_text", denied)
     with pytest.raises(ConfigError, match="cannot read .*Permission denied"):
         load_settings(bad, environ={})
+
+
+def test_a_reviewer_given_as_a_string_shows_the_table_to_write(tmp_path: Path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[hitl]\nreviewers = ["dr.lee"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_settings(bad, environ={})
+    msg = str(exc.value)
+    assert "hitl.reviewers[0] = 'dr.lee'" in msg and '{ id = "dr.lee", role = "' in msg
+    assert "instance of Reviewer" not in msg  # pydantic's class name means nothing to a user
+
+
+def test_a_section_given_as_a_value_says_it_is_a_table(tmp_path: Path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('engine = 3\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_settings(bad, environ={})
+    msg = str(exc.value)
+    assert "engine = 3" in msg and "[engine] table" in msg and "EngineConfig" not in msg
