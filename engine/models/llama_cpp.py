@@ -30,6 +30,8 @@ def check_gguf(path: Path, key: str) -> None:
         raise ModelError(f"{key}: file not found: {path}")
     if path.is_dir():
         raise ModelError(f"{key}: {path} is a directory, not a GGUF file")
+    if not path.is_file():  # a named pipe or a device: reading its magic bytes could wait forever
+        raise ModelError(f"{key}: {path} is not a regular file (a pipe or a device?); point it at the GGUF file")
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)

@@ -82,3 +82,24 @@ def test_an_unusable_embedding_device_names_embedding_device(device):
         Embedder("embedded:all-minilm-l6-v2", device=device).load()
     msg = str(exc.value)
     assert "`embedding.device`" in msg and repr(device) in msg and "cpu" in msg
+
+
+def test_a_gguf_path_that_is_not_a_regular_file_fails_at_once(tmp_path: Path):
+    # a named pipe (or a device) at the configured path: opening it to read the magic bytes waited forever
+    import os
+    import threading
+
+    from engine.models.llama_cpp import check_gguf
+
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)
+    result: list[BaseException] = []
+    t = threading.Thread(target=lambda: result.append(pytest.raises(ModelError, check_gguf, fifo, "k.path").value),
+                         daemon=True)
+    t.start()
+    t.join(5)
+    if t.is_alive():  # unblock the reader so the test process can exit
+        with open(fifo, "wb"):
+            pass
+        pytest.fail("check_gguf blocked on a named pipe")
+    assert "k.path" in str(result[0]) and "not a regular file" in str(result[0])
