@@ -234,8 +234,13 @@ class CheckpointStore:
             "order by seq desc limit 1", [thread_id, consult_id]).fetchone()
         if row is None:
             return None
-        return Checkpoint(seq=row[0], node=row[1], next_node=row[2],
-                          state=ConsultState.from_dict(json.loads(row[3])))
+        try:
+            state = ConsultState.from_dict(json.loads(row[3]))
+        except (ValueError, KeyError, TypeError) as exc:  # cut or edited on disk: say which, not a traceback
+            raise StoreError(f"checkpoint {row[0]} of consult {consult_id} ({thread_id}) cannot be read "
+                             f"({type(exc).__name__}: {exc}); `oncotui audit verify` says whether it was changed. "
+                             "This consult cannot be continued or shown: ask the question again.") from None
+        return Checkpoint(seq=row[0], node=row[1], next_node=row[2], state=state)
 
     @contextmanager
     def running(self, consult_id: str) -> Iterator[None]:
@@ -279,7 +284,10 @@ class CheckpointStore:
             "select id from consults where thread_id = ? and status in ('released', 'reviewed', 'refused') "
             "order by started_at desc, rowid desc limit ?", [thread_id, limit]).fetchall()
         for (consult_id,) in reversed(rows):
-            cp = self.latest(thread_id, consult_id)
+            try:
+                cp = self.latest(thread_id, consult_id)
+            except StoreError:  # a damaged checkpoint: leave that turn out rather than refuse every new consult
+                continue
             if cp is not None:
                 summary = cp.state.draft.assessment if cp.state.draft else cp.state.refusal_reason
                 turns.append(Turn(question=cp.state.case_text, answer_summary=summary[:600]))

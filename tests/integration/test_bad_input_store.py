@@ -102,3 +102,31 @@ def test_a_write_refused_after_opening_is_a_clear_error(env, monkeypatch, capsys
     monkeypatch.setattr(CheckpointStore, "new_patient_id", refused)
     rc, err = _run(monkeypatch, capsys, env / "d", "patients", "new")
     assert rc == 2 and "paths.data_dir" in err and "readonly" in err and "Traceback" not in err
+
+
+def test_a_damaged_checkpoint_is_named_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, what are the first-line options?"))
+    with sqlite3.connect(tmp_path / "oncotui.db") as conn:  # a disk error or a hand edit cut the stored state
+        conn.execute("update checkpoints set state = '{\"thread_id\": \"PT-0001\"' where seq = "
+                     "(select max(seq) from checkpoints)")
+    with pytest.raises(StoreError) as exc:
+        engine.store.latest("PT-0001")
+    assert "checkpoint" in str(exc.value) and "audit verify" in str(exc.value)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
+    rc, err = _run(monkeypatch, capsys, tmp_path, "resume", "--patient", "PT-0001")
+    assert rc == 2 and "Traceback" not in err and "checkpoint" in err
+
+
+def test_a_damaged_checkpoint_does_not_block_the_patients_next_consult(tmp_path):
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, what are the first-line options?"))
+    with sqlite3.connect(tmp_path / "oncotui.db") as conn:
+        conn.execute("update checkpoints set state = 'garbage' where seq = (select max(seq) from checkpoints)")
+    events = collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, any second-line options?"))
+    assert [e for e in events if e.kind == "Final"]  # the earlier consult is left out of the history
