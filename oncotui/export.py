@@ -15,7 +15,12 @@ from engine.signoff import os_user
 
 
 def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) -> str:
-    cp = store.latest(thread_id, consult_id)
+    from engine.checkpoint import StoreError
+
+    try:
+        cp = store.latest(thread_id, consult_id)
+    except StoreError as exc:  # a damaged checkpoint: the callers report a LookupError as "nothing to export"
+        raise LookupError(str(exc)) from None
     if cp is None:
         raise LookupError(f"{thread_id} has no stored consult to export.")
     s = cp.state

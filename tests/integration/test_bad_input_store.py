@@ -130,3 +130,16 @@ def test_a_damaged_checkpoint_does_not_block_the_patients_next_consult(tmp_path)
         conn.execute("update checkpoints set state = 'garbage' where seq = (select max(seq) from checkpoints)")
     events = collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, any second-line options?"))
     assert [e for e in events if e.kind == "Final"]  # the earlier consult is left out of the history
+
+
+def test_exporting_a_consult_with_a_damaged_checkpoint_is_a_lookup_error(tmp_path):
+    # the app's export action reports LookupError and OSError; anything else would end the app
+    from oncotui.export import export_consult
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Pancreatic adenocarcinoma, what are the first-line options?"))
+    with sqlite3.connect(tmp_path / "oncotui.db") as conn:
+        conn.execute("update checkpoints set state = 'garbage' where seq = (select max(seq) from checkpoints)")
+    with pytest.raises(LookupError, match="cannot be read"):
+        export_consult(engine.store, "PT-0001", tmp_path / "exports")
