@@ -1261,7 +1261,8 @@ _RECOMMEND_RE = re.compile(
     r"\b(?:treatment|therapy|therapeutic)\s+option\b|"
     r"\brecommend(?:s|ed|ation)?\b|"
     r"\b(?:should|may|can|could)\s+(?:also\s+)?(?:be\s+)?(?:offered|considered|used|given|treated|receive|recommended|"
-    r"preferred|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
+    r"preferred|combined|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
+    r"\b(?:is|are)\s+(?:\w+ly\s+)?treated\s+with\b(?!\s+(?:palliative|curative)\s+intent)|"
     r"\b(?:FDA|EMA|Food\s+and\s+Drug\s+Administration)\b[^.;]{0,40}\bapprov|\bapproved\s+(?:for|as|in)\b|"
     r"\bis\s+an?\s+(?:\w+\s+){0,3}option\b",
     re.IGNORECASE)

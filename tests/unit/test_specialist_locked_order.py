@@ -100,6 +100,10 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Neoadjuvant therapy is particularly favored in patients with triple-negative or HER2-positive disease.", 0),
     ("The drug improved overall survival and is approved for previously treated disease.", 0),
     ("The FDA approved the conjugate for previously treated metastatic disease.", 0),
+    # the audit's HER2-positive gastric and stage IIIB Hodgkin cases: PDQ's recommendation read as neither
+    ("Trastuzumab may be combined with pembrolizumab and chemotherapy as treatment for patients with HER2-positive "
+     "metastatic gastric adenocarcinoma.", 0),
+    ("Patients with advanced-stage disease are primarily treated with chemotherapy alone.", 0),
     ("In the phase III trial, 1,171 patients were randomly assigned in a 1:1:1 ratio to three arms.", 2),
     ("The median OS was 16.4 months in the combination arm (HR, 0.78; 95% CI, 0.65-0.93; *P* = .0035).", 2),
     ("Evidence (pembrolizumab):", 2),
