@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "refusal and the note)")):
         h = hsub.add_parser(name, help=helptext)
         h.add_argument("id", help="approval id, e.g. HITL-1a2b3c4d")
-        h.add_argument("--reviewer", default=getpass.getuser(),
+        h.add_argument("--reviewer", default=None,
                        help="reviewer id (default: the OS user); one listed in hitl.reviewers when that is set")
         if name == "reject":
             h.add_argument("--note", default="", help="required: why the draft is rejected (stored with the "
@@ -654,6 +654,13 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         else:
             _hitl_table(items, args.all)
         return 0
+    if args.reviewer is None:  # the OS user, looked up only now: without a passwd entry it cannot be known
+        try:
+            args.reviewer = getpass.getuser()
+        except Exception:  # noqa: BLE001 - KeyError/OSError in containers without a passwd entry or $USER
+            print(f"oncotui: no OS user name here to sign with; give the reviewer's id: oncotui hitl "
+                  f"{args.hitl_command} {args.id} --reviewer dr.lee", file=sys.stderr)
+            return 2
     if not args.reviewer.strip():
         print(f"oncotui: --reviewer is empty; give the id of the reviewer who signs, e.g. oncotui hitl "
               f"{args.hitl_command} {args.id} --reviewer dr.lee", file=sys.stderr)

@@ -70,3 +70,18 @@ def test_redact_file_that_is_not_utf8_is_refused(data_dir, capsys, tmp_path):
     note.write_bytes("Seen by Dr. Jos\xe9 Mu\xf1oz on 3/4/2024.\n".encode("latin-1"))
     rc, out, err = run(capsys, "redact", "--file", str(note))
     assert rc == 2 and "not UTF-8" in err and out == ""  # no half-redacted text with mangled names
+
+
+def test_no_os_user_name_does_not_break_the_command_line(data_dir, capsys, monkeypatch):
+    # a container user without a passwd entry and no $USER: getpass.getuser() raises, and it ran at parser build
+    import getpass
+
+    def nobody():
+        raise KeyError("getpwuid(): uid not found: 12345")
+
+    item = queue(data_dir)
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    assert run(capsys, "hitl", "list")[0] == 0
+    rc, _out, err = run(capsys, "hitl", "approve", item)
+    assert rc == 2 and "--reviewer" in err and "Traceback" not in err
+    assert run(capsys, "hitl", "approve", item, "--reviewer", "dr.lee")[0] == 0
