@@ -89,6 +89,10 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
         raise FinetuneError(f"data.train_file {src} is a directory; give the JSONL file of case records")
     if not src.is_file():
         raise FinetuneError(f"data.train_file not found: {src}")
+    with src.open("rb") as fh:  # before the tokenizer loads: an empty file needs no model to be found out
+        if not any(line.strip() for line in fh):
+            raise FinetuneError(f"data.train_file {src} is empty: it needs case records, one JSON object per line "
+                                '({"input": "...", "target": "..."}; finetune/README.md)')
     report = PrepareReport(input_file=str(src))
     if tokenizer is None:
         tokenizer, notes = load_tokenizer(cfg.job.base_model, cfg.model.trust_remote_code)

@@ -122,3 +122,19 @@ def test_verify_with_a_damaged_merged_folder_says_to_merge_again(make_job):
     (cfg.gguf_dir / f"{cfg.job.name}-f16.gguf").write_bytes(b"GGUF")
     with pytest.raises(FinetuneError, match=r"(?s)cannot load the merged model .*finetune merge"):
         verify(cfg, write=False)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_an_empty_case_file_says_so_before_the_tokenizer_loads(tmp_path, make_job, monkeypatch, content):
+    import finetune.tokenizer as tokenizer
+
+    cases = tmp_path / "empty.jsonl"
+    cases.write_bytes(content)
+    cfg = make_job(cases=cases)
+
+    def no_tokenizer(*args, **kwargs):
+        raise AssertionError("the tokenizer was loaded for an empty file")
+
+    monkeypatch.setattr(tokenizer, "load_tokenizer", no_tokenizer)
+    with pytest.raises(FinetuneError, match=r"data.train_file .* is empty"):
+        prepare(cfg, quiet=True)
