@@ -1187,6 +1187,14 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(contradicted)), unknown
 
 
+# Endocrine (hormone) therapy of breast cancer: judged against a case that states hormone receptor-negative disease
+# only (a prostate case states no receptor, and its "hormone therapy" is androgen deprivation)
+_ENDOCRINE_RE = re.compile(
+    r"\b(?:hormone|hormonal|endocrine)\s+therap\w*|\btamoxifen\b|\baromatase\s+inhibitors?\b|\b(?:letrozole|"
+    r"anastrozole|exemestane|fulvestrant|elacestrant|palbociclib|ribociclib|abemaciclib)\b|\bCDK4/6\b|"
+    r"\bovarian\s+(?:function\s+)?suppression\b", re.IGNORECASE)
+
+
 def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "") -> CaseFit:
     """Whether the sentence's conditions apply to the case (see the module docstring for the rules). ``sections``:
     the section paths of the passages the sentence comes from (one for a passage sentence, the cited passages'
@@ -1237,6 +1245,12 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         if fit == "contradicts":
             why = why[11:] if why.startswith("its driver ") else why
             notes.append(f"the option for {_plain(c.text)} does not apply (the case is {why})")
+    if (case.receptors.get("HR") == "negative" and _ENDOCRINE_RE.search(text)
+            and not any(c.kind == "receptor" for c in [*(x[2] for x in found), *inherited])):
+        # endocrine therapy is for hormone receptor-positive disease whether or not the sentence says so (the audit's
+        # ER/PR-negative metastatic case was offered "Hormone therapy (tamoxifen, aromatase inhibitors, ...)")
+        contradicted.append("names an endocrine therapy, which is for hormone receptor-positive disease; the case is "
+                            "hormone receptor-negative")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:

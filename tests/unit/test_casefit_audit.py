@@ -149,3 +149,23 @@ def test_metastatic_disease_is_still_a_condition() -> None:
 def test_either_way_is_no_condition(line: str) -> None:
     for note in ("stage III colon cancer, MSI-H, KRAS G12D, BRAF V600E", "stage III colon cancer, MSS, KRAS wild-type"):
         assert assess(line, case(note)).verdict == "fits", (line, note)
+
+
+def test_endocrine_therapy_does_not_apply_to_a_hormone_receptor_negative_case():
+    """The audit's ER/PR-negative, HER2-positive metastatic case was offered "Hormone therapy (tamoxifen, aromatase
+    inhibitors, selective estrogen receptor [ER] degraders)." second (an options item stating no receptor)."""
+    from engine.casefit import assess, case_from_facts
+    from engine.facts import extract_facts
+    item = "Hormone therapy (tamoxifen, aromatase inhibitors, selective estrogen receptor [ER] degraders)."
+
+    def case(note: str):
+        return case_from_facts(extract_facts(note, genes=["HER2"], treatment_keywords=[], rare_cancers=[]))
+    negative = case("Metastatic breast cancer, HER2 IHC 3+, ER negative, PR negative. First-line treatment?")
+    assert assess(item, negative).verdict == "contradicts"
+    assert assess("Palbociclib plus letrozole improved PFS.", negative).verdict == "contradicts"
+    assert assess("Trastuzumab plus pertuzumab and a taxane is a standard option.", negative).verdict != "contradicts"
+    positive = case("Metastatic breast cancer, ER 90%, PR 50%, HER2 IHC 0. First-line treatment?")
+    assert assess(item, positive).verdict != "contradicts"
+    # no receptor stated (a prostate case): androgen deprivation is "hormone therapy" too, and is not judged
+    prostate = case("Metastatic castration-sensitive prostate cancer. What systemic therapy?")
+    assert assess("Hormone therapy with ADT is the standard of care.", prostate).verdict != "contradicts"
