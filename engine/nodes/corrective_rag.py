@@ -177,10 +177,35 @@ def first_queries(text: str, facts: CaseFacts, settings: Any) -> tuple[tuple[str
     return extras, grades
 
 
-def case_demote(facts: CaseFacts, settings: Any) -> Callable[[Any], bool] | None:
+# A heading about background rather than treatment: prognosis, staging, classification, diagnosis ... (the audit's
+# DLBCL case, "IPI 3", kept PDQ's "Prognostic factors" and "Lugano classification" among its five). One that names a
+# treatment is not ("Treatment of Good-Prognosis Nonseminoma").
+_BACKGROUND_HEADING_RE = re.compile(
+    r"\b(?:prognos\w*|staging|stage\s+(?:information|groupings?|definitions?)|classification|incidence|mortality|"
+    r"risk\s+factors?|anatomy|clinical\s+features|diagnos\w*|screening|epidemiology|patholog\w*|histolog\w*|"
+    r"follow-up|survivorship)\b", re.IGNORECASE)
+_TREATMENT_HEADING_RE = re.compile(r"\b(?:treat\w*|therap\w*|options?|management|regimens?|chemo\w*|surgery|"
+                                   r"surgical|radiation|resection)\b", re.IGNORECASE)
+
+
+def background_section(section: str) -> bool:
+    """The section's deepest heading is about background (``_BACKGROUND_HEADING_RE``), not treatment."""
+    deepest = re.sub(r"^#+\s*", "", (section or "").split(" > ")[-1].strip())
+    return bool(_BACKGROUND_HEADING_RE.search(deepest)) and not _TREATMENT_HEADING_RE.search(deepest)
+
+
+def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], bool] | None:
     """What a consult's retrieval moves after the rest (``kb.store.RetrievalParams.demote``): passages that cannot
-    apply to the case (``engine.casefit.misfit_filter``); None when ``rag.prefer_fitting`` is off."""
-    return misfit_filter(facts) if settings.rag.prefer_fitting else None
+    apply to the case (``engine.casefit.misfit_filter``) and, when the question asks for treatment (a phase or plain
+    "treatment", not surveillance), passages under a background heading (``background_section``); None when
+    ``rag.prefer_fitting`` is off."""
+    if not settings.rag.prefer_fitting:
+        return None
+    misfit = misfit_filter(facts)
+    intents = intent_phrases(question_sentences(text))
+    if not intents or "active surveillance" in intents:
+        return misfit
+    return lambda hit: misfit(hit) or background_section(hit.section)
 
 
 def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...],
@@ -197,7 +222,8 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tup
     r = settings.router
     facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
-    return (build_query(redacted, facts), *first_queries(redacted, facts, settings), case_demote(facts, settings))
+    return (build_query(redacted, facts), *first_queries(redacted, facts, settings),
+            case_demote(redacted, facts, settings))
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -275,7 +301,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     # multi-query recall and focused grading: the gate still judges ``query``, the clinician's whole question, and
     # each passage's logit is the max over ``query`` and the focused facts + intent query
     extras, grades = first_queries(state.case_text, state.facts, ctx.settings)
-    params = replace(params, demote=case_demote(state.facts, ctx.settings))
+    params = replace(params, demote=case_demote(state.case_text, state.facts, ctx.settings))
     first = replace(params, extra_queries=extras, grade_queries=grades) if extras or grades else params
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 

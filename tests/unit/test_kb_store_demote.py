@@ -93,3 +93,27 @@ def test_a_key_references_section_is_neither_chunked_nor_retrieved_from_an_older
                                       "section": "## Key References for Breast Cancer Treatment"}])
     got = kb.retrieve("q", RetrievalParams(recall_k=5, rerank_k=5, distance_threshold=0.5, options_lists=0))
     assert "refs" not in [h.chunk_id for h in got.hits] and got.hits
+
+
+def test_a_treatment_question_prefers_treatment_sections_to_background_ones():
+    """The audit's DLBCL case ("IPI 3. What is the recommended first-line treatment?") kept PDQ's "Prognostic
+    factors" and "Lugano classification" chunks among its five; a question about surveillance or prognosis does not
+    demote them."""
+    settings = Settings()
+    text = ("70-year-old with stage III diffuse large B-cell lymphoma, IPI 3, LVEF 60%. What is the recommended "
+            "first-line treatment?")
+    demote = consult_queries(text, settings)[3]
+    title = "Aggressive B-Cell Non-Hodgkin Lymphoma Treatment (PDQ®) - NCI"
+    options = "## Treatment of Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL > ### Treatment Options for " \
+              "Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL"
+    assert demote(hit(title, f"{options} > #### Prognostic factors"))
+    assert demote(hit(title, "## Stage Information > ### Staging Subclassification System > #### Lugano "
+                             "classification"))
+    assert not demote(hit(title, f"{options} > #### Pola-R-CHP"))
+    from engine.nodes.corrective_rag import background_section
+    assert not background_section("## Treatment of Good-Prognosis Nonseminoma")  # a heading naming a treatment
+    follow_up = "## General Information About Colon Cancer > ### Follow-Up and Survivorship"
+    colon = "Stage II colon cancer resected 2 years ago, CEA normal. What follow-up surveillance is recommended?"
+    assert not consult_queries(colon, settings)[3](hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
+    assert consult_queries("Stage II colon cancer resected. What adjuvant therapy?", settings)[3](
+        hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
