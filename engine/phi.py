@@ -910,10 +910,10 @@ _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # so that "DOB in chart; diagnosed in 2019" keeps its year
 _BIRTH_VAGUE = (r"(?:(?:some[ ]?time|around|about|circa|ca\.|approx\.?|approximately|roughly|probably|possibly|"
                 r"early|mid|late|in|the|of|year|spring|summer|autumn|fall|winter|unknown|uncertain|unclear|"
-                r"estimated|est\.|~)[ ,-]{0,2}){0,5}")
+                r"estimated|est\.|during|~)[ ,-]{0,2}){0,5}")
 # a decade of birth ("DOB: early 1930s", "born in the late 1940s", "born in the '20s") goes too
 _BIRTH_YEAR_RE = re.compile(
-    _BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR}|1[89]\d0['’]?s|['’]\d0s|(?:nineteen[ -])?(?:twenties|thirties|forties|"
+    _BIRTH_CUE + _BIRTH_VAGUE + rf"({_YEAR}|1[89]\d0['’]?s|['’]\d0s|['’]\d\d|(?:nineteen[ -])?(?:twenties|thirties|forties|"
     r"fifties|sixties|seventies|eighties|nineties))(?![\w/]|[.-]\d)", re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
@@ -1176,6 +1176,9 @@ _DWELLINGS = _wordset(
     "communities town city village country countryside suburbs state county same separate own section low "
     "government shared boarding halfway sober foster basement room rooms unit bed household households residence "
     "place region neighborhood neighbourhood")
+# "moved here from", "originally from": the capital of a lone word after them is a town's too
+_MOVED_RE = re.compile(r"(?:[Mm]oved[ ](?:here[ ]|back[ ])?(?:from|to)|[Oo]riginally[ ]from|[Gg]rew[ ]up[ ]in|"
+                       r"[Rr]elocated[ ](?:from|to))[ ]")
 _LOWER_RESIDENCE_IN_RE = re.compile(r"(?:lives|living|resides|residing|lived|resided)[ ]in[ ](?:the[ ])?\Z")
 # the word then ends its clause or a function word or ", <state>" follows it
 _TOWN_ALONE_AFTER_RE = re.compile(
@@ -1247,8 +1250,9 @@ _ORG_GENERIC_HEADS = _wordset(
 # bodies named by their kind ("the Halvorsen Orchestra"): only the name before the head is redacted
 _ORG_KIND_HEADS = _wordset("orchestra choir chorus club") | {"country club"}
 # "worked for Initech", "employed by Vandelay Industries": the capitalised words after it
-_ORG_WORK_CUE_RE = _ci(r"(?:(?:work(?:s|ed|ing)?(?:[ ](?:part|full)[- ]time)?|job|intern(?:ed|ing)?)[ ](?:for|at)|"
-                       r"employed[ ](?:for|at|by))[ ]")
+_ORG_WORK_CUE_RE = _ci(r"(?:(?:work(?:s|ed|ing)?(?:[ ](?:part|full)[- ]time|[ ](?:nights|days|weekends|evenings))?|job|intern(?:ed|ing)?)[ ](?:for|at)|"
+                       r"employed[ ](?:for|at|by)|employer[ ]?:|"
+                       r"(?:works?|worked|working|employed)[ ]as[ ](?:an?[ ])?[a-z-]{2,20}(?:[ ][a-z-]{2,20})?[ ](?:for|at))[ ]")
 # "Initech is a software company", "Vandelay was an import-export firm"
 _ORG_NOUNS = (r"company|firm|agency|bank|start-?up|corporation|business|manufacturer|provider|retailer|brand|"
               r"consultancy|organi[sz]ation|non-?profit|charity|insurer|publisher|studio|label|employer")
@@ -2445,7 +2449,7 @@ _ONE_WORD_HOSPITAL_RE = re.compile(
     r"transported|presented|went|sent|referred|followed)[ ](?:from|to|at|in)[ ](?:the[ ])?|"
     r"(?<![\w'’-])(?:ed|er)[ ]at[ ])"
     r"((?:children['’]s[ ])?(?:mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal)"
-    r"(?:[ ](?:hospital|medical[ ]cent(?:er|re)|clinic|hospice|infirmary|cancer[ ]cent(?:er|re)|"
+    r"(?:[ ](?:memorial|general|regional|medical|health))?(?:[ ](?:hospital|medical[ ]cent(?:er|re)|clinic|hospice|infirmary|cancer[ ]cent(?:er|re)|"
     r"health[ ]cent(?:er|re)))?)(?![\w'’-])")
 _ONE_WORD_HOSPITAL_ANCHOR_RE = re.compile(r"mercy|presbyterian|methodist|baptist|adventist|lutheran|episcopal")
 
@@ -2458,7 +2462,7 @@ _ONE_WORD_HOSPITAL_ANCHOR_RE = re.compile(r"mercy|presbyterian|methodist|baptist
 _WORK_IDIOMS = _wordset(
     "home night nights day days daytime weekend weekends times pace ease will random risk length least most first "
     "last once present all hand sea work noon midnight dawn bedside choice contract heart cost now large full free "
-    "baseline goal rest "
+    "baseline goal rest self-employed unemployed retired disabled none unknown homemaker student n/a na "
     "himself herself themselves myself yourself itself him her them us me you it one")
 _WORKPLACE_NOUNS = _wordset(
     "store shop school hospital clinic factory plant mill restaurant bakery cafe diner bar pub office firm company "
@@ -2507,6 +2511,8 @@ def _word_employer_end(text: str, p: int, lower_mode: bool, retired: bool = Fals
         if lw in _WORK_RUN_STOP:
             break
         if words and not of_at and (lw in _WORKPLACE_NOUNS or lw[:-1] in _WORKPLACE_NOUNS):
+            if all(w.group().lower() not in _VOCAB and not _english(w.group().lower()) for w in words):
+                return p + words[-1].end()  # "walmart home office", "kroger warehouse": the brand is the employer
             return p  # "at grocery store", "at local hospital", "at nursing home"
         if (_fold(lw) in _HARD_STOP or lw in _NOTE_VERBS) and (words or lw not in _WORK_IDIOMS) and \
                 not (not words and (lw in _EMPLOYER_LEADS or lw in _WORKPLACE_NOUNS and
@@ -2553,7 +2559,9 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
                         key=lambda m: m.start()):
             n = len(out)
             retired = m.re is _RETIRED_CUE_RE
-            take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=not retired))
+            first = re.match(r"[^\W\d_][\w'’/-]*", text[m.end():m.end() + 30])
+            if not (first and first.group().lower() in _WORK_IDIOMS):  # "Employer: self-employed": no name
+                take(m.end(), _org_name_words(text, m.end(), lower_mode, lower_words=not retired))
             if len(out) == n:
                 e = _word_employer_end(text, m.end(), lower_mode, retired)
                 if e > m.end() and mask.free(m.end(), e):
@@ -2773,7 +2781,8 @@ _ROLE_TITLE_FIRST = {"worker": _wordset("social"), "manager": _wordset("case car
 # verbs of the note after such a name: "Pharmacist Rose reviewed", "Case manager Hope will call"
 _ROLE_NAME_VERBS = _NOTE_VERBS - _wordset(
     "also then today tonight now again already still just personally herself himself who which that as about re "
-    "regarding aware") | {"to", "present", "here", "available"}
+    "regarding aware") | _wordset("to present here available helps drives manages cares brings takes handles "
+                                  "coordinates assists accompanies")
 # a service or role before a credential ("Onc RN", "Charge RN", "Heme NP"): no name
 _SERVICE_WORDS = _wordset(
     "onc oncology heme hem hemonc rad radonc surg gyn gynonc uro neuro pall palliative infusion charge "
@@ -2786,7 +2795,7 @@ _KIN_CUE_END_RE = re.compile(
     r"(?<![\w-])(?:partner|wife|husband|spouse|son|daughter|brother|sister|mother|father|mom|dad|niece|"
     r"nephew|"
     r"friend|caregiver|hcp|poa|contact|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|aunt|uncle|cousin|"
-    r"grandson|granddaughter|sibling)[ \t]*(?:\(\w{1,10}\))?[ \t]*:?[ \t]{1,3}\Z")
+    r"grandson|granddaughter|sibling)[ \t]*(?:\(\w{1,10}\))?[ \t]*[:,]?[ \t]{1,3}\Z")
 _VERB_CUE_END_RE = re.compile(_VERB_CUE_RE.pattern + r"\Z")
 # first names that are words of virtue or of flowers and gems, never adjectives ("his wife is hope,"; not "her son
 # is young", "he is frank")
@@ -3017,6 +3026,16 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
                         k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
                         (lowers[k + 1] in ("to", "is", "was", "says", "said") or _past_tense(lowers[k + 1])))):
                 j = k  # "Nurse Rose to call", "Nurse Rose called"; "Nurse Will call back" is prose
+            if j is None and strong and not lower_mode and cap(k) and free[k] and folds[k] in _AMBIGUOUS_NAMES and \
+                    folds[k] in _HARD_STOP:
+                # "Dr. Will Hope", "Dr. Will saw pt", "Mrs. May called": a first name that is a function word
+                if k + 1 < n and joinable(k + 1) and cap(k + 1) and free[k + 1] and (
+                        folds[k + 1] in _CENSUS_NAMES or not _english(lowers[k + 1])):
+                    j = k + 1
+                elif _CLAUSE_END_RE.match(text, toks[k][1]) or (
+                        k + 1 < n and joinable(k + 1) and words[k + 1].islower() and
+                        (lowers[k + 1] in _ROLE_NAME_VERBS or _past_tense(lowers[k + 1]))):
+                    j = k
             if j is not None:
                 found.append((i + 1, j))
 
@@ -3721,6 +3740,9 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                     hits.append(i)
                     if _RESIDENCE_IN_RE.match(text, m.start()) and text[s0 + 1:e0].islower():
                         residence.add(i)
+                    elif _MOVED_RE.match(text, m.start()) and text[s0 + 1:e0].islower() and \
+                            low[s0:e0] not in _DWELLINGS and _TOWN_ALONE_AFTER_RE.match(text, e0):
+                        residence.add(i)  # "moved here from Independence in 2019"
     weak: set[int] = set()
     strong_hits = set(hits)
     if not lower_mode:
@@ -3747,7 +3769,10 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
                     not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS and \
-                    prev_word.group(1).lower() not in _STREET_TYPE_ABBR:  # "77 Beacon St in Boston"
+                    prev_word.group(1).lower() not in _STREET_TYPE_ABBR and \
+                    not _TITLE_BEFORE_RE.search(text, max(0, pm.start() - 50),
+                                                max(0, pm.start() - 30) + prev_word.start(1)):
+                # ("77 Beacon St in Boston"; "Dr. Hope in Tupelo": a name after a title is no heading word)
                 # Title Case heading ("... Research to Generate ...", "Evidence to Tip the Scales", "Factors in
                 # Folliculotropic Mycosis"), not prose ("at Vantor Global in Oslo, which ...": punctuation or a
                 # lower-case content word follows).  Read so: an English word, or any word with a capitalised

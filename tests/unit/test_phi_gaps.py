@@ -860,3 +860,63 @@ def test_word_name_after_a_relative_keeps_prose():
 
 def test_shouted_residence_cue_keeps_an_adverb():
     _kept("LESIONS RESIDING IN HISTOLOGICALLY AND FUNCTIONALLY NORMAL KIDNEY TISSUE.", "HISTOLOGICALLY")
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Attending Dr. Will Hope; Dr. Will saw pt; Mrs. May called.", ["Will", "Hope", "May"]),
+    ("Pt is employed as a cashier at kroger; working as an aide for walmart", ["kroger", "walmart"]),
+    ("works nights at waffle house", ["waffle house"]),
+])
+def test_function_word_names_after_a_title_and_employers_after_a_job(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Dr. will call back; Dr. Will call back", ["will call", "Will call"]),
+    ("works as a nurse at home; worked as a teacher for the city; works nights at home", ["at home", "the city"]),
+])
+def test_function_word_names_after_a_title_and_employers_after_a_job_keep_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("PCP Dr. Hope in Tupelo.", ["Hope", "Tupelo"]),
+    ("Admitted to Baptist Memorial on 6/3.", ["Baptist", "Memorial"]),
+])
+def test_town_after_a_name_and_one_word_hospital_with_its_kind(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Her daughter, Amber, is the HCP. Granddaughter April helps with meds.", ["Amber", "April"]),
+    ("Retired from walmart home office; works at kroger warehouse", ["walmart", "kroger"]),
+    ("She moved here from Independence in 2019.", ["Independence"]),
+])
+def test_word_names_after_kin_employers_before_a_workplace_and_moved_from(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Pt moved to Hospice yesterday; moved to Oncology floor; works at grocery store", ["Hospice", "Oncology",
+                                                                                    "grocery store"]),
+    ("Lives with her daughter, Hope for recovery is low. Her son, Will be there.", ["Hope for", "Will be"]),
+])
+def test_word_names_after_kin_employers_before_a_workplace_and_moved_from_keep_prose(text, values):
+    _kept(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("born in '29; born during the 1930s depression", ["'29", "1930s"]),
+    ("Pt's employer: general dynamics; Employer: Acme Corp", ["general dynamics", "Acme"]),
+])
+def test_two_digit_birth_year_and_employer_label(text, values):
+    _gone(text, *values)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("Employer: self-employed. Employer: retired. Employer: none. works at home", ["self-employed", "retired",
+                                                                               "none", "at home"]),
+    ("in '29 the trial opened; DOB in chart, '29 cohort", ["'29 the", "'29 cohort"]),
+])
+def test_two_digit_birth_year_and_employer_label_keep_prose(text, values):
+    _kept(text, *values)
