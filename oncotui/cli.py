@@ -881,6 +881,9 @@ def cmd_kb(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if args.kb_command == "query":  # read (and check) the question before the models load
         args.question = _read_text(args.text, "the question")
+    if args.kb_command == "ingest" and not (args.paths or args.demo):
+        raise InputError("give files or folders to ingest (oncotui kb ingest PATH...), or --demo for the shipped "
+                         "demo set")
     # stats and remove need no embeddings: they work on a collection built with another model (and say so)
     kb = open_kb(settings, rebuild=args.kb_command == "ingest" and args.rebuild,
                  check_model=args.kb_command not in ("stats", "status", "remove"))
@@ -921,8 +924,6 @@ def cmd_kb(args: argparse.Namespace) -> int:
     from kb.store import DEMO_DIR
 
     paths = list(args.paths) + ([DEMO_DIR] if args.demo else [])
-    if not paths:
-        raise SystemExit("oncotui: give files or folders to ingest, or --demo for the shipped demo set")
     try:
         rc = _kb_ingest(args, settings, kb, paths)
     except KeyboardInterrupt:

@@ -140,3 +140,14 @@ def test_no_command_without_a_terminal_explains_instead_of_hanging(data_dir, mon
     assert main([]) == 2
     err = capsys.readouterr().err
     assert "terminal" in err and "oncotui --help" in err
+
+
+def test_kb_ingest_without_paths_is_a_usage_error_before_the_embedder_loads(data_dir, monkeypatch, capsys):
+    import engine.kbfactory
+
+    def no_kb(*args, **kwargs):
+        raise AssertionError("the knowledge base was opened (and the embedder loaded) for nothing")
+
+    monkeypatch.setattr(engine.kbfactory, "open_kb", no_kb)
+    assert main(["kb", "ingest"]) == 2  # was 1 ("a check failed"), after loading the embedder
+    assert "--demo" in capsys.readouterr().err
