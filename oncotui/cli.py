@@ -302,6 +302,9 @@ def _read_text(value: str, what: str = "", *, allow_empty: bool = False) -> str:
     surrogates that SQLite cannot store, and the consult would crash after it had begun. Empty text is refused
     too (``what`` names it: "the case", "the question") unless ``allow_empty``."""
     if value == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise InputError(f"'-' reads {what or 'the text'} from standard input, but standard input is closed; "
+                             "pipe the text in (< note.txt) or give it as an argument")
         if sys.stdin.isatty():
             print("oncotui: reading the text from the terminal; paste it, then press Ctrl-D on an empty line",
                   file=sys.stderr)

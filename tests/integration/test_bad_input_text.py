@@ -110,3 +110,10 @@ def test_an_interrupted_consult_names_the_patient_to_resume(data_dir, monkeypatc
     monkeypatch.setitem(cli.COMMANDS, "ask", interrupted)
     assert main(["ask", "--patient", "PT-0007", "stage IV NSCLC"]) == 130
     assert "oncotui resume --patient PT-0007`" in capsys.readouterr().err  # not "PT-XXXX"
+
+
+def test_a_closed_stdin_is_a_clear_error(data_dir, monkeypatch, capsys):
+    # `oncotui route - <&-`: Python sets sys.stdin to None
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["route", "-"]) == 2
+    assert "standard input is closed" in capsys.readouterr().err
