@@ -1438,7 +1438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # no command: open the app (Textual is imported only now, so --help stays fast)
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):  # a pipe or a file: the app would wait for keys forever
+        if not (sys.stdin and sys.stdin.isatty() and sys.stdout and sys.stdout.isatty()):  # a pipe or a file: the app would wait for keys forever
             print("oncotui: the app needs a terminal (standard input and output are not one here); in scripts run a "
                   "command instead: `oncotui --help` lists them, e.g. `oncotui ask --patient PT-0001 - < note.txt`",
                   file=sys.stderr)
