@@ -32,10 +32,10 @@ class R:
 @dataclass
 class FakeKB:
     answers: dict[str, tuple[H, ...]]
-    seen: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+    seen: list[tuple[str, tuple[str, ...], tuple[str, ...], object]] = field(default_factory=list)
 
     def retrieve(self, query: str, params: RetrievalParams) -> R:
-        self.seen.append((query, params.extra_queries, params.grade_queries))
+        self.seen.append((query, params.extra_queries, params.grade_queries, params.demote))
         return R(self.answers.get(query, ()))
 
 
@@ -80,9 +80,12 @@ def test_eval_retrieval_reports_answer_metrics_only_for_rows_with_answer_terms()
 def test_eval_retrieval_sends_what_query_fn_builds():
     kb = FakeKB({"CASE | liver": (ANSWER,)})
     rows = [{"query": "case", "relevant_doc": "liver.md", "answer_terms": ["bevacizumab"]}]
+    def misfit(hit: object) -> bool:
+        return False
     m = eval_retrieval(kb, rows, RetrievalParams(),
-                       query_fn=lambda q: (q.upper() + " | liver", ("question?",), ("liver first-line",)))
-    assert kb.seen == [("CASE | liver", ("question?",), ("liver first-line",))]
+                       query_fn=lambda q: (q.upper() + " | liver", ("question?",), ("liver first-line",), misfit))
+    # the case-fit test a consult sends goes with the queries (kb RetrievalParams.demote)
+    assert kb.seen == [("CASE | liver", ("question?",), ("liver first-line",), misfit)]
     assert m["answer_recall@1"] == 1.0
 
 
