@@ -82,6 +82,14 @@ _INTENTS = (
     (("consolidation", "after chemoradiation", "after chemoradiotherapy", "after concurrent"),
      "consolidation therapy"),
 )
+# the kind of treatment a question names, as guideline headings word it ("First-line systemic therapy"): added to
+# the focused query after the phase (the audit's HCC case graded its answering passages at logits near -1 without it)
+_MODALITIES = (
+    (("systemic",), "systemic therapy"), (("chemotherapy", "chemo "), "chemotherapy"),
+    (("immunotherapy", "checkpoint"), "immunotherapy"), (("targeted",), "targeted therapy"),
+    (("endocrine", "hormonal", "hormone therapy"), "endocrine therapy"),
+    (("radiation", "radiotherapy"), "radiation therapy"), (("surgery", "surgical", "resection"), "surgery"),
+)
 # a question that asks for treatment without naming a phase ("What is the standard treatment?"): only when no phase
 # above is asked for
 _GENERIC_INTENT = (("treatment", "treat", "therapy", "manage", "approach", "recommend"), "treatment options")
@@ -143,7 +151,9 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     intents = intent_phrases(question_sentences(text))
     if not (intents or facts.markers):
         return ""
-    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *intents[:2]]
+    lowered = question_sentences(text).lower()
+    modality = [phrase for cues, phrase in _MODALITIES if any(c in lowered for c in cues)][:1]
+    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 
 

@@ -36,7 +36,7 @@ def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
     facts = CaseFacts(cancer_type="non-small cell lung cancer", stage="IV", markers=("EGFR exon 19 deletion",))
     assert extra_queries(LUNG, facts) == (
         "Which targeted therapy should be started first line?",
-        "non-small cell lung cancer stage IV EGFR exon 19 deletion first-line treatment")
+        "non-small cell lung cancer stage IV EGFR exon 19 deletion first-line treatment targeted therapy")
     # no marker and no intent: the focused query would be the cancer's name alone, so only the question is added
     assert extra_queries("Woman of 60 with breast cancer. What is the prognosis?",
                          CaseFacts(cancer_type="breast cancer")) == ("What is the prognosis?",)
@@ -99,7 +99,8 @@ HCC_FACTS = CaseFacts(cancer_type="hepatocellular carcinoma")
 
 
 def test_grade_queries_need_a_case_a_cancer_type_and_a_marker_or_intent():
-    assert corrective_rag.grade_queries(HCC, HCC_FACTS) == ("hepatocellular carcinoma first-line treatment",)
+    assert corrective_rag.grade_queries(HCC, HCC_FACTS) == (
+        "hepatocellular carcinoma first-line treatment systemic therapy",)
     # the same focused query multi-query recall sends (one construction)
     assert corrective_rag.grade_queries(HCC, HCC_FACTS)[0] in extra_queries(HCC, HCC_FACTS)
     # a one-sentence question: none
@@ -123,7 +124,7 @@ def test_only_the_first_retrieval_sends_the_grade_query_and_the_setting_turns_it
     kb = RecordingKB((RADIATION,), (ANSWER,))  # nothing relevant first: one rewrite
     _run_facts(kb, HCC, HCC_FACTS)
     assert len(kb.calls) == 2
-    assert kb.calls[0][1].grade_queries == ("hepatocellular carcinoma first-line treatment",)
+    assert kb.calls[0][1].grade_queries == ("hepatocellular carcinoma first-line treatment systemic therapy",)
     assert kb.calls[1][1].grade_queries == ()  # the rewrite sends none
     kb = RecordingKB((ANSWER,))
     _run_facts(kb, HCC, CaseFacts())  # no cancer type
@@ -212,3 +213,17 @@ def test_the_focused_query_uses_pdqs_group_name_for_the_stage_where_it_has_one()
     assert corrective_rag.stage_words(early) == "early stage IIA"
     # a cancer PDQ stages by number keeps the number alone
     assert corrective_rag.stage_words(CaseFacts(cancer_type="colon cancer", stage="III")) == "stage III"
+
+
+def test_the_focused_query_names_the_kind_of_treatment_the_question_asks_for():
+    """The audit's HCC case asked "What first-line systemic therapy?": its focused query said only "first-line
+    treatment" and the answering passages ("First-line systemic therapy") were graded at logits near -1 (rag
+    confidence 0.16, sent to a reviewer as low confidence)."""
+    facts = CaseFacts(cancer_type="hepatocellular carcinoma")
+    assert corrective_rag.focused_query("HCC, Child-Pugh A. What first-line systemic therapy?", facts) == \
+        "hepatocellular carcinoma first-line treatment systemic therapy"
+    # one kind at most; none named: none added
+    assert corrective_rag.focused_query("HCC. Is radiation therapy or surgery better?", facts) == \
+        "hepatocellular carcinoma treatment options radiation therapy"
+    assert corrective_rag.focused_query("HCC. What first-line treatment?", facts) == \
+        "hepatocellular carcinoma first-line treatment"
