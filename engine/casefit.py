@@ -1426,18 +1426,18 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            recommended: set[str] | frozenset[str] = frozenset(),
            labels: Mapping[str, str] | None = None,
            parents: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """Evidence-locked candidates: (kept, dropped). Kept sentences that fit the case come first, then those without
-    conditions, then those whose condition the case does not state; within each of these, recommendations come
-    before other sentences and trial narrative or statistics last (``sentence_kind``: a small model tends to pick
-    the first sentence it is offered), then those naming more of the case's markers first, then in passage order. Nothing is dropped for its kind. Dropped maps a
-    sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
+    """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
+    sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
+    sentence it is offered); those whose condition the case does not state go after all others. Within a kind,
+    sentences that fit the case (by their own words first, then by their section) come before those without
+    conditions, then those naming more of the case's markers, then passage order. Nothing is dropped for its kind.
+    Dropped maps a sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
     section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
     recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
     therapy. ``parents``: sentence id -> the list item it is nested under (``sentence_parents``), read as the
     deepest part of its section."""
     case = case_from_facts(facts)
-    rank = {"fits": 0, "none": 1, "unknown": 2}
-    kept: list[tuple[int, int, int, int, int, str]] = []
+    kept: list[tuple[int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
@@ -1450,13 +1450,16 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         else:
             own = fit if not section else assess(text, case, label=label)
             fits = "fits" in (own.verdict, fit.verdict)
-            # a guideline's recommendation that fits the case by its section comes before trial narrative that fits
-            # by naming the case's marker (the audit's RCC case had "Almost all patients with stage IV ... have
-            # incurable disease" before the first-line options item "Ipilimumab plus nivolumab (for ...)"); among
-            # sentences of one kind, one that fits by its own words comes first
-            kept.append((rank["fits" if fits else fit.verdict if fit.verdict == "unknown" else "none"],
+            unknown = fit.verdict == "unknown" and own.verdict != "fits"
+            # a guideline's recommendation comes before trial narrative that fits by naming the case's marker or
+            # population (the audit's RCC case had "Almost all patients with stage IV ... have incurable disease"
+            # before the first-line options item "Ipilimumab plus nivolumab (for ...)"; its ovarian BRCA1 case had
+            # GOG-0218's arms, under "stage III or IV disease", before PDQ's PARP inhibitor options item); only a
+            # sentence whose condition the case does not state goes after every other; within one kind, one that
+            # fits comes first, by its own words before by its section
+            kept.append((int(unknown),
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text),
-                         0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
+                         0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
 

@@ -184,3 +184,23 @@ def test_a_driver_ranks_before_a_pd_l1_level_among_fitting_recommendations() -> 
     egfr = ("E7", "EGFR tyrosine kinase inhibitors are a standard first-line option for patients with EGFR variants.")
     kept, _ = select({"E1.s2": pdl1, "E7.s1": egfr}, facts)
     assert list(kept) == ["E7.s1", "E1.s2"]
+
+
+def test_a_recommendation_without_conditions_comes_before_trial_lines_fitting_by_their_population() -> None:
+    """The audit's stage IIIC ovarian BRCA1 case: a trial's arms, nested under its population "stage III or IV
+    disease" (so they fit), were offered before the section's options item, which states no condition the case
+    fit reads (PDQ's "Advanced-Stage" heading names no stage). A sentence whose condition the case does not state
+    still goes last."""
+    p = passage("E1", "Ovarian Cancer Treatment", "Treatment of Advanced-Stage Ovarian Cancer", (
+        "Treatment options for advanced-stage ovarian cancer include:\n\n"
+        "1. Surgery followed by platinum-based chemotherapy and the addition of a maintenance inhibitor.\n\n"
+        "Evidence (maintenance):\n\n"
+        "1. A randomized trial included 1,800 women with stage III or IV disease after surgery.\n"
+        "- Chemotherapy plus placebo for all cycles in the control group.\n"
+        "- Chemotherapy plus the antibody for all cycles in the experimental group.\n\n"
+        "Patients with a germline PALB2 variant may also receive the inhibitor after chemotherapy."))
+    facts = CaseFacts(cancer_type="ovarian cancer", stage="III", stage_text="stage IIIC", markers=("BRCA1 mutation",),
+                      genes=("BRCA1",))
+    offered = order([p], facts)
+    assert offered[0].startswith("Surgery followed by platinum-based"), offered
+    assert offered[-1].startswith("Patients with a germline PALB2"), offered
