@@ -253,9 +253,10 @@ def _broken_link(path: Path) -> str:
     return f"unreadable: broken symbolic link (points to {target}, which does not exist)"
 
 
-def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+def _walk(root: Path, others: list[str] | None = None) -> tuple[list[Path], list[tuple[str, str]]]:
     """The non-hidden entries below ``root`` named like a supported document, sorted (symbolic links to folders are
-    not followed), and (folder, reason) for each folder that could not be listed: Path.rglob skips those silently."""
+    not followed), and (folder, reason) for each folder that could not be listed: Path.rglob skips those silently.
+    ``others``, when given, receives the suffix ("" for none) of every other non-hidden file name there."""
     found: list[Path] = []
     unreadable: list[tuple[str, str]] = []
 
@@ -265,9 +266,29 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
     for folder, dirs, names in os.walk(root, onerror=failed):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found += [Path(folder) / n for n in names
-                  if not n.startswith(".") and Path(n).suffix.lower() in SUPPORTED_SUFFIXES]
+        for n in names:
+            if n.startswith("."):
+                continue
+            if Path(n).suffix.lower() in SUPPORTED_SUFFIXES:
+                found.append(Path(folder) / n)
+            elif others is not None:
+                others.append(Path(n).suffix.lower())
     return sorted(found), unreadable
+
+
+def _unsupported_note(suffixes: list[str]) -> str:
+    """"2 files of unsupported types: .docx, .xlsx" (each type once, in order; "(none)" for no extension)."""
+    kinds = ", ".join(sorted({s or "(none)" for s in suffixes}))
+    return f"{len(suffixes)} file{'s' if len(suffixes) != 1 else ''} of unsupported types: {kinds}"
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name (as os.fsdecode gives it: undecodable bytes as lone surrogates) is valid UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -288,6 +309,25 @@ def _suspicious_note(chunks: list[Chunk], suspicious: Callable[[str], bool]) -> 
     more = f" and {len(flagged) - 1} more chunk(s)" if len(flagged) > 1 else ""
     return (f"instruction-like text in {where}{more}: \"{quote}\" (a prompt injection?); consults treat it as data "
             "and flag it, but check the source")
+
+
+def _long_chunk_note(chunks: list[Chunk], chunk_chars: int, max_tokens: int) -> str | None:
+    """A warning naming the chunks longer than ``chunk_chars``: text with no sentence end to cut at (the chunker
+    never cuts a sentence, so evidence can be quoted whole), kept as one chunk. The embedding model reads only its
+    first ``max_tokens`` tokens and a consult's character budget may leave it out. None when there are none."""
+    long = [c for c in chunks if len(c.text) > chunk_chars]
+    if not long:
+        return None
+    first = long[0]
+    section = re.sub(r"#+\s*", "", first.section)  # "## A > ### B" -> "A > B"
+    where = (f'"{section}"' if section else f"page {first.page}" if first.page is not None else "the text before "
+             "the first heading")
+    more = f" and {len(long) - 1} more" if len(long) > 1 else ""
+    longest = max(len(c.text) for c in long)
+    return (f"text with no sentence end for more than `kb.chunk_chars` ({chunk_chars}) characters in {where}{more} "
+            f"(the longest {longest:,} characters) is kept whole as one chunk: only about its first {max_tokens} "
+            "tokens are embedded, so retrieval may miss the rest, and a consult's character budget may leave it "
+            "out; give the text sentence ends or headings")
 
 
 def _staging_name(name: str, role: str = "rebuild") -> str:
@@ -726,25 +766,29 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ ingestion
 
     @staticmethod
-    def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[str, str]]]:
+    def _collect(paths: Iterable[Path | str], warnings: list[tuple[str, str]] | None = None
+                 ) -> tuple[list[Path], list[tuple[str, str]]]:
         files: dict[Path, None] = {}
         errors: list[tuple[str, str]] = []
         for raw in paths:
             p = Path(raw).expanduser()
             try:
-                KnowledgeBase._collect_one(p, files, errors)
+                KnowledgeBase._collect_one(p, files, errors, warnings)
             except OSError as e:  # e.g. a path below a folder that may not be entered
                 errors.append((str(p), f"unreadable: {e.strerror or e}"))
         return list(files), errors
 
     @staticmethod
-    def _collect_one(p: Path, files: dict[Path, None], errors: list[tuple[str, str]]) -> None:
+    def _collect_one(p: Path, files: dict[Path, None], errors: list[tuple[str, str]],
+                     warnings: list[tuple[str, str]] | None = None) -> None:
         """Add the documents at ``p`` (a file, or a folder searched recursively) to ``files`` and say in ``errors``
-        why anything there cannot be indexed."""
+        why anything there cannot be indexed; files of other types in a folder are counted, once per folder, in
+        ``warnings`` (a folder may hold other files: not a failure, but not silent either)."""
         supported = ", ".join(SUPPORTED_SUFFIXES)
         if p.is_dir():
             before = len(errors)
-            found, unreadable = _walk(p)
+            others: list[str] = []
+            found, unreadable = _walk(p, others)
             errors.extend(unreadable)
             kept = 0
             for f in found:
@@ -755,17 +799,24 @@ class KnowledgeBase:
                         kept += 1
                     elif f.is_symlink() and not f.exists():
                         errors.append((str(f.absolute()), _broken_link(f)))
+                    elif f.exists():  # a named pipe or socket with a document's name
+                        errors.append((str(f.absolute()), "not a regular file (a device, pipe or socket?)"))
                 except OSError as e:  # e.g. in a folder that may be listed but not entered (no x permission)
                     errors.append((str(f.absolute()), f"unreadable: {e.strerror or e}"))
             if not kept and len(errors) == before:
-                errors.append((str(p), f"no {supported} files in this folder"))
+                also = f" ({_unsupported_note(others)})" if others else ""
+                errors.append((str(p), f"no {supported} files in this folder{also}"))
+            elif others and warnings is not None:
+                warnings.append((str(p), f"skipped {_unsupported_note(others)} (supported: {supported})"))
         elif p.is_file():
             if p.suffix.lower() in SUPPORTED_SUFFIXES:
                 files[p.resolve()] = None
             else:
                 errors.append((str(p), f"unsupported file type {p.suffix or '(none)'!r}; supported: {supported}"))
-        elif p.is_symlink():
+        elif p.is_symlink() and not p.exists():
             errors.append((str(p.absolute()), _broken_link(p)))
+        elif p.exists():  # a device (/dev/zero), a named pipe, a socket: reading it could block or never end
+            errors.append((str(p), "not a regular file (a device, pipe or socket?); give a document or a folder"))
         else:
             errors.append((str(p), "no such file or folder"))
 
@@ -824,19 +875,22 @@ class KnowledgeBase:
         be read, or that is now patient-facing, keeps its previous chunks). A PDF indexed without some of its pages
         (no text layer, unreadable) is named in ``warnings``, once, when it is indexed, and so is a document with a
         chunk that ``suspicious`` flags (the CLI passes the consult's prompt-injection detector; kb cannot import
-        it). It is indexed all the same: consults treat such text as data. ``progress(source, done,
+        it). It is indexed all the same: consults treat such text as data. So is a document with text longer than
+        ``chunk_chars`` that has no sentence end to cut at (one oversized chunk), and a folder holding files of
+        unsupported types (how many, of which types). A file name that is not UTF-8 is an error (Chroma cannot
+        store it), and so is a device, pipe or socket. ``progress(source, done,
         total)`` is called after each file, ``chunk_progress(embedded, chunked)`` whenever either count of chunks
         grows.
         """
         if chunk_chars < 1:
             raise KBError("chunk size (`kb.chunk_chars`) must be positive")
-        files, errors = self._collect(paths)
+        warnings: list[tuple[str, str]] = []
+        files, errors = self._collect(paths, warnings)
         added = updated = skipped = chunks_added = removed = 0
         embedded = chunked = 0
         moved: list[tuple[str, str]] = []
         patient: list[tuple[str, str]] = []
         duplicates: list[str] = []
-        warnings: list[tuple[str, str]] = []
         batch_hashes: dict[str, str] = {}
         self.sync_lexical()
         # one read of the registry rows (chunk 0 of each document) answers "unchanged?" for every file at once
@@ -898,6 +952,9 @@ class KnowledgeBase:
             source = str(path)
             queued = False
             try:
+                if not _utf8(source):  # Chroma cannot store or look up such a source: it failed the whole batch
+                    raise _DocError("file name is not valid UTF-8; rename it" if not _utf8(path.name) else
+                                    "a folder name in its path is not valid UTF-8; rename it")
                 try:
                     data = path.read_bytes()
                 except OSError as e:
@@ -939,6 +996,9 @@ class KnowledgeBase:
                 if not chunks:
                     raise _DocError("no text to index (empty document)")
                 warnings += [(source, note) for note in left_out]
+                note = _long_chunk_note(chunks, chunk_chars, self.max_tokens)
+                if note:
+                    warnings.append((source, note))
                 if suspicious is not None:
                     note = _suspicious_note(chunks, suspicious)
                     if note:
