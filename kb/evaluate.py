@@ -53,9 +53,15 @@ def read_jsonl(path: Path, required: Iterable[str] = ("query",)) -> list[dict[st
     """Rows of a JSONL file; blank lines skipped; KBError naming the line when a row is bad."""
     rows: list[dict[str, Any]] = []
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        data = Path(path).read_bytes()
     except OSError as e:
         raise KBError(f"cannot read {path}: {e.strerror or e}") from e
+    try:
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as e:  # e.g. saved as Latin-1 / Windows-1252
+        line = data.count(b"\n", 0, e.start) + 1
+        raise KBError(f"cannot read {path}:{line}: not UTF-8 text ({e.reason} at byte {e.start}); save it as "
+                      "UTF-8") from e
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
