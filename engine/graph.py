@@ -141,6 +141,12 @@ class Engine:
             raise EngineError(f"tier override must be 1, 2 or None (auto); got {tier_override!r}")
         if not text.strip():
             raise EngineError("The case description is empty.")
+        try:  # checked before anything is stored: the store cannot write such text, after the consult row exists
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise EngineError(f"The case description has characters that are not valid text (e.g. a lone surrogate "
+                              f"{text[e.start]!r} at character {e.start + 1}, left by a bad copy or encoding); "
+                              "nothing was stored: paste or type the note again as plain text.") from e
         self.store.ensure_patient(thread_id)
         # who asked: the sign-off rules compare it with the reviewer
         consult_id = self.store.start_consult(thread_id, clinician_id(self.settings.hitl, clinician), os_user())
