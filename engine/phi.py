@@ -41,12 +41,14 @@ How it works (all rule based):
      first-name and surname lists, sequences of two or more capitalised words that are not common
      English/clinical vocabulary, a lone capitalised word inside a sentence that is not English (Webster's
      2nd lower-case entries, plurals and inflections allowed), clinical vocabulary, an eponym, a drug,
-     a nationality or a place, coordination ("A, B and C" next to a known name; not a Title Case verb after a
-     place: "Lives In Springfield, Works At ..."), a quoted nickname ('prefers to be called "Buddy"'), a lower-case
-     first name after a relative in mixed-case text ("partner jamal"), dialogue speakers and
+     a nationality, a language ("Haitian Creole", "Tigrinya") or a place, coordination ("A, B and C" next to a known
+     name; not a Title Case verb after a place: "Lives In Springfield, Works At ..."), a quoted nickname ('prefers
+     to be called "Buddy"'), a lower-case first name after a relative in mixed-case text ("partner jamal"), a first
+     name in brackets after a relative in any case ("SON (GRANT)"), a first name that is a word after a relative
+     with a surname or before a verb ("Daughter Hope Johnson", "Son Will is HCP"), dialogue speakers and
      propagation of already-found name tokens; New York's boroughs and best-known districts are places ("Flushing,
      Queens", "Staten Island", "lives in the bronx"; not the MANHATTAN trial in capitals);
-  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/... or company suffixes (in lower-case
+  3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/SNF/... or company suffixes (in lower-case
      text too: "seen at mercy hospital", "university of iowa hospitals", "allstate insurance group"; not "a
      teaching hospital", "the control group", "in the folfox group"; a name before its head stops at a capitalised
      preposition of a Title Case note: "Seen At [ORGANIZATION_1]"), hospitals
@@ -2436,6 +2438,7 @@ _SAINT_ORG_RE = re.compile(
     r"[Dd]rive[ ](?:him|her|them)|[Dd]rove[ ](?:him|her|them))[ ](?:from|to|at|in)|"
     r"(?:in|at)[ ](?:the[ ])?hospital[ ]at|ED[ ]at|ER[ ]at|(?:[Ww]as|[Ii]s|[Ss]tayed|[Ss]tays|[Bb]e)[ ]at)[ ]"
     r"(?:the[ ])?((?:St\.?|Saint)[ ]([A-Z][a-z]{2,20})(?:['’]s)?)(?![\w'’-])")
+_SAINT_ANCHOR_RE = re.compile(r"(?:St\.?|Saint)[ ][A-Z]")  # cheap anchor for the two patterns
 # "St. Luke's hospital", "Saint Clare's medical center": a saint's name before a lower-case head is a hospital with
 # it, cue or none (Title Case heads are the organisation rule's)
 _SAINT_HEAD_RE = re.compile(
@@ -2567,10 +2570,11 @@ def _cue_orgs(text: str, low: str, mask: _Mask, lower_mode: bool) -> list[tuple[
                 if e > m.end() and mask.free(m.end(), e):
                     out.append((m.end(), e))
     if not lower_mode and ("St" in text or "Saint" in text):
-        for m in _SAINT_HEAD_RE.finditer(text):  # "St. Luke's hospital"
+        wins = _windows(_SAINT_ANCHOR_RE, text, 70, 60)
+        for m in _iter_win(_SAINT_HEAD_RE, text, wins):  # "St. Luke's hospital"
             if mask.free(m.start(), m.end()):
                 out.append((m.start(), m.end()))
-        for m in _SAINT_ORG_RE.finditer(text):  # "transferred from St. Barnabas", "admitted to Saint Clare's"
+        for m in _iter_win(_SAINT_ORG_RE, text, wins):  # "transferred from St. Barnabas", "admitted to Saint Clare's"
             s, e = m.start(1), m.end(1)
             if not re.match(r"[ ]{1,2}(?:wort|day|" + _STREET_TYPES + r")\b", text[e:e + 14], re.I) and \
                     not any(o[0] <= s < o[1] for o in out) and mask.free(s, e):
@@ -2803,10 +2807,11 @@ _WORD_GIVEN_NAMES = _wordset("hope grace faith joy charity patience prudence con
                              "ivy daisy holly ruby pearl amber jade crystal dawn june april ginger olive penny vera "
                              "rosa marina aurora eve")
 # a relative with the name in brackets: "son (grant)", "husband (Dale)"
-_KIN_BRACKET_RE = re.compile(
+_BRACKETED_WORD_RE = re.compile(r"\(([^\W\d_][\w'’-]{1,30})\)")
+_KIN_BEFORE_BRACKET_RE = re.compile(
     r"(?<![\w-])(?:partner|wife|husband|spouse|son|daughter|brother|sister|mother|father|mom|dad|niece|nephew|"
     r"friend|caregiver|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|aunt|uncle|cousin|grandson|granddaughter|"
-    r"grandmother|grandfather|daughter-in-law|son-in-law|sibling)[ ]?\(([^\W\d_][\w'’-]{1,30})\)")
+    r"grandmother|grandfather|daughter-in-law|son-in-law|sibling)[ ]?\Z")
 
 
 _TRIAL_WORDS_RE = re.compile(r"\b(?:trials?|study|studies|phase|randomi[sz]ed|multicent(?:re|er)|open-label)\b")
@@ -3167,7 +3172,9 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
             found.append((i, j))
 
     if "(" in text:
-        for m in _KIN_BRACKET_RE.finditer(low):
+        for m in _BRACKETED_WORD_RE.finditer(low):
+            if not _KIN_BEFORE_BRACKET_RE.search(low, max(0, m.start() - 24), m.start()):
+                continue
             k = starts.get(m.start(1))
             if k is not None and free[k] and ends.get(m.end(1)) == k and (
                     folds[k] in _FIRST_NAMES or folds[k] in _AMBIGUOUS_NAMES) and folds[k] not in _HARD_STOP and \
@@ -3754,18 +3761,19 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
             prefix = lw in _PLACE_PREFIXES and i + 1 < len(toks) and toks[i + 1][0] == e0 + 1 and \
                 text[e0] == " " and text[toks[i + 1][0]].isupper() and \
                 text[toks[i + 1][0]:toks[i + 1][1]].lower() not in _VOCAB
-            pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
-            if pm and len(w) > 3 and not any(c.isupper() for c in w[1:]) and _STATE_AFTER_RE.match(text, e0) and \
-                    lw not in _DWELLINGS and mask.free(s0, e0) and \
-                    not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
-                hits.append(i)  # "74F from Mobile, AL": a word before a state is a town
-                continue
+            if text.startswith(",", e0) and len(w) > 3 and _STATE_AFTER_RE.match(text, e0) and \
+                    not any(c.isupper() for c in w[1:]) and lw not in _DWELLINGS and mask.free(s0, e0):
+                pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
+                if pm and not (pm.start() and (low[pm.start() - 1].isalnum() or low[pm.start() - 1] == "_")):
+                    hits.append(i)  # "74F from Mobile, AL": a word before a state is a town
+                    continue
             if len(w) <= 2 or any(c.isupper() for c in w[1:]) or (lw in _VOCAB and not prefix) or \
                     _fold(w) in _EPONYMS or \
                     _clinical_compound(w) or \
                     _fold(w) in _FIRST_NAMES or (_fold(w) in _HARD_STOP and not prefix) or _is_drugish(lw) or \
                     _fold(w) in _LANGUAGES:
                 continue
+            pm = _PREP_CUE_END_RE.search(low, max(0, s0 - 8), s0)
             prev_word = re.search(r"([^\W\d_]+)[ ]$", text[max(0, pm.start() - 30):pm.start()]) if pm else None
             if prev_word and prev_word.group(1)[0].isupper() and prev_word.group(1).lower() in _VOCAB and \
                     not _PROSE_AFTER_RE.match(text, e0) and prev_word.group(1).lower() not in _PLACE_VERBS and \
