@@ -10,9 +10,8 @@ import pytest
 from engine.casefit import bullets_under, locked_candidates
 from engine.nodes.corrective_rag import to_passages
 from engine.state import CaseFacts
-from kb.store import KnowledgeBase, RetrievalParams
-from tests.unit.test_kb_outline import LIST, OPTIONS, FakeReranker
-from tests.unit.test_kb_store_grade_queries import FakeEmbedder, _unit
+from kb.store import RetrievalParams
+from tests.unit.test_kb_outline import LIST, OPTIONS, store_with
 
 LEAD_IN = LIST.split("\n", 1)[0]
 ITEM = "6. [ALK inhibitors](/x#_7) (for patients with *ALK* translocations)."
@@ -31,8 +30,6 @@ BULLETED = """Treatment options for men with locally advanced breast cancer incl
 
 @pytest.fixture()
 def kb():
-    k = KnowledgeBase(chroma_dir=None, collection="list-chunks-test", embedder_spec="fake", reranker_spec="fake",
-                      embedder=FakeEmbedder())
     results = EVIDENCE.index("- The median")
     bulleted = BULLETED.index("- [Surgery")
     # (text, section, vector): the list's first part far from the query, the drugs near it
@@ -41,11 +38,7 @@ def kb():
               "e1": (EVIDENCE[results:], "## Evidence", [1, 0.12, 0, 0]),
               "b0": (BULLETED[:bulleted].rstrip(), "## Male", [0, 1, 0, 0.2]),
               "b1": (BULLETED[bulleted:], "## Male", [1, 0.14, 0, 0])}
-    k._collection.upsert(ids=list(chunks), embeddings=[_unit(v) for _, _, v in chunks.values()],
-                         documents=[t for t, _, _ in chunks.values()],
-                         metadatas=[{"source": "nsclc.md", "title": "NSCLC", "section": s, "chunk_index": i}
-                                    for i, (_, s, _) in enumerate(chunks.values())])
-    k._reranker = FakeReranker()
+    k = store_with("list-chunks-test", chunks)
     yield k
     k.close()
 

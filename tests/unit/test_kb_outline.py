@@ -62,18 +62,24 @@ class FakeReranker:
         return [2.5 if "include:" in t else 1.0 for t in texts]
 
 
-@pytest.fixture()
-def kb():
-    k = KnowledgeBase(chroma_dir=None, collection="outline-test", embedder_spec="fake", reranker_spec="fake",
+def store_with(collection: str, chunks: dict[str, tuple[str, str, list[float]]]) -> KnowledgeBase:
+    """An in-memory store of one document "nsclc.md" holding ``chunks`` (id -> (text, section, vector)), in order,
+    with the fake embedder and ``FakeReranker``."""
+    k = KnowledgeBase(chroma_dir=None, collection=collection, embedder_spec="fake", reranker_spec="fake",
                       embedder=FakeEmbedder())
-    half = LIST.index("6. [ALK")  # the list spans two chunks, far from the query
-    chunks = {"c0": (LIST[:half], OPTIONS, [0, 0, 1, 0]), "c1": (LIST[half:], OPTIONS, [0, 0, 0, 1]),
-              "c2": (TRIAL, ALK, [1, 0.1, 0, 0])}
     k._collection.upsert(ids=list(chunks), embeddings=[_unit(v) for _, _, v in chunks.values()],
                          documents=[t for t, _, _ in chunks.values()],
                          metadatas=[{"source": "nsclc.md", "title": "NSCLC", "section": s, "chunk_index": i}
                                     for i, (_, s, _) in enumerate(chunks.values())])
     k._reranker = FakeReranker()
+    return k
+
+
+@pytest.fixture()
+def kb():
+    half = LIST.index("6. [ALK")  # the list spans two chunks, far from the query
+    k = store_with("outline-test", {"c0": (LIST[:half], OPTIONS, [0, 0, 1, 0]),
+                                    "c1": (LIST[half:], OPTIONS, [0, 0, 0, 1]), "c2": (TRIAL, ALK, [1, 0.1, 0, 0])})
     yield k
     k.close()
 
