@@ -55,9 +55,31 @@ def no_model(error: str) -> bool:
     return "ModelUnavailable:" in (error or "")
 
 
+# The model backends' words for a prompt longer than the model's context (engine/models: llama_cpp's ModelError
+# quotes llama.cpp's "exceed context window", transformers_bf16 says "too long for models.profiles.X.n_ctx")
+_TOO_LONG_RE = re.compile(r"too long for|exceed(?:s|ed)? (?:the )?context (?:window|length)|context length exceeded|"
+                          r"maximum context length", re.IGNORECASE)
+_N_CTX_RE = re.compile(r"(models\.profiles\.[\w.-]+\.n_ctx) = (\d+)")
+
+
+def too_long(error: str) -> str | None:
+    """The clinician's reason when the consult stopped because the prompt (the case text with the passages) did
+    not fit in the model's context window; None for any other error."""
+    if not error or not _TOO_LONG_RE.search(error):
+        return None
+    key = _N_CTX_RE.search(error)
+    setting = (f"`{key.group(1)}` = {key.group(2)} tokens in config.toml" if key
+               else "the tier's `n_ctx` in config.toml ([models.profiles.NAME])")
+    return (f"The case text is too long for the model's context window ({setting}): shorten it to what the decision "
+            "needs (the diagnosis, stage, markers, treatment so far and the question) and ask again; an engineer "
+            "can raise that setting if the model allows it.")
+
+
 def reason_for(state: ConsultState) -> str:
     if state.error and no_model(state.error):  # a plain reason for the clinician; the detail is for engineers
         return NO_MODEL
+    if state.error and (long := too_long(state.error)):
+        return long
     if state.error:
         return f"An internal step failed ({state.error})."
     if state.decision and state.decision.action == "reject":
