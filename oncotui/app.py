@@ -126,6 +126,7 @@ class OncoApp(App[None]):
         self._models_ready: set[int] = set()
         self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
         self._model_trouble: set[str] = set()  # consults whose tier model fell back or failed (not "ready")
+        self._damaged: set[str] = set()  # damaged checkpoints already named in a notice (StoreError messages)
         self._user_errors: tuple[type[Exception], ...] = ()
         self._quit_asked = -QUIT_CONFIRM_S  # monotonic time of the last "quit?" notice
         self._when_ready: dict[str, Callable[[], Awaitable[None]]] = {}  # keys pressed while starting, by action
@@ -298,7 +299,7 @@ class OncoApp(App[None]):
         history = []
         ended: set[str] = set()  # consults whose latest checkpoint is an answer or waits for a reviewer
         for row in store.consults(thread_id):
-            cp = store.latest(thread_id, row["id"])
+            cp = self._checkpoint(thread_id, row["id"])
             pending = store.pending_for(row["id"]) if cp is not None and cp.next_node == "__halt__" else None
             history.append((row, cp, pending.id if pending else None))
             if cp is not None and cp.next_node in ("__end__", "__halt__"):
@@ -312,7 +313,7 @@ class OncoApp(App[None]):
     def _show_latest(self, thread_id: str, consult_id: str | None = None) -> None:
         """Case summary, routing and evidence from the latest checkpoint (what is stored is redacted)."""
         assert self.engine is not None
-        cp = self.engine.store.latest(thread_id, consult_id)
+        cp = self._checkpoint(thread_id, consult_id)
         state = cp.state if cp is not None else None
         self.patients_pane.show_case(thread_id, state, self.engine.store.consults(thread_id))
         if state is not None and state.retrieval is not None:
@@ -405,7 +406,12 @@ class OncoApp(App[None]):
                         severity="warning", title="Sign-off refused", markup=False)
         from engine.safety import review_edits
 
-        cp = self.engine.store.latest(item.thread_id, item.consult_id)
+        try:
+            cp = self.engine.store.latest(item.thread_id, item.consult_id)
+        except self._store_error() as exc:  # the draft's consult cannot be continued: signing it would fail
+            self.notify(f"{item.id} cannot be reviewed: {exc}", severity="error", title="Damaged checkpoint",
+                        timeout=12, markup=False)
+            return
         passages = cp.state.retrieval.passages if cp and cp.state.retrieval else ()
         case_text = cp.state.case_text if cp else ""  # what the clinician asked, as stored (redacted)
         self.push_screen(ReviewScreen(item, self.reviewer, message.action, case_text=case_text, role=role,
@@ -506,11 +512,10 @@ class OncoApp(App[None]):
     # -- engine events → panes ------------------------------------------------------------------------------
     async def _view_for(self, event: Any) -> ConsultView | None:
         assert self.engine is not None
-        store = self.engine.store
         fresh = event.kind == "NodeStarted" and event.node == "ingestion"
 
         def question() -> str:
-            cp = store.latest(event.thread_id, event.consult_id)
+            cp = self._checkpoint(event.thread_id, event.consult_id)
             return cp.state.case_text if cp else ""
 
         return await self.chat.view_for(event.thread_id, event.consult_id, adopt_pending=fresh, question=question)
@@ -616,7 +621,7 @@ class OncoApp(App[None]):
         while the rest of the consult runs."""
         assert self.engine is not None
         store = self.engine.store
-        cp = store.latest(thread_id, consult_id)
+        cp = self._checkpoint(thread_id, consult_id)
         if cp is None or not cp.state.case_text:  # empty when redaction failed: then nothing was stored
             return
         if view is not None:
@@ -666,8 +671,26 @@ class OncoApp(App[None]):
                                          self.engine.store.consults(message.thread_id) if self.engine else [])
 
     def _latest_state(self, thread_id: str) -> Any | None:
-        cp = self.engine.store.latest(thread_id) if self.engine else None
+        cp = self._checkpoint(thread_id) if self.engine else None
         return cp.state if cp else None
+
+    @staticmethod
+    def _store_error() -> type[Exception]:
+        from engine.checkpoint import StoreError
+
+        return StoreError
+
+    def _checkpoint(self, thread_id: str, consult_id: str | None = None) -> Any | None:
+        """``store.latest``, with a damaged checkpoint (StoreError: cut or edited on disk) named in a notice, once,
+        and shown as no checkpoint: the patient's other consults still open."""
+        assert self.engine is not None
+        try:
+            return self.engine.store.latest(thread_id, consult_id)
+        except self._store_error() as exc:
+            if str(exc) not in self._damaged:
+                self._damaged.add(str(exc))
+                self.notify(str(exc), severity="error", title="Damaged checkpoint", timeout=12, markup=False)
+            return None
 
     # -- actions --------------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -679,8 +702,7 @@ class OncoApp(App[None]):
         if self.engine is None:
             self._queue_until_ready("new_patient", self.action_new_patient, "the new patient opens")
             return
-        thread_id = self.engine.store.new_patient_id()
-        self.engine.store.ensure_patient(thread_id)
+        thread_id = self.engine.store.new_patient_id()  # creates the patient (one write transaction)
         await self.open_patient(thread_id)
         self.chat.prompt.focus()  # the status line and the chat title name the new patient: no toast needed
 
