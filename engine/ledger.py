@@ -61,8 +61,8 @@ STRONG_OVERLAP = 0.8
 Scorer = Callable[[str, list[str]], list[float]]  # kb.rerank_scores(query, texts)
 
 _NEGATION_RE = re.compile(
-    r"\b(?:not|never|cannot|avoid(?:s|ed)?|contraindicated|discouraged|no (?:benefit|role|evidence|longer)|"
-    r"(?:do|does|did|should|must|is|are|was|were)n't)\b", re.IGNORECASE)
+    r"\b(?:not|never(?![- ]smok)|cannot|avoid(?:s|ed)?|contraindicated|discouraged|"  # "never smokers": who, not no
+    r"no (?:benefit|role|evidence|longer)|(?:do|does|did|should|must|is|are|was|were)n't)\b", re.IGNORECASE)
 _SCOPE_RE = re.compile(r"\b(?:\d+(?:\.\d+)?%?|i{1,3}[abc]?|iv[abc]?)\b", re.IGNORECASE)
 _CLAIM_SPLIT_RE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?;])\s+(?=[A-Z(\"'])|\n+")
 

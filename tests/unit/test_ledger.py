@@ -296,3 +296,17 @@ def test_another_cancers_passage_does_not_contradict_the_claim():
     assert not on.contradictions
     # without a known cancer type every passage still counts
     assert build_ledger(draft, (cml, aml), None).contradictions
+
+
+def test_never_smokers_is_no_negation():
+    """The audit's EGFR case was deferred: "(particularly those from East Asia, never smokers, ...) may benefit from
+    EGFR TKIs" was read as the opposite of the quoted EGFR TKI options item."""
+    from engine.ledger import CONTRADICTION_OVERLAP, conflict, negative
+    benefit = ("Patients with sensitizing variants in exon 19 or exon 21 of EGFR (particularly those from East Asia, "
+               "never smokers, and those with adenocarcinoma) may benefit from EGFR tyrosine kinase inhibitors.")
+    assert not negative(benefit) and not negative("A never-smoker with adenocarcinoma.")
+    assert conflict("EGFR tyrosine kinase inhibitors (for patients with EGFR variants).", benefit) == 0.0
+    assert negative("EGFR inhibitors should never be given with this drug.")
+    assert conflict("EGFR tyrosine kinase inhibitors are never beneficial for patients with EGFR variants.",
+                    "EGFR tyrosine kinase inhibitors are beneficial for patients with EGFR variants.") >= \
+        CONTRADICTION_OVERLAP
