@@ -312,10 +312,12 @@ def _suspicious_note(chunks: list[Chunk], suspicious: Callable[[str], bool]) -> 
 
 
 def _long_chunk_note(chunks: list[Chunk], chunk_chars: int, max_tokens: int) -> str | None:
-    """A warning naming the chunks longer than ``chunk_chars``: text with no sentence end to cut at (the chunker
-    never cuts a sentence, so evidence can be quoted whole), kept as one chunk. The embedding model reads only its
-    first ``max_tokens`` tokens and a consult's character budget may leave it out. None when there are none."""
-    long = [c for c in chunks if len(c.text) > chunk_chars]
+    """A warning naming the chunks longer than ``chunk_chars`` and than about what the embedder reads (4 characters
+    a token): text with no sentence end to cut at (the chunker never cuts a sentence, so evidence can be quoted
+    whole), kept as one chunk. The embedding model reads only its first ``max_tokens`` tokens and a consult's
+    character budget may leave it out. None when there are none. (A chunk just over ``chunk_chars`` is still read
+    whole: PDQ has 90 such long sentences in 37 of 80 summaries, and a warning for each would only be noise.)"""
+    long = [c for c in chunks if len(c.text) > max(chunk_chars, 4 * max_tokens)]
     if not long:
         return None
     first = long[0]

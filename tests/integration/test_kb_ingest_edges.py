@@ -472,3 +472,6 @@ def test_a_paragraph_without_sentence_ends_longer_than_a_chunk_is_named_in_a_war
     # the chunk holds the paragraph whole (quoting needs whole sentences), and the warning is said once
     assert any(run_on in c for c in kb._collection.get(include=["documents"])["documents"])
     assert kb.ingest([docs], chunk_chars=900).warnings == ()
+    # a chunk just over kb.chunk_chars that the embedder still reads whole (4 characters a token) is no warning
+    (docs / "long.md").write_text(GUIDE + "\n## Second-Line Therapy\n### Options\n" + run_on[:1000] + "\n")
+    assert kb.ingest([docs], chunk_chars=900).warnings == ()
