@@ -1290,7 +1290,8 @@ _NARRATIVE_RE = re.compile(
     r"\b(?:the|each|both)\s+(?:\w+[\s-]+){0,3}arms?\b|^\s*Evidence\s*\(|\bLevel\s+of\s+evidence\b|"
     # a trial's design: its end points, crossover, blinded review, stratification
     r"\b(?:co-?)?primary\s+(?:efficacy\s+)?end\s*-?points?\b|\bsecondary\s+end\s*-?points?\b|\bcrossover\b|"
-    r"\bblinded\b|\bindependent\s+central\s+review\b|\bwere\s+stratified\b|\bintention-to-treat\b|"
+    r"\bblinded\b|\bindependent\s+(?:central\s+)?review\b|\breview\s+committee\b|\bwere\s+stratified\b|"
+    r"\bintention-to-treat\b|(?-i:\b(?:PFS|DFS|EFS|ORR)\b)|"
     # a trial population's make-up ("65% of patients were male", "present in 22% of patients", "the median age"),
     # not a prevalence ("5% of patients with NSCLC have ...")
     r"\b\d+(?:\.\d+)?%\s+(?:of\s+(?:the\s+)?)?patients\s+(?:had|were|received)\b|"

@@ -104,6 +104,9 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Trastuzumab may be combined with pembrolizumab and chemotherapy as treatment for patients with HER2-positive "
      "metastatic gastric adenocarcinoma.", 0),
     ("Patients with advanced-stage disease are primarily treated with chemotherapy alone.", 0),
+    # results by their abbreviations and a trial's review (the audit's ALK case offered this second)
+    ("The results of independent review committee-assessed PFS were consistent.", 2),
+    ("The 3-year EFS rate was 9.4%.", 2),
     ("In the phase III trial, 1,171 patients were randomly assigned in a 1:1:1 ratio to three arms.", 2),
     ("The median OS was 16.4 months in the combination arm (HR, 0.78; 95% CI, 0.65-0.93; *P* = .0035).", 2),
     ("Evidence (pembrolizumab):", 2),
