@@ -726,7 +726,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return _fit_pdl1(c, case)
     if c.kind == "line":
         if case.line is None:
-            return "unknown", ""
+            # a newly diagnosed case has had no treatment for it: a first-line or untreated section applies (the
+            # audit's "newly diagnosed AML, FLT3-ITD" had PDQ's "Newly Diagnosed (Untreated; Remission Induction)"
+            # lines, the FLT3 inhibitor among them, only qualified and offered last)
+            return ("fits", "") if c.value == "first" and case.recurrent is False else ("unknown", "")
         if case.line == c.value:
             return "fits", ""
         # a first-line option for a case that progressed stays open (the progression may have been on adjuvant
@@ -1304,16 +1307,25 @@ _STATISTICS_RE = re.compile(
     r"^\s*Evidence\s*\(|\bcrossover\b|\bat the discretion of the investigators?\b", re.IGNORECASE)
 
 
+# The recommendation itself negated, not a clause near it ("... previously treated with a regimen that did not
+# include ...", "... is a viable option" after "masses do not grow" stay recommendations)
+_ADVISED_AGAINST_RE = re.compile(
+    r"\b(?:not|never)\s+(?:\w+\s+){0,2}?(?:recommended|indicated|approved|advised|preferred|standard|considered|"
+    r"an?\s+(?:\w+\s+)?option)\b|\b(?:should|must)\s+not\b|\bdo(?:es)?\s+not\s+recommend|\bno\s+role\b|"
+    r"\bcontraindicated\b|\bnot\s+be\s+(?:used|given|offered)\b", re.IGNORECASE)
+
+
 def sentence_kind(text: str) -> int:
     """0: a recommendation ("X is a standard treatment option", "Treatment options ... include", "X is recommended",
     "the FDA approved X for ..."); 1: neither; 2: trial narrative or statistics ("In the phase III ... trial, 1,171
     patients were randomly assigned", "median OS was 16.4 months (HR, 0.78)", "Evidence (pembrolizumab):"). A
-    recommendation that also gives a trial's statistics is 1. Link targets and citation markers are not read."""
+    recommendation that also gives a trial's statistics, or advises against ("is not recommended"), is 1. Link
+    targets and citation markers are not read."""
     plain = re.sub(r"\]\([^)]*\)", "]", text or "")  # "[HIMALAYA](/clinicaltrials/NCT03298451)": the words only
     plain = re.sub(r"\[\[[^\]]*\]\([^)]*\)\]|\[\[[^\]]*\]\]", " ", plain).replace("*", "")  # "[[12](...)]", "*P*"
     recommends = bool(_RECOMMEND_RE.search(plain))
-    if recommends:
-        return 1 if _STATISTICS_RE.search(plain) else 0
+    if recommends:  # advice against ("is not routinely recommended") is not what to do: other
+        return 1 if _STATISTICS_RE.search(plain) or _ADVISED_AGAINST_RE.search(plain) else 0
     return 2 if _NARRATIVE_RE.search(plain) else 1
 
 

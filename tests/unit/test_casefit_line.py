@@ -95,3 +95,20 @@ def test_a_slashed_stage_list_is_the_span():
     assert assess("R-CHOP is a standard option.", stage_iii, [section]).verdict == "fits"
     stage_i = case_from_facts(facts("Stage I diffuse large B-cell lymphoma."))
     assert assess("R-CHOP is a standard option.", stage_i, [section]).verdict == "contradicts"
+
+
+def test_a_newly_diagnosed_case_fits_a_first_line_or_untreated_section():
+    from engine.casefit import assess, case_from_facts
+    from engine.facts import extract_facts
+
+    def case(note: str):
+        return case_from_facts(extract_facts(note, genes=["FLT3"], treatment_keywords=[], rare_cancers=[]))
+    section = "## Treatment of Newly Diagnosed AML > ### Treatment Options for Newly Diagnosed (Untreated; Remission " \
+              "Induction) AML"
+    line = "The addition of an FLT3 inhibitor to induction chemotherapy is the standard of care."
+    new = case("50-year-old with newly diagnosed acute myeloid leukemia, FLT3-ITD mutation. What induction therapy?")
+    assert assess(line, new, (section,)).verdict == "fits"
+    # a case that says neither stays unstated (qualified), and a relapsed one does not fit a first-line section
+    assert assess(line, case("Acute myeloid leukemia, FLT3-ITD. What induction?"), (section,)).verdict == "unknown"
+    second = "## Treatment Options for Relapsed AML > ### Second-line therapy"
+    assert assess(line, new, (second,)).verdict == "contradicts"

@@ -107,6 +107,8 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     # results by their abbreviations and a trial's review (the audit's ALK case offered this second)
     ("The results of independent review committee-assessed PFS were consistent.", 2),
     ("The 3-year EFS rate was 9.4%.", 2),
+    # advice against is no recommendation of what to do (the audit's AML case was offered it first)
+    ("Given the minimal efficacy signal, eltrombopag is not routinely recommended in the induction setting.", 1),
     ("In the phase III trial, 1,171 patients were randomly assigned in a 1:1:1 ratio to three arms.", 2),
     ("The median OS was 16.4 months in the combination arm (HR, 0.78; 95% CI, 0.65-0.93; *P* = .0035).", 2),
     ("Evidence (pembrolizumab):", 2),
