@@ -108,7 +108,8 @@ def intent_phrases(question: str) -> list[str]:
     """What the question asks for, as guideline headings word it ("first-line treatment", "adjuvant therapy")."""
     lowered = question.lower()
     found = [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
-    return found or [phrase for cues, phrase in (_GENERIC_INTENT,) if any(c in lowered for c in cues)]
+    cues, generic = _GENERIC_INTENT
+    return found or ([generic] if any(c in lowered for c in cues) else [])
 
 
 # Where PDQ names its treatment sections by a group rather than by stage, the group's words for the case's stage
@@ -148,11 +149,11 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     """The facts plus what the question asks for ("non-small cell lung cancer stage IV EGFR exon 19 deletion
     first-line treatment"); "" when the case states no marker and the question no intent (it would be the cancer's
     name alone, which recalls general sections)."""
-    intents = intent_phrases(question_sentences(text))
+    question = question_sentences(text)
+    intents = intent_phrases(question)
     if not (intents or facts.markers):
         return ""
-    lowered = question_sentences(text).lower()
-    modality = [phrase for cues, phrase in _MODALITIES if any(c in lowered for c in cues)][:1]
+    modality = [phrase for cues, phrase in _MODALITIES if any(c in question.lower() for c in cues)][:1]
     parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 
