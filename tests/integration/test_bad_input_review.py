@@ -3,18 +3,9 @@ an empty reviewer id. Each is a clear message with the right exit code, and noth
 
 from __future__ import annotations
 
-import pytest
 
 from oncotui.cli import main
 from tests.integration.test_cli_review import queue, run
-
-
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    return tmp_path
 
 
 def test_signing_an_item_twice_is_refused_with_exit_2(data_dir, capsys):

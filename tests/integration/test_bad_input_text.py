@@ -13,14 +13,6 @@ import pytest
 from oncotui.cli import main
 
 
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    return tmp_path
-
-
 class _Stdin(io.TextIOWrapper):
     """A stdin whose bytes are given; reading it as text fails the way a strict UTF-8 locale does."""
 

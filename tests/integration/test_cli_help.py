@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import pytest
 
 from oncotui.cli import ConsultPrinter, build_parser, main, mask_secrets
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    return tmp_path
 
 
 def _undocumented(parser: argparse.ArgumentParser, path: str) -> list[str]:

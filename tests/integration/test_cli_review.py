@@ -15,15 +15,6 @@ PANCREAS_CASE = "Stage IV pancreatic adenocarcinoma, KRAS and BRCA2. Options?"
 LOW_CASE = "Pancreatic adenocarcinoma, good performance status. Options?"  # score 0.40: Tier 1
 
 
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONCOTUI_PATHS__DATA_DIR", str(tmp_path))
-    for key in ("ONCOTUI_CONFIG", "XDG_CONFIG_HOME"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    return tmp_path
-
-
 def queue(data_dir: Path, text: str = PANCREAS_CASE, tier: int | None = None) -> str:
     engine, _, _ = make_engine(data_dir)
     collect(lambda: engine.stream("PT-0001", text, tier_override=tier, clinician="dr.ask"))

@@ -10,9 +10,9 @@ import pytest
 from engine.safety import MIN_SENTENCE_WORDS, passage_sentences
 from engine.state import Passage
 from kb.outline import MAX_OPENING_CHARS, SHORT_ITEM_WORDS, opening, short
-from kb.store import KnowledgeBase, RetrievalParams
-from tests.unit.test_kb_outline import FakeReranker
-from tests.unit.test_kb_store_grade_queries import FakeEmbedder, _unit
+from kb.store import RetrievalParams
+from tests.unit.test_kb_outline import store_with
+from tests.unit.test_kb_store_grade_queries import _unit
 
 RECTAL = "## Treatment of Stage IV Rectal Cancer > ### Treatment Options for Stage IV and Recurrent Rectal Cancer"
 LIST = """Treatment options for stage IV and recurrent rectal cancer include:
@@ -51,15 +51,9 @@ def test_the_opening_paragraph_as_written():
 
 @pytest.fixture()
 def kb():
-    k = KnowledgeBase(chroma_dir=None, collection="short-items-test", embedder_spec="fake", reranker_spec="fake",
-                      embedder=FakeEmbedder())
     chunks = {"l0": (LIST, RECTAL, [0, 0, 1, 0]), "o0": (IMMUNO, RECTAL + " > #### Immunotherapy", [0, 1, 0, 0]),
               "t0": (TRIAL, RECTAL + " > #### Immunotherapy > ##### Pembrolizumab", [1, 0.1, 0, 0])}
-    k._collection.upsert(ids=list(chunks), embeddings=[_unit(v) for _, _, v in chunks.values()],
-                         documents=[t for t, _, _ in chunks.values()],
-                         metadatas=[{"source": "rectal.md", "title": "Rectal", "section": s, "chunk_index": i}
-                                    for i, (_, s, _) in enumerate(chunks.values())])
-    k._reranker = FakeReranker()
+    k = store_with("short-items-test", chunks, source="rectal.md", title="Rectal")
     yield k
     k.close()
 

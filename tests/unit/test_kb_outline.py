@@ -62,14 +62,15 @@ class FakeReranker:
         return [2.5 if "include:" in t else 1.0 for t in texts]
 
 
-def store_with(collection: str, chunks: dict[str, tuple[str, str, list[float]]]) -> KnowledgeBase:
-    """An in-memory store of one document "nsclc.md" holding ``chunks`` (id -> (text, section, vector)), in order,
+def store_with(collection: str, chunks: dict[str, tuple[str, str, list[float]]], source: str = "nsclc.md",
+               title: str = "NSCLC") -> KnowledgeBase:
+    """An in-memory store of one document ``source`` holding ``chunks`` (id -> (text, section, vector)), in order,
     with the fake embedder and ``FakeReranker``."""
     k = KnowledgeBase(chroma_dir=None, collection=collection, embedder_spec="fake", reranker_spec="fake",
                       embedder=FakeEmbedder())
     k._collection.upsert(ids=list(chunks), embeddings=[_unit(v) for _, _, v in chunks.values()],
                          documents=[t for t, _, _ in chunks.values()],
-                         metadatas=[{"source": "nsclc.md", "title": "NSCLC", "section": s, "chunk_index": i}
+                         metadatas=[{"source": source, "title": title, "section": s, "chunk_index": i}
                                     for i, (_, s, _) in enumerate(chunks.values())])
     k._reranker = FakeReranker()
     return k
