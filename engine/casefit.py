@@ -40,6 +40,13 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 ("one previous treatment was allowed", "53% had received prior therapy": a mixed population); a
                 line after "regardless of". Trial narrative is read like any sentence: a later-line trial's
                 population and results do not apply to an untreated case, a first-line trial's fit it
+    fitness     fitness for a treatment's intensity, read as in case facts (engine.facts.fitness_readings): "not
+                candidates for intensive chemotherapy", "transplant-ineligible", "unfit for cisplatin-based
+                chemotherapy", "Less-fit patients", "frail" (unfit); "eligible for intensive chemotherapy",
+                "transplant-eligible", "Fit patients" (fit), each for one target (intensive, transplant, cisplatin,
+                chemotherapy). The case's statements imply others (``_FITNESS_IMPLIES``: unfit for intensive therapy
+                is unfit for a transplant). Like a line, a sentence's own is judged only for a case that states its
+                fitness; a heading's always qualifies
     section     a sentence inherits the conditions its passage's section path names, family by family, for each
                 family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
@@ -144,7 +151,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE,
-                          bladder_stage, her2_ish, her2_score, mmr_readings, pdl1_range)
+                          bladder_stage, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -164,11 +171,11 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence (a section's)
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
-    value: str = ""  # stage_class: early/locally advanced/...; mmr: deficient/proficient; pdl1: positive/...
+    value: str = ""  # stage_class: early/...; mmr: deficient/proficient; pdl1: positive/...; fitness: intensive:unfit
     receptors: tuple[tuple[str, str], ...] = ()  # receptor: (HER2|HR|ER|PR, positive|negative|low), all required
     genes: tuple[str, ...] = ()  # gene: altered -> any of them; wild-type -> all of them
     altered: bool = True
@@ -230,8 +237,8 @@ _TNBC_RE = re.compile(r"\btriple[- ]negative\b|\bTNBC\b", re.IGNORECASE)
 _GENE_ALIASES = {"RAS": ("KRAS", "NRAS"), "BRCA": ("BRCA1", "BRCA2"), "BRCA1/2": ("BRCA1", "BRCA2"),
                  "AKT": ("AKT1",), "HER2": ("ERBB2",), "NTRK1": ("NTRK",), "NTRK2": ("NTRK",), "NTRK3": ("NTRK",)}
 _GENE = (r"(?:BRCA1/2|BRCA1|BRCA2|BRCA|EGFR|ALK|ROS1|KRAS|NRAS|RAS|BRAF|MET|RET|NTRK[123]?|HER2|ERBB2|PIK3CA|"
-         r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM)")
-_VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|"
+         r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM|FLT3|NPM1|JAK2)")
+_VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|ITD|TKD|"
             r"(?:p\.)?[A-Z]\d{1,4}[A-Z]|(?:p\.)?[A-Z]\d{2,4}(?![\w]))")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19;
 # "V600" (a codon, any substitution at it: PDQ's "BRAF V600 pathogenic variants")
 _GENE_RE = re.compile(
@@ -411,6 +418,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
+    for a, b, target, value in fitness_readings(text):  # "not candidates for intensive therapy", "transplant-eligible"
+        if free((a, b)):
+            add((a, b), Condition("fitness", "fitness", text[a:b], value=f"{target}:{value}"))
     return _joined_receptors(sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found),
                                     key=lambda x: x[0]), original)
 
@@ -531,6 +541,7 @@ class Case:
     invasion: str | None = None  # bladder: "muscle-invasive" / "non-muscle-invasive" (from stage_text too)
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
     recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
+    fitness: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # target -> (fit/unfit, as the note says)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -653,7 +664,38 @@ def case_from_facts(facts: CaseFacts) -> Case:
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
-                recurrent=facts.recurrent)
+                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness))
+
+
+# What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
+# transplant or cisplatin-based treatment; whoever is frail or less fit ("general") cannot have intensive therapy or
+# a transplant; whoever cannot have intensive therapy or a transplant is less fit (PDQ's myeloma "Less-fit patients"
+# are the transplant-ineligible ones). Whoever can have a transplant can have intensive therapy and is fit; intensive
+# or cisplatin-based chemotherapy implies chemotherapy. One step only, and implications that disagree imply nothing:
+# "not a transplant candidate" does not make a case unfit for intensive induction, and "cisplatin-ineligible" may
+# still receive carboplatin.
+_FITNESS_IMPLIES = {("chemotherapy", "unfit"): ("intensive", "transplant", "cisplatin", "general"),
+                    ("general", "unfit"): ("intensive", "transplant"), ("intensive", "unfit"): ("transplant", "general"),
+                    ("transplant", "unfit"): ("general",), ("transplant", "fit"): ("intensive", "chemotherapy", "general"),
+                    ("intensive", "fit"): ("chemotherapy", "general"), ("cisplatin", "fit"): ("chemotherapy",)}
+
+
+def _case_fitness(statements: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Target -> (fit/unfit, the statement as written): the stated ones (the last of a target wins), then what they
+    imply where they agree."""
+    stated: dict[str, tuple[str, str]] = {}
+    for text in statements:
+        for _, _, target, value in fitness_readings(text):
+            stated[target] = (value, text)
+    implied: dict[str, list[tuple[str, str]]] = {}
+    for target, (value, text) in stated.items():
+        for other in _FITNESS_IMPLIES.get((target, value), ()):
+            implied.setdefault(other, []).append((value, text))
+    out = dict(stated)
+    for target, found in implied.items():
+        if target not in out and len({value for value, _ in found}) == 1:
+            out[target] = found[0]
+    return out
 
 
 def _derive_hormone_receptor(r: dict[str, str]) -> None:
@@ -739,6 +781,12 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if case.recurrent is None:
             return "unknown", ""
         return ("fits", "") if case.recurrent else ("contradicts", "newly diagnosed")
+    if c.kind == "fitness":
+        target, want = c.value.split(":")
+        if target not in case.fitness:
+            return "unknown", ""
+        have, said = case.fitness[target]
+        return ("fits", "") if have == want else ("contradicts", said)
     return "unknown", ""
 
 
@@ -950,7 +998,7 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 
 # the disease's extent, not a subgroup; and the line of therapy ("nivolumab for previously treated patients" is the
 # sentence's own condition, not one option's)
-_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line")
+_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line", "fitness")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1198,6 +1246,10 @@ _ENDOCRINE_RE = re.compile(
     r"\bovarian\s+(?:function\s+)?suppression\b", re.IGNORECASE)
 
 
+_CISPLATIN_RE = re.compile(r"\bcisplatin\b", re.IGNORECASE)
+_CARBOPLATIN_RE = re.compile(r"\bcarboplatin\b", re.IGNORECASE)
+
+
 def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "") -> CaseFit:
     """Whether the sentence's conditions apply to the case (see the module docstring for the rules). ``sections``:
     the section paths of the passages the sentence comes from (one for a passage sentence, the cited passages'
@@ -1226,6 +1278,10 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
         groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
         inherited = [c for c in inherited if c.family != "label:line"]
+    if not case.fitness:
+        # likewise fitness ("for patients who are not candidates for intensive chemotherapy"): judged for a case
+        # that states its own; a heading's ("Less-fit patients ...") still qualifies
+        groups = [[c for c in g if c.family != "fitness"] for g in groups]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []  # alternatives: the clauses' unstated conditions
@@ -1254,6 +1310,13 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # ER/PR-negative metastatic case was offered "Hormone therapy (tamoxifen, aromatase inhibitors, ...)")
         contradicted.append("names an endocrine therapy, which is for hormone receptor-positive disease; the case is "
                             "hormone receptor-negative")
+    if (case.fitness.get("cisplatin", ("",))[0] == "unfit" and _CISPLATIN_RE.search(text)
+            and not _CARBOPLATIN_RE.search(text)
+            and not any(c.kind == "fitness" for c in [*(x[2] for x in found), *inherited])):
+        # likewise cisplatin for a cisplatin-ineligible case, unless the sentence states whom it is for (the audit's
+        # case was offered "... neoadjuvant multiagent cisplatin-based chemotherapy followed by radical cystectomy"
+        # first); a sentence that names carboplatin beside it may be the substitute
+        contradicted.append(f"names cisplatin; the case is {case.fitness['cisplatin'][1]}")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:
@@ -1298,7 +1361,11 @@ _NARRATIVE_RE = re.compile(
     # a trial population's make-up ("65% of patients were male", "present in 22% of patients", "the median age"),
     # not a prevalence ("5% of patients with NSCLC have ...")
     r"\b\d+(?:\.\d+)?%\s+(?:of\s+(?:the\s+)?)?patients\s+(?:had|were|received)\b|"
-    r"\b(?:present|observed|seen|found)\s+in\s+\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?patients\b|\bmedian\s+age\b",
+    r"\b(?:present|observed|seen|found)\s+in\s+\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?patients\b|\bmedian\s+age\b|"
+    # what a trial's patients were given, in the past tense ("All patients received an autologous SCT and ..."),
+    # and a comparison of its groups ("Serious adverse events were similar in the two groups")
+    r"^\s*(?:all\s+|the\s+)?patients\s+(?:then\s+|also\s+|subsequently\s+)?(?:received|were\s+given|underwent)\b|"
+    r"\b(?:in|between)\s+(?:the\s+)?(?:two|both|treatment)\s+groups\b|\bin\s+both\s+groups\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
 _STATISTICS_RE = re.compile(

@@ -54,6 +54,10 @@ Rules, each tested:
   together: group 1 -> "HER2-positive (IHC 2+, ISH-positive: ...)", group 5 -> "HER2-low (IHC 2+, ISH-negative:
   ...)", other groups stay "HER2 equivocal (IHC 2+)". "HER2-low", "HER2-ultralow", "HER2-zero" are kept as
   written. None of these but positive counts.
+- Fitness (``fitness_readings``, shared with case fit): "not a candidate for intensive chemotherapy", "transplant-
+  ineligible", "cisplatin-ineligible", "fit for autologous stem cell transplant", "frail", kept as written outside
+  questions ("Is he a transplant candidate?" asks); each names a target (intensive, transplant, cisplatin,
+  chemotherapy, general) and fit or unfit. Eligibility for surgery, radiation or a trial is not fitness.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
   ("cisplatin-eligible", "cisplatin ineligible", "candidate for surgery", "would prefer surgery").
@@ -225,7 +229,7 @@ _ECOG_RE = re.compile(r"\bECOG(?:\s*PS)?\s*(?:of|score|:|=)?\s*([0-4])\b", re.IG
 _KPS_RE = re.compile(r"\b(?:KPS|Karnofsky(?: performance status)?)\s*(?:of|:|=)?\s*(\d{2,3})\s*%?", re.IGNORECASE)
 
 _VARIANT = (r"(?:[\s-]*(?:exon\s*\d+\s*(?:deletion|insertion|skipping|mutation|del|ins)?|ex\s*\d+\s*(?:del|ins)|"
-            r"(?:p\.)?[A-Z]\d{1,4}(?:[A-Z]|del|fs|\*)?|fusion|rearrangement|rearranged|amplification|amplified|"
+            r"(?:p\.)?[A-Z]\d{1,4}(?:[A-Z]|del|fs|\*)?|ITD|TKD|fusion|rearrangement|rearranged|amplification|amplified|"
             r"positive|negative|wild[- ]type|mutation|mutated|mutant|alteration|deletion|loss|"
             r"not detected|\+(?![\w])|-(?=\s|$|[,.;)])))*")
 _NEGATIVE_STATUS = re.compile(r"negative|wild[- ]type|not detected|(?<![\w])-$", re.IGNORECASE)
@@ -632,7 +636,7 @@ _PREFIX_STATUS_RE = re.compile(
     r"(?P<pending>awaiting|pending(?:[ ]for)?|sent[ ]for|ordered[ ]for))"
     rf"(?:[ -]+(?:{_PREFIX_GAP})){{0,3}}[ -]*\Z", re.IGNORECASE)
 # A gene's own finding, which a leading negation does not reach ("no EGFR mutation, KRAS G12C": KRAS counts).
-_SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|positive|\+", re.IGNORECASE)
+_SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|ITD|TKD|positive|\+", re.IGNORECASE)
 _LIST_SEP_RE = re.compile(r"[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[ \t]+",
                           re.IGNORECASE)
 _BOUNDARY = ".;\n()"  # a status never reaches across these (nor a leading cue across a comma)
@@ -870,6 +874,77 @@ def _recurrent(text: str) -> bool | None:
     return True if recurrent and not new else False if new and not recurrent else None
 
 
+# Fitness for a treatment's intensity ("not a candidate for intensive chemotherapy", "transplant-ineligible",
+# "cisplatin-ineligible", "fit for autologous stem cell transplant", "less-fit", "frail"): the same words in a note
+# and in a guideline, for case fit (engine.casefit's "fitness" family). Each reading is (start, end, target,
+# value): target "intensive" (intensive chemotherapy or induction; "standard induction chemotherapy" in AML),
+# "transplant" (HCT, ASCT, stem cell transplant, high-dose therapy), "cisplatin", "chemotherapy" (any) or "general"
+# (bare "less-fit", "frail", "unfit", "fit patients", "medically fit"); value "fit" or "unfit". Not "candidates for surgery/resection/radiation"
+# (resectability and local therapy are not an intensity) nor "eligible for the trial".
+_FIT_TARGET = (r"(?:(?:an?|the|any)\s+)?(?:(?:standard|conventional|intensive|high[- ]dose|induction|remission[- ]"
+               r"induction|cisplatin(?:[- ]based)?|platinum[- ]based|multiagent|combination|aggressive|"
+               r"allogeneic|autologous|allo(?:geneic)?[- ]?|auto(?:logous)?[- ]?|hematopoietic|haematopoietic|"
+               r"stem[- ]cell|bone\s+marrow)\s+){0,4}"
+               r"(?:chemotherapy|chemo|therapy|treatment|induction|regimens?|transplant(?:ation)?|HCT|HSCT|SCT|ASCT|"
+               r"SCT|cisplatin)\b|\bintensive\b")
+_FIT_WORD = r"(?:candidates?|eligible|fit|suitable|appropriate)"
+FITNESS_RE = re.compile(
+    r"(?P<unfit>\b(?:not|never|no\s+longer)\s+(?:(?:be|been|being|considered|deemed|thought|judged|felt|medically)\s+"
+    r"){0,2}(?:an?\s+)?" + _FIT_WORD + r"\s+(?:for|to\s+(?:receive|undergo|tolerate))\s+(?P<t1>" + _FIT_TARGET + r")"
+    r"|\b(?:ineligible|unfit|unsuitable|too\s+frail|unable\s+to\s+(?:tolerate|receive|undergo))[\"\u201d']?\s+(?:for\s+|to\s+"
+    r"(?:receive|undergo|tolerate)\s+)?(?P<t2>" + _FIT_TARGET + r")"
+    r"|\bnot\s+(?:an?\s+)?(?P<t3>transplant|HCT|HSCT|ASCT|SCT|cisplatin|intensive[- ]chemotherapy)\s+candidates?\b"
+    r"|\b(?P<t4>transplant|HCT|HSCT|ASCT|SCT|cisplatin|intensive[- ]therapy|intensive[- ]chemotherapy)[- ]"
+    r"(?:ineligible|unfit|unsuitable)\b"
+    r"|\b(?:less[- ]fit|frail|unfit)\b(?![\"\u201d']?\s+(?:for|to)\b))"
+    r"|(?P<fit>\b" + _FIT_WORD + r"\s+(?:for|to\s+(?:receive|undergo|tolerate))\s+(?P<t5>" + _FIT_TARGET + r")"
+    r"|\b(?:able|well\s+enough)\s+to\s+(?:tolerate|receive|undergo)\s+(?P<t6>" + _FIT_TARGET + r")"
+    r"|\b(?:an?\s+)?(?P<t7>transplant|HCT|HSCT|ASCT|SCT|cisplatin)\s+candidates?\b"
+    r"|\b(?P<t8>transplant|HCT|HSCT|ASCT|SCT|cisplatin)[- ](?:eligible|fit)\b"
+    r"|\b(?:medically\s+fit|fit\s+(?:patients|adults|older|elderly|individuals))\b(?!\s+for\b))", re.IGNORECASE)
+_FIT_NEGATED_RE = re.compile(r"\b(?:not|never|in)\s*(?:(?:be|been|considered|deemed|an?)\s+){0,2}\Z|-\Z", re.IGNORECASE)
+_FIT_NOT_A_TARGET_RE = re.compile(r"\b(?:surgery|surgical|resection|radiation|radiotherapy|trial|study)\b",
+                                  re.IGNORECASE)
+
+
+def _fitness_target(words: str | None) -> str | None:
+    """The intensity a fitness phrase's object names (see FITNESS_RE); None for no treatment intensity."""
+    if words is None:
+        return "general"  # "less-fit", "frail", "fit patients": fitness as a whole
+    w = words.lower()
+    if "cisplatin" in w:
+        return "cisplatin"
+    if re.search(r"transplant|\bh?s?ct\b|asct|high[- ]dose|stem[- ]cell|marrow", w):
+        return "transplant"
+    if re.search(r"intensive|standard|conventional|induction|aggressive|multiagent", w):
+        return "intensive"
+    if re.search(r"chemo", w) and not re.search(r"platinum", w):
+        return "chemotherapy"
+    return None  # "platinum-based chemotherapy", "treatment", "therapy": no intensity to judge
+
+
+def fitness_readings(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, target, value) for each fitness statement in ``text``: value "fit" or "unfit" (FITNESS_RE)."""
+    out: list[tuple[int, int, str, str]] = []
+    for m in FITNESS_RE.finditer(text.translate(DASHES)):
+        fit = m.group("fit") is not None
+        if fit and _FIT_NEGATED_RE.search(text, max(0, m.start() - 30), m.start()):
+            continue  # "not eligible ..." is read by the unfit branch; "ineligible", "non-transplant": not fit
+        words = next((m.group(g) for g in ("t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8") if m.group(g)), None)
+        target = _fitness_target(words)
+        if target is None or _FIT_NOT_A_TARGET_RE.search(m.group(0)):
+            continue
+        out.append((m.start(), m.end(), target, "fit" if fit else "unfit"))
+    return out
+
+
+def _fitness(text: str) -> tuple[str, ...]:
+    """The note's fitness statements as written ("not a candidate for intensive chemotherapy"), outside questions
+    ("Is he a transplant candidate?" asks)."""
+    statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+    return tuple(dict.fromkeys(" ".join(statements[a:b].split()) for a, b, _, _ in fitness_readings(statements)))
+
+
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
@@ -899,6 +974,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         rare=is_rare(cancer_type, rare_cancers),
         line=_line(text),
         recurrent=_recurrent(text),
+        fitness=_fitness(text),
     )
 
 
@@ -935,4 +1011,5 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
+        fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
     )

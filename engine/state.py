@@ -29,6 +29,7 @@ class CaseFacts:
     rare: bool = False
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
+    fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
 
 
 @dataclass(frozen=True)

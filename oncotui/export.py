@@ -35,7 +35,8 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             f"- Stage: {f.stage or 'not stated'}" + (f" ({f.stage_text})" if f.stage_text else ""),
             f"- Markers: {', '.join(f.markers) or 'none stated'}",
             f"- Prior treatments: {', '.join(f.prior_treatments) or 'none stated'}",
-            f"- Performance status: {f.performance_status or 'not stated'}", ""]
+            f"- Performance status: {f.performance_status or 'not stated'}",
+            f"- Fitness: {'; '.join(f.fitness) or 'not stated'}", ""]
     if s.routing:
         r = s.routing
         out += ["## Routing", "", f"Score {r.score:.2f} → Tier {r.tier}"

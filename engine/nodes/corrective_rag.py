@@ -154,7 +154,8 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     if not (intents or facts.markers):
         return ""
     modality = [phrase for cues, phrase in _MODALITIES if any(c in question.lower() for c in cues)][:1]
-    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *intents[:2], *modality]
+    # a stated fitness names the branch ("not a transplant candidate": PDQ's less-fit myeloma section)
+    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *facts.fitness[:1], *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 
 

@@ -227,3 +227,11 @@ def test_the_focused_query_names_the_kind_of_treatment_the_question_asks_for():
         "hepatocellular carcinoma treatment options radiation therapy"
     assert corrective_rag.focused_query("HCC. What first-line treatment?", facts) == \
         "hepatocellular carcinoma first-line treatment"
+
+
+def test_the_focused_query_names_a_stated_fitness():
+    """PDQ files myeloma induction under "Fit patients ..." and "Less-fit patients ...": the audit's case "not a
+    transplant candidate" recalled the fit patients' trials first."""
+    facts = CaseFacts(cancer_type="multiple myeloma", fitness=("not a transplant candidate",))
+    assert corrective_rag.focused_query("84-year-old, myeloma, not a transplant candidate. What induction?", facts) \
+        == "multiple myeloma not a transplant candidate induction therapy"

@@ -128,6 +128,12 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Crossover was not specified, but patients could receive treatments at the discretion of the investigator.", 1),
     # a recommendation that quotes its trial's statistics is neither first nor last
     ("Based on a phase III trial (HR, 0.62), the combination is a standard option.", 1),
+    # what a trial's patients were given and how its groups compared (the audit's myeloma cases were offered these
+    # first)
+    ("All patients received an autologous SCT and subsequent lenalidomide maintenance therapy.", 2),
+    ("Patients then received an autologous SCT, two more cycles of the induction regimen.", 2),
+    ("Serious adverse events were similar in the two groups.", 2),
+    ("Patients who cannot tolerate cisplatin receive carboplatin.", 1),  # present tense: not a trial's
 ])
 def test_sentence_kind(text: str, kind: int) -> None:
     assert sentence_kind(text) == kind

@@ -102,6 +102,8 @@ class PatientPane(Vertical):
                                 ("Markers", ", ".join(f.markers)), ("Prior Tx", ", ".join(f.prior_treatments)),
                                 ("PS", f.performance_status)):
                 lines.append(f"[dim]{name}:[/dim] {literal(value) if value else '[dim]not stated[/dim]'}")
+            if f.fitness:  # rarely stated; it decides between intensive and low-intensity lines when it is
+                lines.append(f"[dim]Fitness:[/dim] {literal('; '.join(f.fitness))}")
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
