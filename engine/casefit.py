@@ -47,6 +47,12 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 chemotherapy). The case's statements imply others (``_FITNESS_IMPLIES``: unfit for intensive therapy
                 is unfit for a transplant). Like a line, a sentence's own is judged only for a case that states its
                 fitness; a heading's always qualifies
+    age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
+                years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
+                65 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
+                older than 60 years") or a statistic ("median age"). Judged only for a case that states its age
+                (engine.facts ``age``), and never from a heading (PDQ's "... or advanced age (aged ≥80 years)" is
+                one alternative of two)
     section     a sentence inherits the conditions its passage's section path names, family by family, for each
                 family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
@@ -151,7 +157,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (DASHES, EITHER_WAY_RE, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE, TNM_RE,
-                          bladder_stage, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range)
+                          age_readings, bladder_stage, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -171,7 +177,7 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
@@ -421,6 +427,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for a, b, target, value in fitness_readings(text):  # "not candidates for intensive therapy", "transplant-eligible"
         if free((a, b)):
             add((a, b), Condition("fitness", "fitness", text[a:b], value=f"{target}:{value}"))
+    for a, b, lo, hi, vague in age_readings(text):  # "patients older than 60 years", "older patients"
+        if free((a, b)):
+            add((a, b), Condition("age", "age", text[a:b], lo=lo, hi=hi, value=vague))
     return _joined_receptors(sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found),
                                     key=lambda x: x[0]), original)
 
@@ -542,6 +551,7 @@ class Case:
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
     recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
     fitness: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # target -> (fit/unfit, as the note says)
+    age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -664,7 +674,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
-                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness))
+                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness), age=facts.age)
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -787,7 +797,29 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
             return "unknown", ""
         have, said = case.fitness[target]
         return ("fits", "") if have == want else ("contradicts", said)
+    if c.kind == "age":
+        return _fit_age(c, case.age)
     return "unknown", ""
+
+
+# The vague ages: "older patients" fits 65 and over and contradicts under 60, "younger patients" the reverse; 60 to 64
+# is either (PDQ's "older" is 60 and over in AML and Hodgkin lymphoma, 65 or 70 and over elsewhere)
+_OLDER_FROM, _YOUNGER_BELOW = 65, 60
+
+
+def _fit_age(c: Condition, age: int | None) -> tuple[Fit, str]:
+    if age is None:
+        return "unknown", ""
+    said = "over 89 years old" if age >= 90 else f"{age} years old"
+    if c.value == "older":
+        fit: Fit = "fits" if age >= _OLDER_FROM else "contradicts" if age < _YOUNGER_BELOW else "unknown"
+    elif c.value == "younger":
+        fit = "fits" if age < _YOUNGER_BELOW else "contradicts" if age >= _OLDER_FROM else "unknown"
+    elif age >= 90 and c.hi >= 90:
+        fit = "fits" if c.lo <= 90 else "unknown"  # "over 89": under a 95 bound or not, it cannot say
+    else:
+        fit = "fits" if c.lo <= age <= c.hi else "contradicts"
+    return fit, said if fit == "contradicts" else ""
 
 
 # stage class -> (groups it fits, groups it contradicts)
@@ -998,7 +1030,7 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 
 # the disease's extent, not a subgroup; and the line of therapy ("nivolumab for previously treated patients" is the
 # sentence's own condition, not one option's)
-_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line", "fitness")
+_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line", "fitness", "age")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1154,8 +1186,10 @@ def section_conditions(section: str) -> list[Condition]:
     out: list[Condition] = []
     for p in parts:
         for c in conditions(p):
-            if c.kind == "line":
-                continue  # a heading's line is read by _line_condition below
+            if c.kind == "line" or c.kind == "age":
+                # a heading's line is read by _line_condition below; its age is one alternative of several
+                # ("Less-fit patients with significant comorbidities or advanced age (aged ≥80 years)")
+                continue
             if c.family in ("stage", "setting"):
                 out.append(replace(c, family="section", text=p))
             else:
@@ -1278,10 +1312,11 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
         groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
         inherited = [c for c in inherited if c.family != "label:line"]
-    if not case.fitness:
-        # likewise fitness ("for patients who are not candidates for intensive chemotherapy"): judged for a case
-        # that states its own; a heading's ("Less-fit patients ...") still qualifies
-        groups = [[c for c in g if c.family != "fitness"] for g in groups]
+    # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
+    # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
+    unstated = {f for f, known in (("fitness", case.fitness), ("age", case.age is not None)) if not known}
+    if unstated:
+        groups = [[c for c in g if c.family not in unstated] for g in groups]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []  # alternatives: the clauses' unstated conditions

@@ -58,6 +58,7 @@ Rules, each tested:
   ineligible", "cisplatin-ineligible", "fit for autologous stem cell transplant", "frail", kept as written outside
   questions ("Is he a transplant candidate?" asks); each names a target (intensive, transplant, cisplatin,
   chemotherapy, general) and fit or unfit. Eligibility for surgery, radiation or a trial is not fitness.
+- Age: the first "78-year-old", "78 yo", "aged 78", "age: 78"; a redacted one ("[AGE_1]-year-old", over 89) is 90.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
   ("cisplatin-eligible", "cisplatin ineligible", "candidate for surgery", "would prefer surgery").
@@ -945,6 +946,79 @@ def _fitness(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(" ".join(statements[a:b].split()) for a, b, _, _ in fitness_readings(statements)))
 
 
+# The patient's age: "78-year-old", "78 yo", "78 years old", "aged 78", "age: 78"; an age the redactor removed
+# ("[AGE_1]-year-old": Safe Harbor takes ages over 89) is 90. The first one written is the patient's.
+_AGE_NUM = r"(?:(?P<n>\d{1,3})|(?P<redacted>\[AGE_\d+\]))"
+_CASE_AGE_RE = re.compile(
+    r"(?<![\w.\[])" + _AGE_NUM + r"[ ]?-?[ ]?(?:years?[ -]old|year-old|yrs?[ -]old|y\.?o\.?(?![\w])|y/o)|"
+    r"\b(?:aged|age[: ]+|age of)\s*" + _AGE_NUM.replace("?P<n>", "?P<n2>").replace("?P<redacted>", "?P<redacted2>")
+    + r"(?!\d|\.\d|\s*(?:%|kg|months?|weeks?|days?|mg))", re.IGNORECASE)
+
+
+def _age(text: str) -> int | None:
+    m = _CASE_AGE_RE.search(text)
+    if m is None:
+        return None
+    if m.group("redacted") or m.group("redacted2"):
+        return 90
+    age = int(m.group("n") or m.group("n2"))
+    return age if 0 < age < 120 else None
+
+
+# An age a guideline sentence states for its population, for case fit (engine.casefit's "age" family): (start, end,
+# lo, hi, kind) with kind "" for a number ("patients older than 60 years", "patients aged 70 years or older",
+# "aged 65 to 79 years", "aged ≥80 years", "patients (<60 years") and "older" / "younger" for the vague words
+# ("older patients", "elderly patients", "the elderly", "younger adults"). Not an age as a factor or a statistic
+# ("age older than 60 years" among prognostic factors, "the median age was 66 years"): a population word or "aged"
+# must come first.
+_POPULATION = r"(?:patients|adults|women|men|people|persons|individuals|those|survivors)"
+_AGE_POP_RE = re.compile(
+    r"\b" + _POPULATION + r"\s+(?:(?:who\s+(?:are|were)|aged)\s+)?(?P<cmp>older|younger)\s+than\s+(?P<a>\d{2})\b"
+    r"|\b(?:" + _POPULATION + r"\s+)?aged\s+(?P<b>\d{2})\s*(?:years?\s+)?(?:or|and)\s+(?P<dir>older|above|over|"
+    r"younger|under|below)\b"
+    r"|\b" + _POPULATION + r"\s+(?P<c>\d{2})\s+years?\s+(?:or|and)\s+(?P<dir2>older|above|over|younger|under|below)\b"
+    r"|\baged\s+(?P<lo>\d{2})\s*(?:years?\s*)?(?:to|through|[-–])\s*(?P<hi>\d{2})\b"
+    r"|(?:\baged|\b" + _POPULATION + r"\s*\(\s*(?:aged\s*)?)\s*(?P<op>≥|>=|>|≤|<=|<)\s*(?P<d>\d{2})\b"
+    r"|\b(?P<vague>older|elderly|younger)\s+" + _POPULATION + r"\b|\bthe\s+(?P<vague2>elderly)\b", re.IGNORECASE)
+
+
+_AGE_UNIT_RE = re.compile(r"\s*(?:months?|mo\b|weeks?|wk|days?)", re.IGNORECASE)
+_AGE_BOUND_RE = re.compile(r"\s*\(\s*(?:aged\s*)?(?P<op>≥|>=|>|≤|<=|<)\s*(?P<d>\d{2})\b")
+
+
+def age_readings(text: str) -> list[tuple[int, int, int, int, str]]:
+    """(start, end, lo, hi, kind) for each population age in ``text`` (see _AGE_POP_RE); ages in whole years."""
+    out: list[tuple[int, int, int, int, str]] = []
+    taken = 0
+    for m in _AGE_POP_RE.finditer(text):
+        g = m.groupdict()
+        if m.start() < taken or _AGE_UNIT_RE.match(text, m.end()):
+            continue  # read with the words before it; "infants aged <12 months": not years
+        end, op, a = m.end(), g["op"], g["d"]
+        if g["vague"] or g["vague2"]:
+            bound = _AGE_BOUND_RE.match(text, m.end())  # "older patients (aged ≥60 years)": what "older" means here
+            if bound is None or _AGE_UNIT_RE.match(text, bound.end()):
+                out.append((m.start(), m.end(), 0, 0, "younger" if g["vague"] == "younger" else "older"))
+                continue
+            end, op, a = bound.end(), bound.group("op"), bound.group("d")
+        if op:
+            n = int(a)
+            lo, hi = {"≥": (n, 120), ">=": (n, 120), ">": (n + 1, 120), "≤": (0, n), "<=": (0, n), "<": (0, n - 1)}[op]
+        elif g["cmp"]:
+            n = int(g["a"])
+            lo, hi = (n + 1, 120) if g["cmp"].lower() == "older" else (0, n - 1)
+        elif g["b"] or g["c"]:
+            n, way = int(g["b"] or g["c"]), (g["dir"] or g["dir2"]).lower()
+            lo, hi = (n, 120) if way in ("older", "above", "over") else (0, n)
+        else:
+            lo, hi = int(g["lo"]), int(g["hi"])
+            if lo > hi:
+                continue
+        out.append((m.start(), end, lo, hi, ""))
+        taken = end
+    return out
+
+
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
@@ -975,6 +1049,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         line=_line(text),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
+        age=_age(text),
     )
 
 
@@ -1012,4 +1087,5 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
+        age=later.age or earlier.age,
     )

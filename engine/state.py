@@ -30,6 +30,12 @@ class CaseFacts:
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
+    age: int | None = None  # years; 90 for an age the redactor removed (over 89)
+
+    @property
+    def age_text(self) -> str | None:
+        """The age as shown: "over 89" for a redacted one (90 is only its lower bound)."""
+        return None if self.age is None else "over 89" if self.age >= 90 else str(self.age)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             f"- Markers: {', '.join(f.markers) or 'none stated'}",
             f"- Prior treatments: {', '.join(f.prior_treatments) or 'none stated'}",
             f"- Performance status: {f.performance_status or 'not stated'}",
+            f"- Age: {f.age_text or 'not stated'}",
             f"- Fitness: {'; '.join(f.fitness) or 'not stated'}", ""]
     if s.routing:
         r = s.routing

@@ -76,6 +76,8 @@ def facts_summary(state: ConsultState) -> str:
         f"prior treatment: {', '.join(f.prior_treatments) or 'none stated'}",
         f"performance status: {f.performance_status or 'not stated'}",
     ]
+    if f.age_text:
+        parts.append(f"age: {f.age_text}")
     if f.fitness:
         parts.append(f"fitness: {'; '.join(f.fitness)}")
     return "; ".join(parts)

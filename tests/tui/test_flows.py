@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.widgets import DataTable, Label, Static
 
 from engine.graph import EngineError
@@ -391,3 +392,13 @@ async def test_palette_ingest_real_kb_with_a_bad_file(tmp_path: Path) -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, IngestScreen))
     assert engine.kb().stats()["documents"] == 1
+
+
+async def test_the_case_summary_shows_the_age_and_fitness_the_answer_was_fitted_to(tmp_path: Path):
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, "A 93-year-old with pancreatic adenocarcinoma, frail, ECOG 2. Options?")
+        summary = Text.from_markup(str(app.patients_pane.query_one("#case-summary").content)).plain
+        assert "Age: over 89" in summary and "93" not in summary  # the redacted age is never shown as a number
+        assert "Fitness: frail" in summary

@@ -102,7 +102,10 @@ class PatientPane(Vertical):
                                 ("Markers", ", ".join(f.markers)), ("Prior Tx", ", ".join(f.prior_treatments)),
                                 ("PS", f.performance_status)):
                 lines.append(f"[dim]{name}:[/dim] {literal(value) if value else '[dim]not stated[/dim]'}")
-            if f.fitness:  # rarely stated; it decides between intensive and low-intensity lines when it is
+            # shown when stated: each decides which guideline lines apply (case fit)
+            if f.age_text:
+                lines.append(f"[dim]Age:[/dim] {f.age_text}")
+            if f.fitness:
                 lines.append(f"[dim]Fitness:[/dim] {literal('; '.join(f.fitness))}")
         if consults:
             lines.append("[dim]Timeline[/dim]")
