@@ -44,7 +44,7 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 candidates for intensive chemotherapy", "transplant-ineligible", "unfit for cisplatin-based
                 chemotherapy", "Less-fit patients", "frail" (unfit); "eligible for intensive chemotherapy",
                 "transplant-eligible", "Fit patients" (fit), each for one target (intensive, transplant, cisplatin,
-                chemotherapy). The case's statements imply others (``_FITNESS_IMPLIES``: unfit for intensive therapy
+                chemotherapy, or general for the bare words). The case's statements imply others (``_FITNESS_IMPLIES``: unfit for intensive therapy
                 is unfit for a transplant). Like a line, a sentence's own is judged only for a case that states its
                 fitness; a heading's always qualifies
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79

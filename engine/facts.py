@@ -887,7 +887,7 @@ _FIT_TARGET = (r"(?:(?:an?|the|any)\s+)?(?:(?:standard|conventional|intensive|hi
                r"allogeneic|autologous|allo(?:geneic)?[- ]?|auto(?:logous)?[- ]?|hematopoietic|haematopoietic|"
                r"stem[- ]cell|bone\s+marrow)\s+){0,4}"
                r"(?:chemotherapy|chemo|therapy|treatment|induction|regimens?|transplant(?:ation)?|HCT|HSCT|SCT|ASCT|"
-               r"SCT|cisplatin)\b|\bintensive\b")
+               r"cisplatin)\b|\bintensive\b")
 _FIT_WORD = r"(?:candidates?|eligible|fit|suitable|appropriate)"
 FITNESS_RE = re.compile(
     r"(?P<unfit>\b(?:not|never|no\s+longer)\s+(?:(?:be|been|being|considered|deemed|thought|judged|felt|medically)\s+"
