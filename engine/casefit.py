@@ -1280,8 +1280,17 @@ _ENDOCRINE_RE = re.compile(
     r"\bovarian\s+(?:function\s+)?suppression\b", re.IGNORECASE)
 
 
-_CISPLATIN_RE = re.compile(r"\bcisplatin\b", re.IGNORECASE)
-_CARBOPLATIN_RE = re.compile(r"\bcarboplatin\b", re.IGNORECASE)
+# Treatments a case's fitness rules out even where the sentence does not say whom they are for: cisplatin (unless
+# carboplatin is named beside it, the substitute), intensive induction ("7 + 3", an anthracycline, "intensive
+# induction chemotherapy") and a stem cell transplant or high-dose therapy
+_NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+    ("cisplatin", re.compile(r"\bcisplatin\b", re.IGNORECASE), re.compile(r"\bcarboplatin\b", re.IGNORECASE)),
+    ("intensive", re.compile(r"\b7\s*\+\s*3\b|\banthracyclines?\b|\bdaunorubicin\b|\bidarubicin\b|\bCPX-351\b|"
+                             r"\bintensive\s+(?:induction|remission[- ]induction|chemotherapy)\b", re.IGNORECASE), None),
+    ("transplant", re.compile(r"\b(?:autologous|allogeneic)\s+(?:[\w-]+\s+){0,3}?(?:transplant\w*|HCT|SCT|HSCT)\b|"
+                              r"\bstem[- ]cell\s+transplant\w*|\b(?:ASCT|HSCT|allo-?HCT|auto-?HCT)\b|"
+                              r"\bhigh[- ]dose\s+(?:chemotherapy|melphalan|therapy)\b", re.IGNORECASE), None),
+)
 
 
 def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "") -> CaseFit:
@@ -1345,13 +1354,15 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # ER/PR-negative metastatic case was offered "Hormone therapy (tamoxifen, aromatase inhibitors, ...)")
         contradicted.append("names an endocrine therapy, which is for hormone receptor-positive disease; the case is "
                             "hormone receptor-negative")
-    if (case.fitness.get("cisplatin", ("",))[0] == "unfit" and _CISPLATIN_RE.search(text)
-            and not _CARBOPLATIN_RE.search(text)
-            and not any(c.kind == "fitness" for c in [*(x[2] for x in found), *inherited])):
-        # likewise cisplatin for a cisplatin-ineligible case, unless the sentence states whom it is for (the audit's
-        # case was offered "... neoadjuvant multiagent cisplatin-based chemotherapy followed by radical cystectomy"
-        # first); a sentence that names carboplatin beside it may be the substitute
-        contradicted.append(f"names cisplatin; the case is {case.fitness['cisplatin'][1]}")
+    if not any(c.kind == "fitness" for c in [*(x[2] for x in found), *inherited]):
+        # likewise a treatment the case is unfit for, unless the sentence states whom it is for (the audit's
+        # cisplatin-ineligible case was offered "... neoadjuvant multiagent cisplatin-based chemotherapy followed by
+        # radical cystectomy" first, its AML case unfit for intensive induction "Cytarabine plus anthracycline plus
+        # midostaurin")
+        for target, names, unless in _NEEDS_FITNESS:
+            have, said = case.fitness.get(target, ("", ""))
+            if have == "unfit" and (m := names.search(text)) and not (unless and unless.search(text)):
+                contradicted.append(f"names {m.group(0)}; the case is {said}")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:

@@ -864,7 +864,11 @@ _RECURRENT_BEFORE_RE = re.compile(
 _RECURRENT_AFTER_RE = re.compile(
     r"\A[\s-]*(?:score|risk|free|rates?|laryngeal|infections?|UTIs?|falls?|(?:pleural\s+)?effusions?|"
     r"pneumonias?|ascites|episodes?|fevers?|headaches?|seizures?)\b", re.IGNORECASE)
-_NEW_DIAGNOSIS_RE = re.compile(r"\bnewly[- ]diagnosed\b|\bnew(?:ly)? diagnos[ie]s\b|\bde novo\b", re.IGNORECASE)
+_NEW_DIAGNOSIS_RE = re.compile(
+    r"\bnewly[- ]diagnosed\b|\bnew(?:ly)? diagnos[ie]s\b|\bde novo\b|"
+    # "New acute myeloid leukemia in a 50-year-old": a new cancer, not a new lesion ("new liver metastases")
+    r"\bnew\s+(?:(?!metasta)[\w-]+\s+){0,3}(?:cancer|carcinoma|adenocarcinoma|leuka?emia|lymphoma|myeloma|sarcoma|"
+    r"melanoma|(?-i:AML|ALL|CLL|CML|DLBCL|NSCLC|SCLC))\b", re.IGNORECASE)
 
 
 def _recurrent(text: str) -> bool | None:

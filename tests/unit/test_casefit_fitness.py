@@ -145,3 +145,25 @@ def test_the_unfit_aml_case_is_not_offered_an_flt3_line_for_its_flt3_negative_le
     assert fit.verdict == "contradicts" and "the case is FLT3 negative" in fit.reason
     assert verdict(quizartinib, "Newly diagnosed AML, FLT3-ITD mutated, fit for intensive chemotherapy.") == "fits"
     assert facts("AML, FLT3-ITD mutated.").markers == ("FLT3-ITD mutated",)
+
+
+def test_an_intensive_regimen_or_a_transplant_is_not_offered_to_a_case_unfit_for_it():
+    """The audit's 79-year-old AML case "not fit for intensive induction" was offered PDQ's options list item
+    "Cytarabine plus anthracycline plus midostaurin." third: it names no population, only an intensive regimen."""
+    note = "79-year-old with newly diagnosed AML, not fit for intensive induction (ECOG 2, cardiac disease)."
+    fit = assess("Cytarabine plus anthracycline plus midostaurin.", case_from_facts(facts(note)))
+    assert fit.verdict == "contradicts" and "names anthracycline; the case is not fit for intensive induction" \
+        in fit.reason
+    assert verdict("Allogeneic HCT in first remission is considered for intermediate-risk disease.", note) \
+        == "contradicts"  # unfit for intensive therapy: unfit for a transplant
+    assert verdict("Venetoclax combined with azacitidine is an option.", note) != "contradicts"
+    # a case that states no fitness, or is fit, is offered them
+    assert verdict("Cytarabine plus anthracycline plus midostaurin.", "Newly diagnosed AML.") != "contradicts"
+    assert verdict("Cytarabine plus anthracycline plus midostaurin.", FIT_AML) != "contradicts"
+    myeloma = "Myeloma, 84 years old, not a transplant candidate."
+    assert verdict("All patients received an autologous SCT and lenalidomide maintenance.", myeloma) == "contradicts"
+
+
+def test_a_new_cancer_is_a_new_diagnosis_but_a_new_lesion_is_not():
+    assert facts("New acute myeloid leukemia in a 50-year-old, FLT3-ITD positive.").recurrent is False
+    assert facts("Colon cancer with new liver metastases on CT.").recurrent is None
