@@ -131,10 +131,11 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("leukemia", r"leuka?emia"),
     ("multiple myeloma", r"(?:multiple )?myeloma"),
     ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b|"
-                                             r"(?:oropharyngeal|laryngeal|hypopharyngeal|oral cavity|oral tongue|"
-                                             r"tonsillar) (?:squamous cell )?(?:cancer|carcinoma)|squamous cell "
-                                             r"carcinoma of the (?:oropharynx|larynx|hypopharynx|oral cavity|tongue|"
-                                             r"tonsil|base of (?:the )?tongue)"),
+                                             r"(?:oropharyngeal|laryngeal|hypopharyngeal|oral cavity|(?:oral )?tongue|"
+                                             r"tonsillar|(?:supra|sub)?glottic) (?:squamous cell )?(?:cancer|"
+                                             r"carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?"
+                                             r"(?:oropharynx|larynx|hypopharynx|oral cavity|tongue|tonsil|base of "
+                                             r"(?:the )?tongue|supraglottis|glottis)"),
     ("nasopharyngeal carcinoma", r"nasopharyngeal (?:cancer|carcinoma)|carcinoma of the nasopharynx|\bNPC\b"),
     ("thyroid cancer", r"thyroid (?:cancer|carcinoma)"),
     ("cervical cancer", r"cervical (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|(?:squamous cell |adeno)?"
@@ -149,8 +150,14 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("testicular cancer", r"testicular (?:cancer|carcinoma|germ[- ]cell tumou?r|seminoma)|(?:pure |classic )?seminoma|"
                           r"non-?seminomatous germ[- ]cell tumou?r|nonseminoma|germ[- ]cell tumou?r of the testis"),
     ("penile cancer", r"penile (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the penis"),
-    ("vulvar cancer", r"vulvar (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the vulva"),
-    ("vaginal cancer", r"vaginal (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the vagina"),
+    # a site within the organ may come between ("carcinoma of the upper vagina", "of the left labium majus")
+    ("vulvar cancer", r"vulvar (?:squamous (?:cell )?)?(?:cancer|carcinoma)|(?:squamous (?:cell )?)?carcinoma of the "
+                      r"(?:\w+ ){0,2}?(?:vulva|lab(?:ium|ia) (?:majus|minus|majora|minora)|clitoris)"),
+    ("vaginal cancer", r"vaginal (?:squamous (?:cell )?)?(?:cancer|carcinoma)|(?:squamous (?:cell )?|adeno)?carcinoma "
+                       r"of the (?:\w+ ){0,2}?vagina"),
+    ("small intestine cancer", r"small (?:intestine|intestinal|bowel) (?:cancer|(?:adeno)?carcinoma)|(?:jejunal|"
+                               r"duodenal|ileal) (?:adeno)?carcinoma|(?:adeno)?carcinoma of the (?:small (?:intestine|"
+                               r"bowel)|jejunum|duodenum|ileum)"),
     ("Kaposi sarcoma", r"kaposi(?:'s)? sarcoma"),
     ("Ewing sarcoma", r"ewing(?:'s)? sarcoma"),
     ("osteosarcoma", r"osteosarcoma|osteogenic sarcoma"),

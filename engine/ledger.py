@@ -186,6 +186,7 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "penile cancer": (r"penile|penis", ""),
     "vulvar cancer": (r"vulvar|vulva", ""),
     "vaginal cancer": (r"vaginal|vagina", ""),
+    "small intestine cancer": (r"small (?:intestine|intestinal|bowel)|jejun\w*|duoden\w*", ""),
     "Kaposi sarcoma": (r"kaposi(?:'s)?", ""),
     "Ewing sarcoma": (r"ewing(?:'s)?", ""),
     "osteosarcoma": (r"osteosarcomas?|osteogenic|(?-i:UPS) of bone", ""),
