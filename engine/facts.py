@@ -57,7 +57,8 @@ Rules, each tested:
 - Fitness (``fitness_readings``, shared with case fit): "not a candidate for intensive chemotherapy", "transplant-
   ineligible", "cisplatin-ineligible", "fit for autologous stem cell transplant", "frail", kept as written outside
   questions ("Is he a transplant candidate?" asks); each names a target (intensive, transplant, cisplatin,
-  chemotherapy, general) and fit or unfit. Eligibility for surgery, radiation or a trial is not fitness.
+  chemotherapy, general) and fit or unfit. Eligibility for surgery, radiation or a trial is not fitness. A
+  creatinine clearance below 60 mL/min ("CrCl 35 mL/min") is cisplatin-ineligible, the usual criterion.
 - Age: the first "78-year-old", "78 yo", "aged 78", "age: 78"; a redacted one ("[AGE_1]-year-old", over 89) is 90.
 - Prior treatment: a configured keyword not preceded (within a few words) by a negation ("no prior chemotherapy"),
   outside questions ("Is FOLFIRINOX an option?" asks, it does not report), not named for eligibility or a wish
@@ -914,6 +915,9 @@ FITNESS_RE = re.compile(
     r"|\b(?:an?\s+)?(?P<t7>transplant|HCT|HSCT|ASCT|SCT|cisplatin)\s+candidates?\b"
     r"|\b(?P<t8>transplant|HCT|HSCT|ASCT|SCT|cisplatin)[- ](?:eligible|fit)\b"
     r"|\b(?:medically\s+fit|fit\s+(?:patients|adults|older|elderly|individuals))\b(?!\s+for\b))", re.IGNORECASE)
+_CRCL_RE = re.compile(
+    r"\b(?:creatinine\s+clearance|CrCl|(?-i:CLcr))\s*(?:of|was|is|:|=)?\s*(?P<op><=|>=|<|>|≤|≥|less\s+than|below|"
+    r"under|greater\s+than|above|over|at\s+least)?\s*(?P<n>\d{1,3})(?!\.?\d)\s*(?:mL|ml|cc)\s*/\s*min", re.IGNORECASE)
 _FIT_NEGATED_RE = re.compile(r"\b(?:not|never|in)\s*(?:(?:be|been|considered|deemed|an?)\s+){0,2}\Z|-\Z", re.IGNORECASE)
 _FIT_NOT_A_TARGET_RE = re.compile(r"\b(?:surgery|surgical|resection|radiation|radiotherapy|trial|study)\b",
                                   re.IGNORECASE)
@@ -947,7 +951,15 @@ def fitness_readings(text: str) -> list[tuple[int, int, str, str]]:
         if target is None or _FIT_NOT_A_TARGET_RE.search(m.group(0)):
             continue
         out.append((m.start(), m.end(), target, "fit" if fit else "unfit"))
-    return out
+    for m in _CRCL_RE.finditer(text):
+        # kidney function for cisplatin (the usual ineligibility criterion: creatinine clearance below 60 mL/min): a
+        # note's value ("creatinine clearance 35 mL/min") or a population's bound ("creatinine clearance < 60")
+        n, op = int(m.group("n")), (m.group("op") or "").lower()
+        if op in ("<", "<=", "≤", "less than", "below", "under") and n <= 60 or not op and n < 60:
+            out.append((m.start(), m.end(), "cisplatin", "unfit"))
+        elif op in (">", ">=", "≥", "greater than", "above", "over", "at least") and n >= 60:
+            out.append((m.start(), m.end(), "cisplatin", "fit"))
+    return sorted(out)
 
 
 def _fitness(text: str) -> tuple[str, ...]:

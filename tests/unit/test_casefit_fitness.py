@@ -31,7 +31,7 @@ LOW_INTENSITY = ("Venetoclax combined with a hypomethylating agent is an option 
 @pytest.mark.parametrize("note, target, value", [
     ("not a candidate for intensive chemotherapy", "intensive", "unfit"),
     ("Not a transplant candidate.", "transplant", "unfit"),
-    ("creatinine clearance 35 mL/min, cisplatin-ineligible", "cisplatin", "unfit"),
+    ("ECOG 1, cisplatin-ineligible", "cisplatin", "unfit"),
     ("ineligible for cisplatin", "cisplatin", "unfit"),
     ("unable to tolerate intensive induction", "intensive", "unfit"),
     ("frail, lives alone", "general", "unfit"),
@@ -167,3 +167,14 @@ def test_an_intensive_regimen_or_a_transplant_is_not_offered_to_a_case_unfit_for
 def test_a_new_cancer_is_a_new_diagnosis_but_a_new_lesion_is_not():
     assert facts("New acute myeloid leukemia in a 50-year-old, FLT3-ITD positive.").recurrent is False
     assert facts("Colon cancer with new liver metastases on CT.").recurrent is None
+
+
+def test_a_creatinine_clearance_below_60_is_cisplatin_ineligible():
+    note = "Muscle-invasive urothelial carcinoma of the bladder, cT2N0M0, creatinine clearance 35 mL/min. Options?"
+    assert facts(note).fitness == ("creatinine clearance 35 mL/min",)
+    fit = assess("Neoadjuvant cisplatin-based chemotherapy followed by radical cystectomy is standard.",
+                 case_from_facts(facts(note)))
+    assert fit.verdict == "contradicts" and "the case is creatinine clearance 35 mL/min" in fit.reason
+    assert facts(note.replace("35", "70")).fitness == ()  # a normal value says nothing either way
+    assert verdict("For patients with a creatinine clearance less than 60 mL/min, gemcitabine-carboplatin is used.",
+                   note) == "fits"
