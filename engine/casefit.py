@@ -1293,6 +1293,14 @@ _NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] 
 )
 
 
+# A treatment named as what is set aside ("for older patients with AML who decline traditional 7 + 3 induction",
+# "Unlike a succinct course of 7 + 3 induction, these less-intensive therapies ...") is not offered
+_SET_ASIDE_RE = re.compile(
+    r"\b(?:declin\w*|refus\w*|unlike|instead\s+of|rather\s+than|in\s+place\s+of|alternatives?\s+to|unfit\s+for|"
+    r"ineligible\s+for|too\s+frail\s+for|not\s+(?:\w+\s+)?(?:candidates?|eligible|fit|suitable)\s+for|cannot\s+"
+    r"(?:tolerate|receive|undergo)|unable\s+to\s+(?:tolerate|receive|undergo))\s+(?:[\w-]+\s+){0,4}\Z", re.IGNORECASE)
+
+
 def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "") -> CaseFit:
     """Whether the sentence's conditions apply to the case (see the module docstring for the rules). ``sections``:
     the section paths of the passages the sentence comes from (one for a passage sentence, the cited passages'
@@ -1361,8 +1369,9 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # midostaurin")
         for target, names, unless in _NEEDS_FITNESS:
             have, said = case.fitness.get(target, ("", ""))
-            if have == "unfit" and (m := names.search(text)) and not (unless and unless.search(text)):
-                contradicted.append(f"names {m.group(0)}; the case is {said}")
+            named = [m for m in names.finditer(text) if not _SET_ASIDE_RE.search(text, 0, m.start())]
+            if have == "unfit" and named and not (unless and unless.search(text)):
+                contradicted.append(f"names {named[0].group(0)}; the case is {said}")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:

@@ -178,3 +178,13 @@ def test_a_creatinine_clearance_below_60_is_cisplatin_ineligible():
     assert facts(note.replace("35", "70")).fitness == ()  # a normal value says nothing either way
     assert verdict("For patients with a creatinine clearance less than 60 mL/min, gemcitabine-carboplatin is used.",
                    note) == "fits"
+
+
+def test_an_intensive_regimen_named_as_what_is_set_aside_stays_offered():
+    """The audit's unfit AML case lost PDQ's low-intensity line: it names 7 + 3 as what these patients decline."""
+    note = "79-year-old with newly diagnosed AML, not fit for intensive induction (ECOG 2, cardiac disease)."
+    assert verdict("Low-dose cytarabine, decitabine, azacitidine, or best supportive care can be considered "
+                   "equivalently effective treatment approaches for older patients with AML who decline traditional "
+                   "7 + 3 induction chemotherapy.", note) == "fits"
+    assert verdict("Unlike a succinct course of 7 + 3 induction, these less-intensive therapies are continued "
+                   "indefinitely.", note) != "contradicts"
