@@ -966,7 +966,13 @@ def _fitness(text: str) -> tuple[str, ...]:
     """The note's fitness statements as written ("not a candidate for intensive chemotherapy"), outside questions
     ("Is he a transplant candidate?" asks)."""
     statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
-    return tuple(dict.fromkeys(" ".join(statements[a:b].split()) for a, b, _, _ in fitness_readings(statements)))
+    out: list[str] = []
+    for a, b, _, value in fitness_readings(statements):
+        said = " ".join(statements[a:b].split())
+        # a kidney value says what it means ("cisplatin-ineligible (creatinine clearance 35 mL/min)"): shown, queried
+        # and read back as such
+        out.append(f"cisplatin-ineligible ({said})" if value == "unfit" and _CRCL_RE.fullmatch(said) else said)
+    return tuple(dict.fromkeys(out))
 
 
 # The patient's age: "78-year-old", "78 yo", "78 years old", "aged 78", "age: 78"; an age the redactor removed

@@ -171,10 +171,11 @@ def test_a_new_cancer_is_a_new_diagnosis_but_a_new_lesion_is_not():
 
 def test_a_creatinine_clearance_below_60_is_cisplatin_ineligible():
     note = "Muscle-invasive urothelial carcinoma of the bladder, cT2N0M0, creatinine clearance 35 mL/min. Options?"
-    assert facts(note).fitness == ("creatinine clearance 35 mL/min",)
+    assert facts(note).fitness == ("cisplatin-ineligible (creatinine clearance 35 mL/min)",)
     fit = assess("Neoadjuvant cisplatin-based chemotherapy followed by radical cystectomy is standard.",
                  case_from_facts(facts(note)))
-    assert fit.verdict == "contradicts" and "the case is creatinine clearance 35 mL/min" in fit.reason
+    assert fit.verdict == "contradicts" and "the case is cisplatin-ineligible (creatinine clearance 35 mL/min)" \
+        in fit.reason
     assert facts(note.replace("35", "70")).fitness == ()  # a normal value says nothing either way
     assert verdict("For patients with a creatinine clearance less than 60 mL/min, gemcitabine-carboplatin is used.",
                    note) == "fits"
