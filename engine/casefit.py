@@ -44,9 +44,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 candidates for intensive chemotherapy", "transplant-ineligible", "unfit for cisplatin-based
                 chemotherapy", "Less-fit patients", "frail" (unfit); "eligible for intensive chemotherapy",
                 "transplant-eligible", "Fit patients" (fit), each for one target (intensive, transplant, cisplatin,
-                chemotherapy, or general for the bare words). The case's statements imply others (``_FITNESS_IMPLIES``: unfit for intensive therapy
-                is unfit for a transplant). Like a line, a sentence's own is judged only for a case that states its
-                fitness; a heading's always qualifies
+                chemotherapy, or general for the bare words). The case's statements imply others
+                (``_FITNESS_IMPLIES``: unfit for intensive therapy is unfit for a transplant). Like a line, a
+                sentence's own is judged only for a case that states its fitness; a heading's always qualifies
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
                 years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
                 65 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
@@ -244,8 +244,8 @@ _GENE_ALIASES = {"RAS": ("KRAS", "NRAS"), "BRCA": ("BRCA1", "BRCA2"), "BRCA1/2":
                  "AKT": ("AKT1",), "HER2": ("ERBB2",), "NTRK1": ("NTRK",), "NTRK2": ("NTRK",), "NTRK3": ("NTRK",)}
 _GENE = (r"(?:BRCA1/2|BRCA1|BRCA2|BRCA|EGFR|ALK|ROS1|KRAS|NRAS|RAS|BRAF|MET|RET|NTRK[123]?|HER2|ERBB2|PIK3CA|"
          r"AKT1|AKT|PTEN|ESR1|IDH1|IDH2|FGFR2|FGFR3|KIT|PDGFRA|PALB2|ATM|FLT3|NPM1|JAK2)")
-_VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|ITD|TKD|"
-            r"(?:p\.)?[A-Z]\d{1,4}[A-Z]|(?:p\.)?[A-Z]\d{2,4}(?![\w]))")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19;
+_VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|del|ins))?|ex\s*\d+\s*(?:del|ins)|"
+            r"ITD|TKD|(?:p\.)?[A-Z]\d{1,4}[A-Z]|(?:p\.)?[A-Z]\d{2,4}(?![\w]))")  # "p.G12C" (HGVS) is G12C, "ex19del" exon 19;
 # "V600" (a codon, any substitution at it: PDQ's "BRAF V600 pathogenic variants")
 _GENE_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
@@ -685,9 +685,12 @@ def case_from_facts(facts: CaseFacts) -> Case:
 # "not a transplant candidate" does not make a case unfit for intensive induction, and "cisplatin-ineligible" may
 # still receive carboplatin.
 _FITNESS_IMPLIES = {("chemotherapy", "unfit"): ("intensive", "transplant", "cisplatin", "general"),
-                    ("general", "unfit"): ("intensive", "transplant"), ("intensive", "unfit"): ("transplant", "general"),
-                    ("transplant", "unfit"): ("general",), ("transplant", "fit"): ("intensive", "chemotherapy", "general"),
-                    ("intensive", "fit"): ("chemotherapy", "general"), ("cisplatin", "fit"): ("chemotherapy",)}
+                    ("general", "unfit"): ("intensive", "transplant"),
+                    ("intensive", "unfit"): ("transplant", "general"),
+                    ("transplant", "unfit"): ("general",),
+                    ("transplant", "fit"): ("intensive", "chemotherapy", "general"),
+                    ("intensive", "fit"): ("chemotherapy", "general"),
+                    ("cisplatin", "fit"): ("chemotherapy",)}
 
 
 def _case_fitness(statements: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -1286,7 +1289,8 @@ _ENDOCRINE_RE = re.compile(
 _NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     ("cisplatin", re.compile(r"\bcisplatin\b", re.IGNORECASE), re.compile(r"\bcarboplatin\b", re.IGNORECASE)),
     ("intensive", re.compile(r"\b7\s*\+\s*3\b|\banthracyclines?\b|\bdaunorubicin\b|\bidarubicin\b|\bCPX-351\b|"
-                             r"\bintensive\s+(?:induction|remission[- ]induction|chemotherapy)\b", re.IGNORECASE), None),
+                             r"\bintensive\s+(?:induction|remission[- ]induction|chemotherapy)\b", re.IGNORECASE),
+     None),
     ("transplant", re.compile(r"\b(?:autologous|allogeneic)\s+(?:[\w-]+\s+){0,3}?(?:transplant\w*|HCT|SCT|HSCT)\b|"
                               r"\bstem[- ]cell\s+transplant\w*|\b(?:ASCT|HSCT|allo-?HCT|auto-?HCT)\b|"
                               r"\bhigh[- ]dose\s+(?:chemotherapy|melphalan|therapy)\b", re.IGNORECASE), None),

@@ -892,8 +892,8 @@ def _recurrent(text: str) -> bool | None:
 # and in a guideline, for case fit (engine.casefit's "fitness" family). Each reading is (start, end, target,
 # value): target "intensive" (intensive chemotherapy or induction; "standard induction chemotherapy" in AML),
 # "transplant" (HCT, ASCT, stem cell transplant, high-dose therapy), "cisplatin", "chemotherapy" (any) or "general"
-# (bare "less-fit", "frail", "unfit", "fit patients", "medically fit"); value "fit" or "unfit". Not "candidates for surgery/resection/radiation"
-# (resectability and local therapy are not an intensity) nor "eligible for the trial".
+# (bare "less-fit", "frail", "unfit", "fit patients", "medically fit"); value "fit" or "unfit". Not "candidates for
+# surgery/resection/radiation" (resectability and local therapy are not an intensity) nor "eligible for the trial".
 _FIT_TARGET = (r"(?:(?:an?|the|any)\s+)?(?:(?:standard|conventional|intensive|high[- ]dose|induction|remission[- ]"
                r"induction|cisplatin(?:[- ]based)?|platinum[- ]based|multiagent|combination|aggressive|"
                r"allogeneic|autologous|allo(?:geneic)?[- ]?|auto(?:logous)?[- ]?|hematopoietic|haematopoietic|"
@@ -904,8 +904,8 @@ _FIT_WORD = r"(?:candidates?|eligible|fit|suitable|appropriate)"
 FITNESS_RE = re.compile(
     r"(?P<unfit>\b(?:not|never|no\s+longer)\s+(?:(?:be|been|being|considered|deemed|thought|judged|felt|medically)\s+"
     r"){0,2}(?:an?\s+)?" + _FIT_WORD + r"\s+(?:for|to\s+(?:receive|undergo|tolerate))\s+(?P<t1>" + _FIT_TARGET + r")"
-    r"|\b(?:ineligible|unfit|unsuitable|too\s+frail|unable\s+to\s+(?:tolerate|receive|undergo))[\"\u201d']?\s+(?:for\s+|to\s+"
-    r"(?:receive|undergo|tolerate)\s+)?(?P<t2>" + _FIT_TARGET + r")"
+    r"|\b(?:ineligible|unfit|unsuitable|too\s+frail|unable\s+to\s+(?:tolerate|receive|undergo))[\"\u201d']?\s+"
+    r"(?:for\s+|to\s+(?:receive|undergo|tolerate)\s+)?(?P<t2>" + _FIT_TARGET + r")"
     r"|\bnot\s+(?:an?\s+)?(?P<t3>transplant|HCT|HSCT|ASCT|SCT|cisplatin|intensive[- ]chemotherapy)\s+candidates?\b"
     r"|\b(?P<t4>transplant|HCT|HSCT|ASCT|SCT|cisplatin|intensive[- ]therapy|intensive[- ]chemotherapy)[- ]"
     r"(?:ineligible|unfit|unsuitable)\b"
@@ -1027,12 +1027,14 @@ def age_readings(text: str) -> list[tuple[int, int, int, int, str]]:
         if g["vague"] or g["vague2"]:
             bound = _AGE_BOUND_RE.match(text, m.end())  # "older patients (aged ≥60 years)": what "older" means here
             if bound is None or _AGE_UNIT_RE.match(text, bound.end()):
-                out.append((m.start(), m.end(), 0, 0, "younger" if g["vague"] == "younger" else "older"))
+                kind = "younger" if (g["vague"] or "").lower() == "younger" else "older"
+                out.append((m.start(), m.end(), 0, 0, kind))
                 continue
             end, op, a = bound.end(), bound.group("op"), bound.group("d")
         if op:
             n = int(a)
-            lo, hi = {"≥": (n, 120), ">=": (n, 120), ">": (n + 1, 120), "≤": (0, n), "<=": (0, n), "<": (0, n - 1)}[op]
+            lo, hi = {"≥": (n, 120), ">=": (n, 120), ">": (n + 1, 120),
+                      "≤": (0, n), "<=": (0, n), "<": (0, n - 1)}[op]
         elif g["cmp"]:
             n = int(g["a"])
             lo, hi = (n + 1, 120) if g["cmp"].lower() == "older" else (0, n - 1)

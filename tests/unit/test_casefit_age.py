@@ -86,6 +86,6 @@ def test_the_export_shows_the_age_and_a_redacted_one_as_over_89(tmp_path):
     engine, _, _ = make_engine(tmp_path)
     collect(lambda: engine.stream("PT-0001", "A 93-year-old with metastatic pancreatic adenocarcinoma. Options?"))
     md = consult_markdown(engine.store, "PT-0001")
-    assert "- Age: over 89" in md and "93" not in md
+    assert "- Age: over 89" in md and "93-year" not in md and "Age: 93" not in md
     collect(lambda: engine.stream("PT-0002", "A 71-year-old with metastatic pancreatic adenocarcinoma. Options?"))
     assert "- Age: 71" in consult_markdown(engine.store, "PT-0002")

@@ -120,15 +120,18 @@ def test_all_in_lower_case_is_no_leukemia():
     assert cancer("We reviewed all of it with the family.") is None
 
 
-def test_a_cml_case_finds_the_aml_summary_off_case():
+def on_case_title(title: str, cancer_type: str) -> bool:
+    """Whether a passage of the guideline titled ``title`` is about a case of ``cancer_type`` (the governor's rule)."""
     from engine.ledger import case_words, on_case
     from engine.state import Passage
 
-    def p(title: str) -> Passage:
-        return Passage("E1", "c", title, "x.md", "## Treatment Option Overview", None, "Imatinib ...", 0.2, 1.0)
-    terms = case_words("chronic myeloid leukemia")
-    assert on_case(p("Chronic Myeloid Leukemia Treatment (PDQ®) - NCI"), terms)
-    assert not on_case(p("Acute Myeloid Leukemia Treatment (PDQ®) - NCI"), terms)
+    passage = Passage("E1", "c", title, "x.md", "## Treatment Option Overview", None, "Treatment ...", 0.2, 1.0)
+    return on_case(passage, case_words(cancer_type))
+
+
+def test_a_cml_case_finds_the_aml_summary_off_case():
+    assert on_case_title("Chronic Myeloid Leukemia Treatment (PDQ®) - NCI", "chronic myeloid leukemia")
+    assert not on_case_title("Acute Myeloid Leukemia Treatment (PDQ®) - NCI", "chronic myeloid leukemia")
 
 
 @pytest.mark.parametrize("section, expected", [
@@ -208,11 +211,5 @@ def test_a_cancer_named_by_its_site_and_histology(text, expected):
 
 
 def test_a_small_intestine_case_finds_its_summary_on_case():
-    from engine.ledger import case_words, on_case
-    from engine.state import Passage
-
-    def p(title: str) -> Passage:
-        return Passage("E1", "c", title, "x.md", "## Treatment Option Overview", None, "Surgery ...", 0.2, 1.0)
-    terms = case_words("small intestine cancer")
-    assert on_case(p("Small Intestine Cancer Treatment (PDQ®) - NCI"), terms)
-    assert not on_case(p("Small Cell Lung Cancer Treatment (PDQ®) - NCI"), terms)
+    assert on_case_title("Small Intestine Cancer Treatment (PDQ®) - NCI", "small intestine cancer")
+    assert not on_case_title("Small Cell Lung Cancer Treatment (PDQ®) - NCI", "small intestine cancer")
