@@ -49,7 +49,7 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 sentence's own is judged only for a case that states its fitness; a heading's always qualifies
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
                 years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
-                65 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
+                60 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
                 older than 60 years") or a statistic ("median age"). Judged only for a case that states its age
                 (engine.facts ``age``), and never from a heading (PDQ's "... or advanced age (aged ≥80 years)" is
                 one alternative of two)
@@ -805,19 +805,17 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     return "unknown", ""
 
 
-# The vague ages: "older patients" fits 65 and over and contradicts under 60, "younger patients" the reverse; 60 to 64
-# is either (PDQ's "older" is 60 and over in AML and Hodgkin lymphoma, 65 or 70 and over elsewhere)
-_OLDER_FROM, _YOUNGER_BELOW = 65, 60
+# The vague ages: "older patients" are 60 and over, "younger patients" under 60 (PDQ's "older" in AML and Hodgkin
+# lymphoma; where it means 65 or 70 PDQ usually writes the number, which is read instead)
+_OLDER_FROM = 60
 
 
 def _fit_age(c: Condition, age: int | None) -> tuple[Fit, str]:
     if age is None:
         return "unknown", ""
     said = "over 89 years old" if age >= 90 else f"{age} years old"
-    if c.value == "older":
-        fit: Fit = "fits" if age >= _OLDER_FROM else "contradicts" if age < _YOUNGER_BELOW else "unknown"
-    elif c.value == "younger":
-        fit = "fits" if age < _YOUNGER_BELOW else "contradicts" if age >= _OLDER_FROM else "unknown"
+    if c.value in ("older", "younger"):
+        fit: Fit = "fits" if (age >= _OLDER_FROM) == (c.value == "older") else "contradicts"
     elif age >= 90 and c.hi >= 90:
         fit = "fits" if c.lo <= 90 else "unknown"  # "over 89": under a 95 bound or not, it cannot say
     else:

@@ -61,7 +61,9 @@ def test_an_age_outside_the_population_contradicts_and_one_inside_fits():
     fit = assess(OLDER, case_from_facts(facts("55-year-old with newly diagnosed AML. Induction?")))
     assert fit.verdict == "contradicts" and "the case is 55 years old" in fit.reason
     assert verdict(OLDER, "78-year-old with newly diagnosed AML. Induction?") == "fits"
-    assert verdict(OLDER, "62-year-old with newly diagnosed AML. Induction?") == "unknown"  # "older": 60 to 64 either
+    assert verdict(OLDER, "62-year-old with newly diagnosed AML. Induction?") == "fits"  # "older": 60 and over
+    assert verdict("Younger patients in good health tolerate high-dose therapy.", "62-year-old with AML.") \
+        == "contradicts"
     assert verdict(TRIAL, "84-year-old with newly diagnosed myeloma, not a transplant candidate.") == "contradicts"
     assert verdict(TRIAL, "72-year-old with newly diagnosed myeloma, not a transplant candidate.") == "fits"
     fit = assess(TRIAL, case_from_facts(facts("A [AGE_1]-year-old with myeloma.")))
