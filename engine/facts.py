@@ -131,12 +131,23 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("hairy cell leukemia", r"hairy[- ]cell leuka?emia"),
     ("leukemia", r"leuka?emia"),
     ("multiple myeloma", r"(?:multiple )?myeloma"),
-    ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b|"
-                                             r"(?:oropharyngeal|laryngeal|hypopharyngeal|oral cavity|(?:oral )?tongue|"
-                                             r"tonsillar|(?:supra|sub)?glottic) (?:squamous cell )?(?:cancer|"
-                                             r"carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?"
-                                             r"(?:oropharynx|larynx|hypopharynx|oral cavity|tongue|tonsil|base of "
-                                             r"(?:the )?tongue|supraglottis|glottis)"),
+    # PDQ writes each head and neck site up apart (lip and oral cavity, oropharynx, larynx, hypopharynx): a site
+    # named is that site's cancer; "head and neck" without one stays the whole group
+    ("oral cavity cancer", r"(?:oral cavity|oral tongue|(?:mobile )?tongue|floor[- ]of[- ](?:the[- ])?mouth|buccal|"
+                           r"gingival|alveolar ridge|hard palate|retromolar|lip) (?:squamous cell )?(?:cancer|"
+                           r"carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?(?:oral cavity|"
+                           r"(?<!base of the )(?<!base of )tongue|floor of (?:the )?mouth|buccal mucosa|gingiva|lip|"
+                           r"hard palate)"),
+    ("oropharyngeal cancer", r"(?:oropharyngeal|tonsil(?:lar)?|base[- ]of[- ](?:the[- ])?tongue|soft palate) "
+                             r"(?:squamous cell )?(?:cancer|carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the "
+                             r"(?:\w+ ){0,2}?(?:oropharynx|tonsil|base of (?:the )?tongue|soft palate)"),
+    ("laryngeal cancer", r"(?:laryngeal|(?:supra|sub)?glottic|vocal cord) (?:squamous cell )?(?:cancer|carcinoma|"
+                         r"(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?(?:larynx|supraglottis|"
+                         r"glottis|vocal cords?)"),
+    ("hypopharyngeal cancer", r"(?:hypopharyngeal|pyriform sinus|piriform sinus|postcricoid) (?:squamous cell )?"
+                              r"(?:cancer|carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?"
+                              r"(?:hypopharynx|pyriform sinus|piriform sinus)"),
+    ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b"),
     ("nasopharyngeal carcinoma", r"nasopharyngeal (?:cancer|carcinoma)|carcinoma of the nasopharynx|\bNPC\b"),
     ("thyroid cancer", r"thyroid (?:cancer|carcinoma)"),
     ("cervical cancer", r"cervical (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|(?:squamous cell |adeno)?"

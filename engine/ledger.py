@@ -174,6 +174,16 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "multiple myeloma": (r"myelomas?", r"amyloidosis|monoclonal gammopathy|(?-i:MGUS)|waldenstr\w+|"
                                        r"macroglobulinemia|plasmacytomas?"),
     "head and neck squamous cell carcinoma": (_HEAD_NECK + r"|(?-i:HNSCC)", ""),
+    # one site's case: the general head and neck pages stay on case, another site's summary does not
+    "oral cavity cancer": (r"oral cavity|lip and oral|oral tongue|mouth|head and neck|(?-i:HNSCC)",
+                           r"oropharyn\w*|hypopharyn\w*|laryn\w*|nasopharyn\w*|paranasal|salivary"),
+    "oropharyngeal cancer": (r"oropharyn\w*|tonsil\w*|base of (?:the )?tongue|head and neck|(?-i:HNSCC)",
+                             r"hypopharyn\w*|laryn\w*|nasopharyn\w*|oral cavity|lip and oral|paranasal|salivary"),
+    "laryngeal cancer": (r"laryn\w*|(?:supra|sub)?glott\w*|vocal cords?|head and neck|(?-i:HNSCC)",
+                         r"oropharyn\w*|hypopharyn\w*|nasopharyn\w*|oral cavity|lip and oral|paranasal|salivary"),
+    "hypopharyngeal cancer": (r"hypopharyn\w*|p[iy]riform|postcricoid|head and neck|(?-i:HNSCC)",
+                              r"oropharyn\w*|(?<!hypopharynx and )laryn\w*|nasopharyn\w*|oral cavity|lip and oral|"
+                              r"paranasal|salivary"),
     "nasopharyngeal carcinoma": (r"nasopharyn\w*|(?-i:NPC)", ""),
     "thyroid cancer": (r"thyroid", ""),
     "cervical cancer": (r"cervix|cervical (?:cancers?|carcinomas?|neoplasia)", ""),

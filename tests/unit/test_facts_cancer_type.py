@@ -24,8 +24,8 @@ def cancer(text: str) -> str | None:
     ("Squamous cell carcinoma of the cervix, FIGO IB3.", "cervical cancer"),
     ("Cervical adenocarcinoma, stage IIB.", "cervical cancer"),
     ("Recurrent HPV-positive oropharyngeal squamous cell carcinoma, PD-L1 CPS 20.",
-     "head and neck squamous cell carcinoma"),
-    ("Squamous cell carcinoma of the base of tongue, T2N1.", "head and neck squamous cell carcinoma"),
+     "oropharyngeal cancer"),
+    ("Squamous cell carcinoma of the base of tongue, T2N1.", "oropharyngeal cancer"),
     ("Locoregionally advanced nasopharyngeal carcinoma, T3N2M0, EBV-positive.", "nasopharyngeal carcinoma"),
     ("Anal canal squamous cell carcinoma, T2N1, HIV negative.", "anal cancer"),
     ("Squamous cell carcinoma of the anus, T3N0.", "anal cancer"),
@@ -199,8 +199,8 @@ def test_more_pdq_cancers_are_named_and_their_summary_is_on_case(text, expected,
     ("Adenocarcinoma of the duodenum, resected.", "small intestine cancer"),
     ("A 67-year-old with a 3 cm squamous carcinoma of the left labium majus.", "vulvar cancer"),
     ("Primary squamous cell carcinoma of the upper vagina, 4 cm.", "vaginal cancer"),
-    ("Supraglottic SCC T3N1M0, 60-year-old.", "head and neck squamous cell carcinoma"),
-    ("Lateral oral tongue SCC, 1.5 cm, 3 mm depth of invasion.", "head and neck squamous cell carcinoma"),
+    ("Supraglottic SCC T3N1M0, 60-year-old.", "laryngeal cancer"),
+    ("Lateral oral tongue SCC, 1.5 cm, 3 mm depth of invasion.", "oral cavity cancer"),
     ("68-year-old with a small-bowel (ileal) neuroendocrine tumour, grade 2.", "neuroendocrine tumor"),
 ])
 def test_a_cancer_named_by_its_site_and_histology(text, expected):
@@ -213,3 +213,23 @@ def test_a_cancer_named_by_its_site_and_histology(text, expected):
 def test_a_small_intestine_case_finds_its_summary_on_case():
     assert on_case_title("Small Intestine Cancer Treatment (PDQ®) - NCI", "small intestine cancer")
     assert not on_case_title("Small Cell Lung Cancer Treatment (PDQ®) - NCI", "small intestine cancer")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Squamous cell carcinoma of the floor of mouth, 2 cm.", "oral cavity cancer"),
+    ("Tonsillar carcinoma, p16 positive.", "oropharyngeal cancer"),
+    ("Pyriform sinus carcinoma, T3N2b.", "hypopharyngeal cancer"),
+    ("Recurrent head and neck cancer, PD-L1 CPS 20.", "head and neck squamous cell carcinoma"),  # no site named
+])
+def test_a_head_and_neck_site_is_its_own_cancer(text, expected):
+    """PDQ writes lip and oral cavity, oropharyngeal, laryngeal and hypopharyngeal cancer up apart: the audit's oral
+    tongue case was answered from the oropharyngeal summary ("An optimal approach for the treatment of oropharyngeal
+    cancer is not easily defined ...")."""
+    assert cancer(text) == expected
+
+
+def test_one_head_and_neck_site_finds_another_site_s_summary_off_case():
+    assert on_case_title("Lip and Oral Cavity Cancer Treatment (PDQ®) - NCI", "oral cavity cancer")
+    assert not on_case_title("Oropharyngeal Cancer Treatment (PDQ®) - NCI", "oral cavity cancer")
+    assert not on_case_title("Laryngeal Cancer Treatment (PDQ®) - NCI", "hypopharyngeal cancer")
+    assert on_case_title("Laryngeal Cancer Treatment (PDQ®) - NCI", "head and neck squamous cell carcinoma")
