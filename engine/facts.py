@@ -551,6 +551,27 @@ def bladder_stage(m: re.Match[str]) -> str | None:
     return {"a": "0", "is": "0", "1": "I", "2": "II", "3": "III", "4": "III"}[t]
 
 
+# Head and neck sites staged by the AJCC 8th edition's common table (not the nasopharynx, not HPV-positive
+# oropharyngeal cancer, whose groups differ; so not the oropharynx, whose HPV status a note may not give)
+HEAD_NECK_TNM = frozenset({"oral cavity cancer", "laryngeal cancer", "hypopharyngeal cancer"})
+
+
+def head_neck_stage(m: re.Match[str]) -> str | None:
+    """The stage group of a ``TNM_RE`` match for ``HEAD_NECK_TNM`` sites, or None where T, N and M do not settle it
+    (an "x", T0): Tis N0 0, T1 N0 I, T2 N0 II, T3 N0 or T1-3 N1 III, T4 or N2-3 IV (IVA/IVB; M0, not distant), M1
+    IV (IVC)."""
+    t, n, metastasis = m.group("t").lower(), m.group("n").lower(), m.group("m").lower()
+    if metastasis == "1":
+        return "IV"
+    if metastasis != "0" or t in ("x", "0", "a") or n == "x":
+        return None
+    if t == "4" or n in "23":
+        return "IV"
+    if n == "1":
+        return "III" if t != "is" else None
+    return {"is": "0", "1": "I", "2": "II", "3": "III"}[t]
+
+
 # AJCC 8th edition groups of node-negative, M0 disease where T alone settles them: colon and rectum (Tis 0, T1-T2
 # I, T3-T4 II) and anal canal (Tis 0, T1 I, T2-T3 II, T4 IIIB)
 _NODE_NEGATIVE_GROUPS: dict[str, dict[str, str]] = {
@@ -580,8 +601,9 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
     for m in TNM_RE.finditer(text):
         n, metastasis = m.group("n").lower(), m.group("m").lower()
-        if bladder:  # where T, N and M do not settle the group ("T4 N1 M0": IIIA or IVA), none rather than a guess
-            if (group := bladder_stage(m)) is not None:
+        if bladder or cancer_type in HEAD_NECK_TNM:
+            # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
+            if (group := (bladder_stage if bladder else head_neck_stage)(m)) is not None:
                 derived.append((group, m.group(0)))
         elif metastasis == "1":
             derived.append(("IV", m.group(0)))

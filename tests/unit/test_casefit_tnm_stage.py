@@ -60,3 +60,22 @@ def test_trusted_tnm_stages(note, stage):
     assert case(note).stage == stage
     if stage == (30, 39):
         assert assess("Stage II disease: surgery is standard.", case(note)).verdict == "contradicts"
+
+
+@pytest.mark.parametrize("note, group, fine", [
+    ("Supraglottic SCC T3N1M0, 60-year-old.", "III", (30, 39)),
+    ("Oral tongue SCC T2N0M0.", "II", (20, 29)),
+    ("Squamous cell carcinoma of the larynx, T4aN2cM0.", "IV", (40, 49)),  # IVA: not distant
+    ("Pyriform sinus carcinoma T1N3M0.", "IV", (40, 49)),  # IVB
+    ("Oral cavity SCC TxN1M0.", None, None),
+    ("Oropharyngeal SCC T2N1M0, p16 unknown.", "III", None),  # HPV-positive groups differ: routing only
+])
+def test_head_and_neck_tnm_is_staged_by_its_own_table(note, group, fine):
+    """The audit's "Supraglottic SCC T3N1M0" (stage III) was offered the stage I and II laryngeal passages as if its
+    stage were unknown."""
+    facts = extract_facts(note, genes=[], treatment_keywords=[], rare_cancers=[])
+    assert facts.stage == group
+    c = case_from_facts(facts)
+    assert c.stage == fine
+    if group == "IV":
+        assert c.metastatic is False  # IVA/IVB from M0
