@@ -158,7 +158,7 @@ from typing import Any, Literal
 
 from engine.facts import (DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE,
                           TNM_RE, age_readings, bladder_stage, fitness_readings, head_neck_stage, her2_ish, her2_score,
-                          mmr_readings, pdl1_range)
+                          mmr_readings, pdl1_range, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -553,6 +553,7 @@ class Case:
     recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
     fitness: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # target -> (fit/unfit, as the note says)
     age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
+    subsites: frozenset[str] = frozenset()  # oral cavity and larynx sites the note names (engine.facts)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -677,7 +678,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
-                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness), age=facts.age)
+                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness), age=facts.age,
+                subsites=frozenset(facts.subsites))
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -805,6 +807,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have == want else ("contradicts", said)
     if c.kind == "age":
         return _fit_age(c, case.age)
+    if c.kind == "subsite":
+        if not case.subsites:
+            return "unknown", ""
+        return ("fits", "") if c.value in case.subsites else ("contradicts", ", ".join(sorted(case.subsites)))
     return "unknown", ""
 
 
@@ -1199,6 +1205,10 @@ def section_conditions(section: str) -> list[Condition]:
             else:
                 key = f":{c.receptors[0][0]}" if c.kind == "receptor" and len(c.receptors) == 1 else ""
                 out.append(replace(c, family=f"section:{c.family}{key}", text=p))
+    # a site within the oral cavity or larynx ("... Small Lesions of the Floor of the Mouth", "Supraglottis"):
+    # alternatives when a heading names two ("Upper Gingiva and Hard Palate")
+    out += [Condition(family="section:subsite", kind="subsite", text=p, value=site) for p in parts
+            for site in subsite_readings(p)]
     return out + [c for c in (_line_condition(parts), _recurrence_condition(parts)) if c]
 
 

@@ -72,6 +72,8 @@ from collections.abc import Iterable
 
 from engine.state import CaseFacts
 
+# "squamous cell carcinoma of the (left lateral) ...", "SCC of the ...": a head and neck site follows
+_SCC_OF = r"(?:squamous (?:cell )?carcinoma|(?-i:SCC)) of the (?:\w+ ){0,2}?"
 # (canonical name, regex alternatives). Longest matched span wins, so list generic names freely.
 CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("triple-negative breast cancer", r"triple[- ]negative breast (?:cancer|carcinoma)|\bTNBC\b|breast "
@@ -135,18 +137,16 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     # named is that site's cancer; "head and neck" without one stays the whole group
     ("oral cavity cancer", r"(?:oral cavity|oral tongue|(?:mobile )?tongue|floor[- ]of[- ](?:the[- ])?mouth|buccal|"
                            r"gingival|alveolar ridge|hard palate|retromolar|lip) (?:squamous cell )?(?:cancer|"
-                           r"carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?(?:oral cavity|"
-                           r"(?<!base of the )(?<!base of )tongue|floor of (?:the )?mouth|buccal mucosa|gingiva|lip|"
-                           r"hard palate)"),
+                           r"carcinoma|(?-i:SCC))|" + _SCC_OF + r"(?:oral cavity|(?<!base of the )(?<!base of )tongue|"
+                           r"floor of (?:the )?mouth|buccal mucosa|gingiva|lip|hard palate)"),
     ("oropharyngeal cancer", r"(?:oropharyngeal|tonsil(?:lar)?|base[- ]of[- ](?:the[- ])?tongue|soft palate) "
-                             r"(?:squamous cell )?(?:cancer|carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the "
-                             r"(?:\w+ ){0,2}?(?:oropharynx|tonsil|base of (?:the )?tongue|soft palate)"),
+                             r"(?:squamous cell )?(?:cancer|carcinoma|(?-i:SCC))|" + _SCC_OF
+                             + r"(?:oropharynx|tonsil|base of (?:the )?tongue|soft palate)"),
     ("laryngeal cancer", r"(?:laryngeal|(?:supra|sub)?glottic|vocal cord) (?:squamous cell )?(?:cancer|carcinoma|"
-                         r"(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?(?:larynx|supraglottis|"
-                         r"glottis|vocal cords?)"),
+                         r"(?-i:SCC))|" + _SCC_OF + r"(?:larynx|supraglottis|glottis|vocal cords?)"),
     ("hypopharyngeal cancer", r"(?:hypopharyngeal|pyriform sinus|piriform sinus|postcricoid) (?:squamous cell )?"
-                              r"(?:cancer|carcinoma|(?-i:SCC))|squamous (?:cell )?carcinoma of the (?:\w+ ){0,2}?"
-                              r"(?:hypopharynx|pyriform sinus|piriform sinus)"),
+                              r"(?:cancer|carcinoma|(?-i:SCC))|" + _SCC_OF
+                              + r"(?:hypopharynx|pyriform sinus|piriform sinus)"),
     ("head and neck squamous cell carcinoma", r"head and neck (?:squamous cell )?(?:cancer|carcinoma)|\bHNSCC\b"),
     ("nasopharyngeal carcinoma", r"nasopharyngeal (?:cancer|carcinoma)|carcinoma of the nasopharynx|\bNPC\b"),
     ("thyroid cancer", r"thyroid (?:cancer|carcinoma)"),
@@ -1083,6 +1083,31 @@ def age_readings(text: str) -> list[tuple[int, int, int, int, str]]:
     return out
 
 
+# Sites within the oral cavity and the larynx, which PDQ treats apart ("Treatment Options for Small Lesions of the
+# Floor of the Mouth", "Treatment of Stage III Laryngeal Cancer > Supraglottis"): read from a note of those cancers
+# and from guideline headings, for case fit (engine.casefit's "subsite" family). Not "Lip and Oral Cavity" (the
+# whole summary's name) nor the base of the tongue (the oropharynx).
+SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (
+    ("supraglottis", r"\bsupraglott\w*"),
+    ("glottis", r"(?<!supra)(?<!sub)\bglott(?:is|ic)\b|\b(?:true\s+)?vocal\s+cords?\b"),
+    ("subglottis", r"\bsubglott\w*"),
+    ("lip", r"\blips?\b(?!\s+and\s+oral)"),
+    ("tongue", r"(?<!base of the )(?<!base of )\b(?:anterior\s+|oral\s+|mobile\s+|lateral\s+)?tongue\b(?![\s-]+base)"),
+    ("floor of mouth", r"\bfloor\s+of\s+(?:the\s+)?mouth\b"),
+    ("buccal mucosa", r"\bbuccal\b"),
+    ("upper gingiva", r"\bupper\s+gingiv\w*|\bmaxillary\s+(?:gingiv\w*|alveol\w*)"),
+    ("lower gingiva", r"\blower\s+gingiv\w*|\bmandibular\s+(?:gingiv\w*|alveol\w*)"),
+    ("hard palate", r"\bhard\s+palate\b"),
+    ("retromolar trigone", r"\bretromolar\b"),
+))
+_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer"})
+
+
+def subsite_readings(text: str) -> list[str]:
+    """The oral cavity and larynx sites ``text`` names (``SUBSITES``), in table order."""
+    return [name for name, rx in SUBSITES if rx.search(text)]
+
+
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
@@ -1114,6 +1139,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         age=_age(text),
+        subsites=tuple(subsite_readings(text)) if cancer_type in _SUBSITE_CANCERS else (),
     )
 
 
@@ -1152,4 +1178,5 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         age=later.age or earlier.age,
+        subsites=later.subsites or earlier.subsites,
     )

@@ -79,3 +79,25 @@ def test_head_and_neck_tnm_is_staged_by_its_own_table(note, group, fine):
     assert c.stage == fine
     if group == "IV":
         assert c.metastatic is False  # IVA/IVB from M0
+
+
+def test_a_site_within_the_larynx_or_oral_cavity_rules_out_the_others_sections():
+    """PDQ treats laryngeal cancer by stage, then by site ("Supraglottis", "Glottis", "Subglottis"), and oral cavity
+    cancer by site ("... Small Lesions of the Floor of the Mouth"): the audit's supraglottic case was offered the
+    subglottis passages."""
+    supraglottic = case("Supraglottic SCC T3N1M0, 60-year-old. Larynx preservation?")
+    stage_iii = "## Treatment of Stage III Laryngeal Cancer > ### "
+    assert assess("Radiation therapy is used.", supraglottic, [stage_iii + "Subglottis"]).verdict == "contradicts"
+    assert assess("Radiation therapy is used.", supraglottic, [stage_iii + "Supraglottis"]).verdict == "fits"
+    tongue = case("SCC of the lateral oral tongue, T1N0M0.")
+    small = "## Treatment of Stage I Lip and Oral Cavity Cancer > ### Treatment Options for Small "
+    assert assess("Surgery.", tongue, [small + "Anterior Tongue Lesions"]).verdict == "fits"
+    assert assess("Surgery.", tongue, [small + "Lesions of the Floor of the Mouth"]).verdict == "contradicts"
+    # a case naming no site: each site's section is qualified, none ruled out
+    assert assess("Surgery.", case("Oral cavity SCC T1N0M0."), [small + "Lesions of the Lip"]).verdict == "unknown"
+    # the whole summary's name is no site
+    from engine.casefit import section_conditions
+    assert not [c for c in section_conditions("## Treatment of Metastatic and Recurrent Lip and Oral Cavity Cancer")
+                if c.kind == "subsite"]
+    assert [c.value for c in section_conditions("### Treatment Options for Small Lesions of the Lip")
+            if c.kind == "subsite"] == ["lip"]
