@@ -1435,6 +1435,10 @@ _NARRATIVE_RE = re.compile(
     # what a trial's patients were given, in the past tense ("All patients received an autologous SCT and ..."),
     # and a comparison of its groups ("Serious adverse events were similar in the two groups")
     r"^\s*(?:all\s+|the\s+)?patients\s+(?:then\s+|also\s+|subsequently\s+)?(?:received|were\s+given|underwent)\b|"
+    # a counted group's treatment ("Twenty-seven previously untreated patients older than 60 years ... received")
+    r"^\s*(?:\d[\d,]*|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|eleven|twelve|\w+teen)\s+(?:[\w-]+\s+){0,4}patients\b[^.;]*?\b(?:received|were\s+"
+    r"treated|underwent)\b|"
     r"\b(?:in|between)\s+(?:the\s+)?(?:two|both|treatment)\s+groups\b|\bin\s+both\s+groups\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"

@@ -134,6 +134,9 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     ("Patients then received an autologous SCT, two more cycles of the induction regimen.", 2),
     ("Serious adverse events were similar in the two groups.", 2),
     ("Patients who cannot tolerate cisplatin receive carboplatin.", 1),  # present tense: not a trial's
+    ("Twenty-seven previously untreated patients older than 60 years, judged by the investigator to be in poor "
+     "condition, received brentuximab vedotin.", 2),
+    ("Eighty-one patients received chemotherapy; 50 of those patients received it before surgery.", 2),
 ])
 def test_sentence_kind(text: str, kind: int) -> None:
     assert sentence_kind(text) == kind
