@@ -37,7 +37,10 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             f"- Prior treatments: {', '.join(f.prior_treatments) or 'none stated'}",
             f"- Performance status: {f.performance_status or 'not stated'}",
             f"- Age: {f.age_text or 'not stated'}",
-            f"- Fitness: {'; '.join(f.fitness) or 'not stated'}", ""]
+            f"- Fitness: {'; '.join(f.fitness) or 'not stated'}"]
+    if f.subsites:  # only the oral cavity and larynx have sites the guidelines treat apart
+        out.append(f"- Site: {', '.join(f.subsites)}")
+    out.append("")
     if s.routing:
         r = s.routing
         out += ["## Routing", "", f"Score {r.score:.2f} → Tier {r.tier}"

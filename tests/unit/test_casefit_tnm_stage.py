@@ -101,3 +101,15 @@ def test_a_site_within_the_larynx_or_oral_cavity_rules_out_the_others_sections()
                 if c.kind == "subsite"]
     assert [c.value for c in section_conditions("### Treatment Options for Small Lesions of the Lip")
             if c.kind == "subsite"] == ["lip"]
+
+
+def test_the_export_names_the_site_the_case_was_fitted_to(tmp_path):
+    from oncotui.export import consult_markdown
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Supraglottic SCC T3N1M0. Larynx preservation?"))
+    md = consult_markdown(engine.store, "PT-0001")
+    assert "- Site: supraglottis" in md and "- Stage: III (T3N1M0)" in md
+    collect(lambda: engine.stream("PT-0002", "Metastatic pancreatic adenocarcinoma. Options?"))
+    assert "- Site:" not in consult_markdown(engine.store, "PT-0002")

@@ -107,6 +107,8 @@ class PatientPane(Vertical):
                 lines.append(f"[dim]Age:[/dim] {f.age_text}")
             if f.fitness:
                 lines.append(f"[dim]Fitness:[/dim] {literal('; '.join(f.fitness))}")
+            if f.subsites:
+                lines.append(f"[dim]Site:[/dim] {literal(', '.join(f.subsites))}")
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
