@@ -1371,13 +1371,14 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         if fit == "contradicts":
             why = why[11:] if why.startswith("its driver ") else why
             notes.append(f"the option for {_plain(c.text)} does not apply (the case is {why})")
-    if (case.receptors.get("HR") == "negative" and _ENDOCRINE_RE.search(text)
-            and not any(c.kind == "receptor" for c in [*(x[2] for x in found), *inherited])):
+    # the kinds of condition the sentence states or inherits: a treatment rule below holds only where none says whom
+    kinds = {c.kind for _, _, c in found} | {c.kind for c in inherited}
+    if case.receptors.get("HR") == "negative" and _ENDOCRINE_RE.search(text) and "receptor" not in kinds:
         # endocrine therapy is for hormone receptor-positive disease whether or not the sentence says so (the audit's
         # ER/PR-negative metastatic case was offered "Hormone therapy (tamoxifen, aromatase inhibitors, ...)")
         contradicted.append("names an endocrine therapy, which is for hormone receptor-positive disease; the case is "
                             "hormone receptor-negative")
-    if not any(c.kind == "fitness" for c in [*(x[2] for x in found), *inherited]):
+    if "fitness" not in kinds:
         # likewise a treatment the case is unfit for, unless the sentence states whom it is for (the audit's
         # cisplatin-ineligible case was offered "... neoadjuvant multiagent cisplatin-based chemotherapy followed by
         # radical cystectomy" first, its AML case unfit for intensive induction "Cytarabine plus anthracycline plus

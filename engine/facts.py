@@ -279,6 +279,13 @@ _NOT_GIVEN_BEFORE_RE = re.compile(r"\b(?:(?:candidate|eligible|ineligible|fit|un
                                   r"prefer(?:s|red)?|preference\s+for|would\s+(?:like|favou?r|choose)|wishes)\b[^.;]{0,30}$", re.IGNORECASE)
 _NOT_GIVEN_AFTER_RE = re.compile(r"[\s-]*(?:in)?eligib|[\s-]*(?:un)?fit\b|[\s-]*candidate", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
+
+
+def _statements(text: str) -> str:
+    """The text without its questions: "Is FOLFIRINOX an option?" or "Is he a transplant candidate?" asks; it does
+    not report a treatment, a resection or a fitness."""
+    return " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+
 # "untreated brain metastases" is a lesion, not an untreated patient (shared with the line of therapy below)
 _NOT_THE_PATIENT = r"(?!,?\s+(?:(?:and\s+)?[\w-]+,?\s+){0,2}?(?:metastas[ie]s|metastatic\s+lesions?|lesions?|mets)\b)"
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated" + _NOT_THE_PATIENT + r"|no prior (?:therapy|treatment)",
@@ -620,7 +627,7 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
                                 if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):
-        statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+        statements = _statements(text)
         done = [m for m in _RESECTION_RE.finditer(statements)
                 if not _RESECTION_NOT_DONE_RE.search(statements, 0, m.start())]
         if done:
@@ -847,8 +854,7 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
 def _treatments(text: str, keywords: Iterable[str]) -> tuple[str, ...]:
     if _NAIVE_RE.search(text):
         return ()
-    # A question asks about a treatment; it does not report one: drop sentences ending in "?".
-    statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+    statements = _statements(text)
     out: list[str] = []
     for kw in keywords:
         for m in re.finditer(r"(?<![\w-])" + re.escape(kw) + r"(?![\w])", statements, re.IGNORECASE):
@@ -998,7 +1004,7 @@ def fitness_readings(text: str) -> list[tuple[int, int, str, str]]:
 def _fitness(text: str) -> tuple[str, ...]:
     """The note's fitness statements as written ("not a candidate for intensive chemotherapy"), outside questions
     ("Is he a transplant candidate?" asks)."""
-    statements = " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+    statements = _statements(text)
     out: list[str] = []
     for a, b, _, value in fitness_readings(statements):
         said = " ".join(statements[a:b].split())
