@@ -34,8 +34,10 @@ class NodeContext:
 
 async def stream_model(ctx: NodeContext, model: ChatModel, messages: list[Message], params: GenerationParams,
                        *, thread_id: str, consult_id: str, attempt: int, timeout_s: float,
-                       emit_tokens: bool = True) -> str:
+                       emit_tokens: bool = True, show: Callable[[str], str] | None = None) -> str:
     """Run a blocking model stream in a worker thread, emitting Token events on the loop as they arrive.
+
+    ``show`` turns each piece into what the reader is shown (possibly nothing yet); the raw text is returned as is.
 
     The worker checks ``ctx.stop`` between tokens, so a cancel or a timeout stops generation promptly instead
     of leaving a model running in the background.
@@ -48,8 +50,9 @@ async def stream_model(ctx: NodeContext, model: ChatModel, messages: list[Messag
             if ctx.stop.is_set():
                 break
             chunks.append(piece)
-            if emit_tokens and piece:
-                loop.call_soon_threadsafe(ctx.emit, Token(thread_id, consult_id, piece, attempt))
+            shown = show(piece) if show is not None and piece else piece
+            if emit_tokens and shown:
+                loop.call_soon_threadsafe(ctx.emit, Token(thread_id, consult_id, shown, attempt))
 
     try:
         await asyncio.wait_for(asyncio.to_thread(work), timeout=timeout_s)

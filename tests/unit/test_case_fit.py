@@ -253,6 +253,17 @@ def test_locked_consult_offers_only_fitting_sentences_and_releases_no_other_stag
     assert "For stage III, adjuvant fluoropyrimidine" in final.report
 
 
+def test_locked_draft_streams_as_the_sentences_picked_not_as_raw_labels(tmp_path):
+    # what the chat pane and the CLI show while the model drafts: the picked sentence, not '{"sentences": ["S1"'
+    model = FakeModel(outputs=[json.dumps({"sentences": ["S1", "S9"]})])
+    engine, model, _ = make_engine(tmp_path, model=model, kb=colon_kb(), overrides={"engine.evidence_locked": "on"})
+    events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
+    shown = "".join(e.text for e in events if e.kind == "Token")
+    assert shown.startswith("\n  S1 [E1] For stage III, adjuvant fluoropyrimidine"), shown
+    assert "\n  S9 (not an offered sentence)" in shown
+    assert "sentences" not in shown and "{" not in shown
+
+
 def test_locked_consult_with_no_fitting_sentence_is_refused_without_calling_the_model(tmp_path):
     only_other_stages = ("Stage I disease generally needs no adjuvant therapy. In stage II, adjuvant chemotherapy "
                          "is discussed for high-risk features.")

@@ -123,13 +123,14 @@ class ConsultView(Vertical):
 
     # -- the draft, streamed ------------------------------------------------------------------------------
     def token(self, text: str, attempt: int) -> None:
-        """Tokens are the model's raw JSON draft: shown dim while drafting, replaced by the checked report."""
+        """The model's draft as it streams (its raw JSON, or in evidence-locked mode the sentences it picks):
+        shown dim while drafting, replaced by the checked report."""
         draft = self.query_one(".drafting", DraftTail)
         if attempt != self._attempt:
             self._attempt = attempt
             draft.clear()
             title = self.query_one(".drafting-title", Label)
-            title.update(f"drafting… [dim](attempt {attempt}; raw model output, checked before release)[/dim]")
+            title.update(f"drafting… [dim](attempt {attempt}; the model's draft, checked before release)[/dim]")
             title.display = draft.display = True
         draft.append(text)
 
