@@ -188,6 +188,7 @@ class Condition:
     altered: bool = True
     variants: frozenset[str] = frozenset()  # gene: "exon 19", "L858R"; empty = any alteration
     exclusive: bool = True  # gene: takes part in driver exclusivity (not for amplifications)
+    heading: tuple[int, int] = (0, 0)  # a section's stage or setting: (which cited section, which of its headings)
 
 
 _STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
@@ -1194,14 +1195,14 @@ def section_conditions(section: str) -> list[Condition]:
     ("*BRCA1*") is ignored. [] when the path names none."""
     parts = [re.sub(r"^#+\s*", "", part.strip()).replace("*", "") for part in (section or "").split(" > ")]
     out: list[Condition] = []
-    for p in parts:
+    for depth, p in enumerate(parts):
         for c in conditions(p):
             if c.kind == "line" or c.kind == "age":
                 # a heading's line is read by _line_condition below; its age is one alternative of several
                 # ("Less-fit patients with significant comorbidities or advanced age (aged ≥80 years)")
                 continue
             if c.family in ("stage", "setting"):
-                out.append(replace(c, family="section", text=p))
+                out.append(replace(c, family="section", text=p, heading=(0, depth)))
             else:
                 key = f":{c.receptors[0][0]}" if c.kind == "receptor" and len(c.receptors) == 1 else ""
                 out.append(replace(c, family=f"section:{c.family}{key}", text=p))
@@ -1216,7 +1217,7 @@ def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
     """The section conditions a sentence inherits: a family its passage's section names and the sentence itself
     does not (a sentence's own "HER2-positive" or "stage I" overrides its section's). For a claim citing several
     passages, only a family every one of their sections names, as alternatives across them."""
-    per = [section_conditions(sec) for sec in sections]
+    per = [[replace(c, heading=(i, c.heading[1])) for c in section_conditions(sec)] for i, sec in enumerate(sections)]
     # A sentence's own setting ("adjuvant", "postoperative") speaks for it under a section named by its extent in
     # words ("Advanced or Metastatic Disease"), not under a stage group ("Treatment of Stage I Bladder Cancer": the
     # item "TUR ... followed by an immediate postoperative instillation ..." is still a stage I option).
@@ -1232,15 +1233,45 @@ def _inherited(sections: Sequence[str], own: set[str]) -> list[Condition]:
     return out
 
 
+Judged = tuple[Condition, Fit, str]
+
+
+def _section_verdict(entries: list[Judged]) -> tuple[Fit, list[Judged]]:
+    """The stage or setting of a section path, and the entries that decide it. The headings of one path hold
+    together, a deeper one narrowing the one above ("Treatment of Stage II Colon Cancer > Adjuvant chemotherapy" is
+    stage II, not "stage II or resected"); a heading's own readings are alternatives, and so are the paths of the
+    passages a claim cites."""
+    paths: dict[int, dict[int, list[Judged]]] = {}
+    for e in entries:
+        paths.setdefault(e[0].heading[0], {}).setdefault(e[0].heading[1], []).append(e)
+    verdicts: list[tuple[Fit, list[Judged]]] = []
+    for headings in paths.values():
+        per = {d: ("fits" if any(f == "fits" for _, f, _ in es) else "contradicts"
+                   if all(f == "contradicts" for _, f, _ in es) else "unknown") for d, es in headings.items()}
+        bad = [e for d, es in headings.items() if per[d] == "contradicts" for e in es]
+        unsure = [e for d, es in headings.items() if per[d] == "unknown" for e in es]
+        verdicts.append(("contradicts", bad) if bad else ("unknown", unsure) if unsure else ("fits", []))
+    if any(v == "fits" for v, _ in verdicts):
+        return "fits", []
+    if all(v == "contradicts" for v, _ in verdicts):
+        return "contradicts", [e for _, es in verdicts for e in es]
+    return "unknown", [e for v, es in verdicts if v == "unknown" for e in es]
+
+
 def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
-    """(contradicted, unknown) reasons of conditions combined as families (alternatives within, conjunction across)."""
-    families: dict[str, list[tuple[Condition, Fit, str]]] = {}
+    """(contradicted, unknown) reasons of conditions combined as families (alternatives within, conjunction across;
+    a section's stage or setting by ``_section_verdict``)."""
+    families: dict[str, list[Judged]] = {}
     for c in items:
         fit, why = _fit(c, case)
         families.setdefault(c.family, []).append((c, fit, why))
     contradicted: list[str] = []
     unknown: list[str] = []
     for family, entries in families.items():
+        if family == "section":
+            verdict, entries = _section_verdict(entries)
+            if verdict == "fits":
+                continue
         fits = [f for _, f, _ in entries]
         if "fits" in fits:
             continue
@@ -1576,6 +1607,14 @@ def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
     return []
 
 
+# A pointer to another section or summary ("For more information, see the [Treatment of Stage III Colon Cancer](...)
+# section."): no guidance of its own, yet its words fit the case (the audit's stage III colon case was offered one
+# fourth, and the model picked it)
+_POINTER_RE = re.compile(r"^\W*(?:for\s+(?:more\s+)?information\b[^.;]{0,200}?,\s+(?:see|visit|refer\s+to)\b|"
+                         r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$)", re.IGNORECASE)
+POINTER_REASON = "only points to another section or summary; it gives no guidance of its own"
+
+
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None,
            recommended: set[str] | frozenset[str] = frozenset(),
@@ -1586,7 +1625,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     sentence it is offered); those whose condition the case does not state go after all others. Within a kind,
     sentences that fit the case (by their own words first, then by their section) come before those without
     conditions, then those naming more of the case's markers, then passage order. Nothing is dropped for its kind.
-    Dropped maps a sentence id to the reason. ``sections``: passage id -> section path, for the stage a sentence inherits from its
+    Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage id -> section path, for the stage a sentence inherits from its
     section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
     recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
     therapy. ``parents``: sentence id -> the list item it is nested under (``sentence_parents``), read as the
@@ -1599,6 +1638,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         if parent := (parents or {}).get(sid):
             section = f"{section} > {parent}" if section else parent
         label = (labels or {}).get(sid, "")
+        if _POINTER_RE.match(text):
+            dropped[sid] = POINTER_REASON
+            continue
         fit = assess(text, case, (section,) if section else (), label)
         if fit.verdict == "contradicts":
             dropped[sid] = fit.reason

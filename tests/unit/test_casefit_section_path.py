@@ -1,0 +1,64 @@
+"""A section path's headings hold together (engine/casefit.py ``_section_verdict``): "Treatment of Stage II Colon
+Cancer > Adjuvant chemotherapy" is stage II, not "stage II or resected". Found by a stage III colon consult that was
+offered "Following surgery, patients can be considered for entry into a carefully controlled clinical trial." from
+the stage II section first, and a pointer sentence ("For more information, see the ... section.") fourth. Sentences
+are written for these tests in the manner of guideline summaries."""
+
+from __future__ import annotations
+
+from engine.casefit import POINTER_REASON, assess, case_from_facts, locked_candidates
+from engine.state import CaseFacts, Passage
+
+STAGE_II_ADJUVANT = ("## Treatment of Stage II Colon Cancer > ### Treatment Options for Stage II Colon Cancer > "
+                     "#### Adjuvant chemotherapy")
+STAGE_III_ADJUVANT = ("## Treatment of Stage III Colon Cancer > ### Treatment Options for Stage III Colon Cancer > "
+                      "#### Adjuvant chemotherapy")
+OVERVIEW_ADJUVANT = "## Treatment Option Overview for Colon Cancer > ### Adjuvant Chemotherapy"
+GENERAL = "Following surgery, patients can be considered for entry into a carefully controlled clinical trial."
+
+
+def colon(stage: str) -> CaseFacts:
+    return CaseFacts(cancer_type="colon cancer", stage=stage, stage_text=f"stage {stage}, resected",
+                     prior_treatments=("resection",))
+
+
+def test_a_subsection_heading_narrows_its_stage_section_instead_of_widening_it() -> None:
+    stage_iii = assess(GENERAL, case_from_facts(colon("III")), (STAGE_II_ADJUVANT,))
+    assert stage_iii.verdict == "contradicts"
+    assert "Treatment of Stage II Colon Cancer" in stage_iii.reason and "Adjuvant chemotherapy" not in stage_iii.reason
+    assert assess(GENERAL, case_from_facts(colon("II")), (STAGE_II_ADJUVANT,)).verdict == "fits"
+    assert assess(GENERAL, case_from_facts(colon("III")), (STAGE_III_ADJUVANT,)).verdict == "fits"
+
+
+def test_an_adjuvant_heading_alone_still_fits_a_resected_case_and_not_a_metastatic_one() -> None:
+    assert assess(GENERAL, case_from_facts(colon("III")), (OVERVIEW_ADJUVANT,)).verdict == "fits"
+    metastatic = CaseFacts(cancer_type="colon cancer", stage="IV", stage_text="metastatic")
+    assert assess(GENERAL, case_from_facts(metastatic), (STAGE_III_ADJUVANT,)).verdict == "contradicts"
+
+
+def test_a_claim_citing_two_sections_fits_when_either_path_fits() -> None:
+    both = (STAGE_II_ADJUVANT, STAGE_III_ADJUVANT)
+    assert assess(GENERAL, case_from_facts(colon("III")), both).verdict == "fits"
+    assert assess(GENERAL, case_from_facts(colon("I")), both).verdict == "contradicts"
+
+
+def test_a_heading_that_names_two_stages_still_offers_both() -> None:
+    section = "## Treatment of Stage II and Stage III Rectal Cancer > ### Preoperative chemoradiation"
+    rectal = CaseFacts(cancer_type="rectal cancer", stage="III", stage_text="stage III")
+    assert assess("Preoperative chemoradiation is a standard option.", case_from_facts(rectal),
+                  (section,)).verdict != "contradicts"
+
+
+def passage(pid: str, section: str, text: str) -> Passage:
+    return Passage(pid, f"c-{pid}", "Colon Cancer Treatment", "colon.md", section, None, text, 0.2, 4.0, True)
+
+
+def test_a_pointer_to_another_section_is_never_offered() -> None:
+    p = passage("E1", OVERVIEW_ADJUVANT, (
+        "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin. "
+        "For more information, see the [Treatment of Stage III Colon Cancer](/types/colorectal/hp/colon#_105) "
+        "section."))
+    kept, dropped = locked_candidates([p], colon("III"))
+    assert [t for _, t in kept.values()] == [
+        "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin."]
+    assert list(dropped.values()) == [POINTER_REASON]
