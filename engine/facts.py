@@ -7,7 +7,8 @@ Rules, each tested:
   stated ("cT2N1M0 stage IIB" is IIB): for bladder cancer (urothelial carcinoma with a bladder cue) by AJCC 8th
   edition (``bladder_stage``: "cT2N0M0" -> II, "T3aN0M0"/"T1-4aN1M0" -> III, "N2-3M0" -> III, "T4bN0M0" -> IV,
   M1 -> IV; "T4N1M0" (T4a or T4b) or an "x" -> none rather than a guess), otherwise a routing-only
-  approximation ("T3N1M1": M1 -> IV, else N1-3 -> III) since true stage groups differ by cancer; "metastatic"
+  approximation ("T3N1M1": M1 -> IV, else N1-3 -> III) since true stage groups differ by cancer; a pathological T
+  and N without M ("pT3N1a") only for colorectal and anal cancer (N1-3 -> III, N0 by T); "metastatic"
   without "non-" implies IV when neither is there (so "cT2N0M0 ... metastatic" stays II: the TNM wins). Several stages
   of one kind mentioned -> the highest (disease progresses; routing must not under-call it). The extent words
   "unresectable", "inoperable", "muscle-invasive", "non-muscle-invasive" are added to stage_text for case fit
@@ -589,6 +590,12 @@ _NODE_NEGATIVE_GROUPS: dict[str, dict[str, str]] = {
 }
 
 
+# A pathological T and N without M ("pT3N1a", as a resection report gives it): for colorectal and anal cancer, where
+# any node-positive M0 disease is stage III, read as M0 unless the note names metastases
+_TN_ONLY_RE = re.compile(r"\b(?:y?[cp]|y)?T(?P<t>[0-4x]|is)(?P<ts>[a-d])?\s*N(?P<n>[0-3x])[a-c]?\b(?!\s*M)")
+_TN_ONLY_GROUPS = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "anal cancer"})
+
+
 def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None:
     """The stage group of a ``TNM_RE`` match "T2N0M0" where the cancer's own staging settles it from T
     (``_NODE_NEGATIVE_GROUPS``); None elsewhere or for Tx/T0 or an N or M that is not 0."""
@@ -620,6 +627,13 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             derived.append((group, m.group(0)))
     if not derived and (m := _METASTATIC_RE.search(text)):
         derived.append(("IV", m.group(0)))
+    if not derived and cancer_type in _TN_ONLY_GROUPS:
+        for m in _TN_ONLY_RE.finditer(text):
+            n = m.group("n").lower()
+            group = "III" if n in "123" else _NODE_NEGATIVE_GROUPS[cancer_type].get(m.group("t").lower()) \
+                if n == "0" else None
+            if group is not None:
+                derived.append((group, m.group(0)))
     found = stated or derived
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):

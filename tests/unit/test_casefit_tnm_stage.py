@@ -113,3 +113,22 @@ def test_the_export_names_the_site_the_case_was_fitted_to(tmp_path):
     assert "- Site: supraglottis" in md and "- Stage: III (T3N1M0)" in md
     collect(lambda: engine.stream("PT-0002", "Metastatic pancreatic adenocarcinoma. Options?"))
     assert "- Site:" not in consult_markdown(engine.store, "PT-0002")
+
+
+@pytest.mark.parametrize("note, group", [
+    ("Right hemicolectomy for a pT3N1a adenocarcinoma, pMMR. Adjuvant therapy?", "III"),
+    ("Sigmoid colon adenocarcinoma pT3N0, resected.", "II"),
+    ("Rectal adenocarcinoma, ypT2N0 after chemoradiation.", "I"),
+    ("Squamous cell carcinoma of the anal canal, T2N1.", "III"),
+    ("Colon adenocarcinoma pT4N2b with liver metastases.", "IV"),  # the metastases decide
+    ("Colon adenocarcinoma pTxN1.", "III"),  # any node-positive M0 colon cancer is stage III
+    ("Breast cancer, pT2N1, ER-positive.", None),  # IIA-IIIA by T: no guess
+    ("Pancreatic adenocarcinoma resected by Whipple, pT2N1.", None),
+])
+def test_a_resection_reports_t_and_n_stage_colorectal_and_anal_cancer(note, group):
+    """The audit's "Right hemicolectomy for a pT3N1a adenocarcinoma" (stage III colon cancer) had no stage: a
+    pathology report gives T and N, rarely M."""
+    facts = extract_facts(note, genes=[], treatment_keywords=[], rare_cancers=[])
+    assert facts.stage == group, facts
+    if group == "III":
+        assert assess("Stage II disease: surgery alone is standard.", case_from_facts(facts)).verdict == "contradicts"
