@@ -1608,10 +1608,11 @@ def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
 
 
 # A pointer to another section or summary ("For more information, see the [Treatment of Stage III Colon Cancer](...)
-# section."): no guidance of its own, yet its words fit the case (the audit's stage III colon case was offered one
+# section.", "[Go to Patient Version](...)"): no guidance of its own, yet its words fit the case (the audit's stage III colon case was offered one
 # fourth, and the model picked it)
 _POINTER_RE = re.compile(r"^\W*(?:for\s+(?:more\s+)?information\b[^.;]{0,200}?,\s+(?:see|visit|refer\s+to)\b|"
-                         r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$)", re.IGNORECASE)
+                         r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$|"
+                         r"\[?go\s+to\s+(?:the\s+)?(?:patient|health\s+professional)\s+version\b)", re.IGNORECASE)
 POINTER_REASON = "only points to another section or summary; it gives no guidance of its own"
 
 

@@ -85,7 +85,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("breast cancer", r"breast (?:cancer|carcinoma|adenocarcinoma)|(?:invasive )?ductal carcinoma|lobular carcinoma"),
     ("non-small cell lung cancer", r"non[- ]small[- ]cell lung (?:cancer|carcinoma)|\bNSCLC\b|lung adenocarcinoma|"
                                    r"squamous cell (?:carcinoma of the lung|lung (?:cancer|carcinoma))"),
-    ("small cell lung cancer", r"(?<!non-)(?<!non )(?<!non)small[- ]cell lung (?:cancer|carcinoma)|\bSCLC\b"),
+    ("small cell lung cancer", r"(?<!non-)(?<!non )(?<!non)small[- ]cell lung (?:cancer|carcinoma)|\bSCLC\b|"
+                               r"(?<!non-)(?<!non )(?<!non)small[- ]cell carcinoma of the lung"),
     ("lung cancer", r"lung (?:cancer|carcinoma|tumou?r)"),
     # Colon and rectal cancer are treated (and written up in PDQ) apart: "colorectal" only when the text says so.
     ("colorectal cancer", r"colorectal (?:cancer|carcinoma|adenocarcinoma)|\bCRC\b"),
@@ -106,7 +107,7 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
                           r"(?:adeno|squamous cell )?carcinoma of the (?:distal |proximal |mid-?)?o?esophagus"),
     ("hepatocellular carcinoma", r"hepatocellular carcinoma|\bHCC\b|liver cancer"),
     ("cholangiocarcinoma", r"cholangiocarcinoma|bile duct cancer|biliary tract cancer"),
-    ("gallbladder cancer", r"gallbladder (?:cancer|carcinoma)"),
+    ("gallbladder cancer", r"gallbladder (?:cancer|(?:adeno)?carcinoma)|(?:adeno)?carcinoma of the gallbladder"),
     ("renal cell carcinoma", r"(?:(?:clear|non-clear)[- ]cell |papillary |chromophobe )?renal (?:cell )?(?:carcinoma|"
                              r"cancer)|\bRCC\b|kidney cancer|clear[- ]cell (?:renal|kidney)"),
     ("urothelial carcinoma", r"urothelial (?:carcinoma|cancer)|bladder (?:cancer|carcinoma)|(?:urothelial|"
@@ -124,6 +125,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("neuroendocrine tumor", r"neuroendocrine (?:tumou?r|carcinoma|neoplasm)|carcinoid"),
     ("diffuse large B-cell lymphoma", r"diffuse large B[- ]cell lymphoma|\bDLBCL\b"),
     ("Hodgkin lymphoma", r"(?<!non-)(?<!non )Hodgkin(?:'s)? lymphoma"),
+    # PDQ's "Mycosis Fungoides and Other Cutaneous T-Cell Lymphomas", not a lymphoma of the nodes
+    ("mycosis fungoides", r"mycosis fungoides|s[ée]zary syndrome|cutaneous T[- ]cell lymphoma|(?-i:\bCTCL\b)"),
     ("lymphoma", r"lymphoma"),
     # PDQ writes each leukemia up apart ("Chronic Myeloid Leukemia Treatment"): a CML case is not an AML one.
     # Acronyms in capitals only ("all patients" is no leukemia).
@@ -162,7 +165,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("cancer of unknown primary", r"cancer of unknown primary|carcinoma of unknown primary|\bCUP\b"),
     ("testicular cancer", r"testicular (?:cancer|carcinoma|germ[- ]cell tumou?r|seminoma)|(?:pure |classic )?seminoma|"
                           r"non-?seminomatous germ[- ]cell tumou?r|nonseminoma|germ[- ]cell tumou?r of the testis"),
-    ("penile cancer", r"penile (?:squamous cell )?(?:cancer|carcinoma)|(?:squamous cell )?carcinoma of the penis"),
+    ("penile cancer", r"penile (?:squamous cell )?(?:cancer|carcinoma|(?-i:SCC))|(?:squamous cell )?carcinoma of the "
+                      r"penis"),
     # a site within the organ may come between ("carcinoma of the upper vagina", "of the left labium majus")
     ("vulvar cancer", r"vulvar (?:squamous (?:cell )?)?(?:cancer|carcinoma)|(?:squamous (?:cell )?)?carcinoma of the "
                       r"(?:\w+ ){0,2}?(?:vulva|lab(?:ium|ia) (?:majus|minus|majora|minora)|clitoris)"),
@@ -193,6 +197,11 @@ IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
                       r"negative)\b|\s?[+-](?=[\s,.;:/)]|$)|\s+\d{1,3}\s?%|\s+Allred)"),
     ("urothelial carcinoma", r"\bcystectomy|\bTURBT\b"),
     ("renal cell carcinoma", r"nephrectomy"),
+    ("non-small cell lung cancer", r"\bnon[- ]?small[- ]cell carcinoma\b"),  # said of the lung only
+    # a small cell carcinoma with a chest finding ("right hilar mass ... biopsy small cell carcinoma")
+    ("small cell lung cancer", r"(?<!non-)(?<!non )\bsmall[- ]cell carcinoma\b.{0,200}?\b(?:lung|hilar|hilum|"
+                               r"bronch\w*|mediastin\w*)|\b(?:lung|hilar|hilum|bronch\w*|mediastin\w*).{0,200}?"
+                               r"(?<!non-)(?<!non )\bsmall[- ]cell carcinoma\b"),
     ("hepatocellular carcinoma", r"\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
                                  r"tumou?r)|\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
 )
@@ -663,7 +672,7 @@ def _former_unresectable(text: str, m: re.Match[str]) -> bool:
                      or _FORMER_AFTER_RE.match(text, m.end())))
 
 
-def _split_extent(stage_text: str | None) -> tuple[str | None, list[str]]:
+def split_extent(stage_text: str | None) -> tuple[str | None, list[str]]:
     """stage_text as (the stage's words, the extent words _stage added: "unresectable", "resected", ...)."""
     parts = [s.strip() for s in (stage_text or "").split(",") if s.strip()]
     extent = [s for s in parts if s.lower() in _EXTENT_WORDS]
@@ -1170,8 +1179,8 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
     apart from the stage: resectability ("unresectable", "resected", "resectable") and bladder invasion each come
     from the latest turn that states them, else from the earlier one (a later "stage IIIB" does not drop an
     earlier "unresectable"; a later "now resected" replaces it)."""
-    (early_words, early_extent), (late_words, late_extent) = _split_extent(earlier.stage_text), \
-        _split_extent(later.stage_text)
+    (early_words, early_extent), (late_words, late_extent) = split_extent(earlier.stage_text), \
+        split_extent(later.stage_text)
     stage_pick = max((earlier.stage, early_words), (later.stage, late_words),
                      key=lambda s: _STAGE_ORDER.get(s[0] or "", -1))
     if later.stage and _stated_stage(late_words) and not _stated_stage(early_words):

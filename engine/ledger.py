@@ -162,6 +162,7 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
                                       r"[\w-]* ?T[- ]cell lymphomas?|histiocytic lymphomas?|"
                                       r"(?<!non-)(?<!non )hodgkin(?:'s)? lymphomas?"),
     "Hodgkin lymphoma": (r"hodgkin(?:'s)?", r"non-?[- ]?hodgkin(?:'s)?"),
+    "mycosis fungoides": (r"mycosis fungoides|s[ée]zary|cutaneous T[- ]cell", ""),
     "lymphoma": (r"lymphomas?", ""),
     "acute myeloid leukemia": (r"acute (?:myeloid|myelogenous|non-?lymphocytic)|(?-i:AML)", ""),
     "chronic myeloid leukemia": (r"chronic (?:myeloid|myelogenous)|(?-i:CML)", ""),

@@ -50,6 +50,19 @@ def answers_with_trial_results_only(state: ConsultState) -> bool:
     return 0 not in kinds and 2 * kinds.count(2) >= len(kinds)
 
 
+def guidelines_of_an_unnamed_cancer(state: ConsultState) -> tuple[str, ...]:
+    """The guidelines the released claims quote when the case names no cancer the system recognises and they are
+    more than one: the other-cancer check needs a cancer type, so nothing stopped claims from several cancers'
+    summaries being released together (the audit's gallbladder case, before its type was read, was answered from
+    the esophageal, hypopharyngeal and endometrial summaries). () otherwise."""
+    if state.facts.cancer_type or not state.ledger or not state.retrieval:
+        return ()
+    titles = {p.id: p.title for p in state.retrieval.passages}
+    cited = dict.fromkeys(titles[e] for c in state.ledger.claims if c.state in ("supported", "qualified")
+                          for e in c.evidence if e in titles)
+    return tuple(cited) if len(cited) > 1 else ()
+
+
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
     reasons: list[str] = []
     r = state.routing
@@ -76,6 +89,10 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     elif answers_with_trial_results_only(state):
         reasons.append("The question asks what to do, but the released claims mostly report trials' results and "
                        "none is a guideline recommendation (a person should judge what they mean for this case)")
+    if mixed := guidelines_of_an_unnamed_cancer(state):
+        reasons.append(f"The case names no cancer type the system recognises, and the released claims quote "
+                       f"{len(mixed)} different guidelines ({'; '.join(mixed)}): a person should confirm which, if "
+                       "any, is about this patient's cancer")
     confidence = state.retrieval.rag_confidence if state.retrieval else 0.0
     if confidence < confidence_floor:
         reasons.append(f"Low retrieval confidence ({confidence:.2f} < {confidence_floor:.2f})")

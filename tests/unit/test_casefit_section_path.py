@@ -57,8 +57,8 @@ def test_a_pointer_to_another_section_is_never_offered() -> None:
     p = passage("E1", OVERVIEW_ADJUVANT, (
         "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin. "
         "For more information, see the [Treatment of Stage III Colon Cancer](/types/colorectal/hp/colon#_105) "
-        "section."))
+        "section. [Go to Patient Version](/types/colorectal/patient/colon-treatment-pdq)"))
     kept, dropped = locked_candidates([p], colon("III"))
     assert [t for _, t in kept.values()] == [
         "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin."]
-    assert list(dropped.values()) == [POINTER_REASON]
+    assert list(dropped.values()) == [POINTER_REASON, POINTER_REASON]

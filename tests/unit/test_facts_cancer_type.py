@@ -233,3 +233,26 @@ def test_one_head_and_neck_site_finds_another_site_s_summary_off_case():
     assert not on_case_title("Oropharyngeal Cancer Treatment (PDQ®) - NCI", "oral cavity cancer")
     assert not on_case_title("Laryngeal Cancer Treatment (PDQ®) - NCI", "hypopharyngeal cancer")
     assert on_case_title("Laryngeal Cancer Treatment (PDQ®) - NCI", "head and neck squamous cell carcinoma")
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the audit's held-out cases that had no cancer type: a gallbladder case was answered from the esophageal,
+    # renal and endometrial summaries, a limited-stage small cell case from the germ cell and LCH ones
+    ("72-year-old woman with metastatic gallbladder adenocarcinoma (liver and peritoneum).", "gallbladder cancer"),
+    ("Adenocarcinoma of the gallbladder found at cholecystectomy, T2.", "gallbladder cancer"),
+    ("Penile SCC: 1.5 cm infiltrating lesion of the glans (T1a N0).", "penile cancer"),
+    ("Mycosis fungoides, patch-stage IA (<10% BSA), 55 years old.", "mycosis fungoides"),
+    ("Sezary syndrome with erythroderma.", "mycosis fungoides"),
+    ("Heavy smoker, 59, right hilar mass and mediastinal nodes, biopsy small cell carcinoma, no distant spread.",
+     "small cell lung cancer"),
+    ("Small cell carcinoma of the lung, extensive.", "small cell lung cancer"),
+    ("Hilar mass; biopsy shows non-small cell carcinoma, favour adenocarcinoma.", "non-small cell lung cancer"),
+])
+def test_cancer_types_the_held_out_audit_missed(text, expected):
+    assert cancer(text) == expected
+
+
+def test_a_small_cell_carcinoma_elsewhere_is_not_read_as_lung():
+    assert cancer("Small cell carcinoma of the bladder, cT2.") is None
+    assert cancer("Cutaneous T-cell lymphoma") == "mycosis fungoides"
+    assert cancer("Follicular lymphoma, grade 2, stage III.") == "lymphoma"

@@ -72,3 +72,29 @@ def test_an_item_of_a_treatment_options_list_is_a_recommendation():
         replace(c, sentence_ids=("E6.s1",)) if c.text == item else c for c in s.ledger.claims)))
     assert not trial_only(quoted)
     assert trial_only(s)  # the same words without the list they were quoted from
+
+
+def mixed(question: str, cancer_type: str | None, *cited: tuple[str, str]) -> tuple[str, ...]:
+    """Claims quoting passages E1, E2, ... with the given (title, release state)."""
+    from engine.state import CaseFacts
+
+    passages = tuple(Passage(f"E{i}", f"c{i}", title, "x.md", "## Treatment", None, "Text.", 0.2, 4.0, True)
+                     for i, (title, _) in enumerate(cited, 1))
+    claims = tuple(Claim(id=f"C{i}", recommendation=i, text="Chemotherapy is an option.", evidence=(f"E{i}",),
+                         state=st) for i, (_, st) in enumerate(cited, 1))  # type: ignore[arg-type]
+    s = ConsultState(thread_id="PT-0001", consult_id="c", case_text=question, ledger=Ledger(claims=claims),
+                     facts=CaseFacts(cancer_type=cancer_type),
+                     retrieval=Retrieval(query=question, passages=passages, gate_passed=True, rag_confidence=0.9))
+    return tuple(r for r in review_reasons(s, 0.0) if "names no cancer type" in r)
+
+
+def test_claims_from_several_cancers_guidelines_for_an_unnamed_cancer_wait_for_a_reviewer():
+    # the audit's held-out gallbladder case, before its type was read: answered from three other cancers' summaries
+    q = "72-year-old woman with a metastatic tumour of unclear origin, ECOG 1. What systemic therapy?"
+    esophageal, endometrial = "Esophageal Cancer Treatment (PDQ)", "Endometrial Cancer Treatment (PDQ)"
+    (reason,) = mixed(q, None, (esophageal, "supported"), (endometrial, "qualified"))
+    assert "2 different guidelines (Esophageal Cancer Treatment (PDQ); Endometrial Cancer Treatment (PDQ))" in reason
+    # one guideline, a named cancer, or a second guideline that is not released: no such reason
+    assert not mixed(q, None, (esophageal, "supported"), (esophageal, "supported"))
+    assert not mixed(q, "gallbladder cancer", (esophageal, "supported"), (endometrial, "supported"))
+    assert not mixed(q, None, (esophageal, "supported"), (endometrial, "blocked"))
