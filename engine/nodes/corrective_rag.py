@@ -31,6 +31,7 @@ from typing import Any
 
 from engine.casefit import misfit_filter, other_cancer
 from engine.context import NodeContext, stream_model
+from engine.facts import split_extent
 from engine.events import EvidenceReady
 from engine.kbfactory import retrieval_params
 from engine.models.base import GenerationParams
@@ -59,7 +60,7 @@ def query_text(text: str) -> str:
 def build_query(text: str, facts: CaseFacts) -> str:
     """The clinician's question plus the facts that matter for retrieval (already redacted)."""
     extra = [x for x in (facts.cancer_type, f"stage {facts.stage}" if facts.stage else None) if x]
-    extra += list(facts.markers[:4])
+    extra += query_markers(facts)[:4]
     query = query_text(text)[:1000]
     missing = [e for e in extra if e.lower() not in query.lower()]
     return (query + (" | " + ", ".join(missing) if missing else "")).strip()
@@ -145,17 +146,39 @@ def _sentence_count(cleaned: str) -> int:
     return len([x for x in _SENTENCE_RE.split(cleaned) if x.strip()])
 
 
+# A driver gene's negative status ("EGFR negative", "BRAF wild type", "FLT3 negative"): in a query it recalls the
+# passages about that driver's targeted therapy, which the case fit then drops (the unresectable stage IIIA case
+# "EGFR and ALK negative" recalled only EGFR and ALK sections, and was refused). Receptors and biomarkers stay
+# ("HER2-negative", "ER-negative", "PD-L1 negative", "MSS" name the guideline's own sections).
+_NEGATIVE_STATUS_RE = re.compile(r"\b(?:negative|wild[- ]?type|(?-i:WT)|not\s+detected|unmutated|absent|no\s+"
+                                 r"(?:mutation|alteration|variant)s?)\b", re.IGNORECASE)
+_RECEPTOR_OR_BIOMARKER_RE = re.compile(r"\b(?:HER2|ERBB2|ER|PR|HR|estrogen|oestrogen|progesterone|hormone|PD-?L1|"
+                                       r"MMR|pMMR|dMMR|MSI|MSS|mismatch|microsatellite|TMB|p16|HPV|EBV|CD\d+)\b",
+                                       re.IGNORECASE)
+
+
+def query_markers(facts: CaseFacts) -> list[str]:
+    """The case's markers a retrieval query names: all but a driver gene's negative status."""
+    return [m for m in facts.markers
+            if not (_NEGATIVE_STATUS_RE.search(m) and not _RECEPTOR_OR_BIOMARKER_RE.search(m))]
+
+
 def focused_query(text: str, facts: CaseFacts) -> str:
     """The facts plus what the question asks for ("non-small cell lung cancer stage IV EGFR exon 19 deletion
     first-line treatment"); "" when the case states no marker and the question no intent (it would be the cancer's
     name alone, which recalls general sections)."""
     question = question_sentences(text)
     intents = intent_phrases(question)
-    if not (intents or facts.markers):
+    markers = query_markers(facts)
+    if not (intents or markers):
         return ""
     modality = [phrase for cues, phrase in _MODALITIES if any(c in question.lower() for c in cues)][:1]
-    # a stated fitness names the branch ("not a transplant candidate": PDQ's less-fit myeloma section)
-    parts = [facts.cancer_type, stage_words(facts), *facts.markers[:2], *facts.fitness[:1], *intents[:2], *modality]
+    # the extent names the branch as PDQ's headings do ("Unresectable Stage IIIA NSCLC", "Resected/Resectable",
+    # "non-muscle-invasive"), not for stage IV, where it only moved the answering passages down (kb/EVAL.md round
+    # 10); a stated fitness names the branch too ("not a transplant candidate": PDQ's less-fit myeloma section)
+    extent = " ".join(split_extent(facts.stage_text)[1]) if facts.stage != "IV" else ""
+    stage = " ".join(w for w in (extent, stage_words(facts)) if w)
+    parts = [facts.cancer_type, stage, *markers[:2], *facts.fitness[:1], *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 
 
@@ -239,8 +262,11 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tup
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
-    """A keyword query built from the extracted facts: what the guideline headings are likely to say."""
-    parts = [facts.cancer_type or "", f"stage {facts.stage}" if facts.stage else "", " ".join(facts.markers[:4])]
+    """A keyword query built from the extracted facts: what the guideline headings are likely to say. Without a
+    cancer type the case's first sentence stands in for it: "stage IV treatment options" alone finds any cancer's
+    stage IV options (the audit's gallbladder case was answered from the esophageal and endometrial summaries)."""
+    lead = facts.cancer_type or next((x for x in _SENTENCE_RE.split(query_text(text)) if x.strip()), "")[:200]
+    parts = [lead, f"stage {facts.stage}" if facts.stage else "", " ".join(query_markers(facts)[:4])]
     topic = "treatment options"
     lowered = text.lower()
     for cue, phrase in (("second-line", "second-line treatment after progression"), ("progress", "treatment after "

@@ -235,3 +235,40 @@ def test_the_focused_query_names_a_stated_fitness():
     facts = CaseFacts(cancer_type="multiple myeloma", fitness=("not a transplant candidate",))
     assert corrective_rag.focused_query("84-year-old, myeloma, not a transplant candidate. What induction?", facts) \
         == "multiple myeloma not a transplant candidate induction therapy"
+
+
+def test_the_focused_query_names_the_extent_and_leaves_out_a_drivers_negative_status():
+    """An unresectable stage IIIA NSCLC case "EGFR and ALK negative" sent "non-small cell lung cancer stage IIIA EGFR
+    negative ALK negative treatment options": it recalled only the EGFR and ALK sections (resectable ones too), the
+    case fit dropped every sentence and the consult was refused; PDQ's heading is "Unresectable Stage IIIA NSCLC"."""
+    text = ("63-year-old with unresectable stage IIIA non-small cell lung cancer, adenocarcinoma, EGFR and ALK "
+            "negative, ECOG 1. What treatment is recommended?")
+    facts = CaseFacts(cancer_type="non-small cell lung cancer", stage="III", stage_text="stage IIIA, unresectable",
+                      markers=("EGFR negative", "ALK negative"))
+    assert corrective_rag.focused_query(text, facts) == \
+        "non-small cell lung cancer unresectable stage IIIA treatment options"
+    assert "| " not in corrective_rag.build_query(text, facts)  # nothing appended: no "EGFR negative"
+    # stage IV names no extent: "unresectable" there moved the melanoma BRAF combination passage out of the five
+    melanoma = CaseFacts(cancer_type="melanoma", stage="IV", stage_text="stage IV, unresectable", markers=("BRAF V600E",))
+    assert corrective_rag.focused_query("Unresectable stage IV melanoma, BRAF V600E. Which targeted combination?",
+                                        melanoma) == "melanoma stage IV BRAF V600E targeted therapy"
+    # a driver that is altered stays; receptor and biomarker statuses stay whatever their value
+    kept = CaseFacts(markers=("BRAF V600E", "KRAS wild-type", "HER2-negative", "ER-negative", "PD-L1 negative",
+                              "MSS", "FLT3 not detected"))
+    assert corrective_rag.query_markers(kept) == ["BRAF V600E", "HER2-negative", "ER-negative", "PD-L1 negative",
+                                                  "MSS"]
+
+
+def test_the_rule_rewrite_keeps_the_disease_words_when_no_cancer_type_is_read():
+    """A facts-only rewrite of a case with no cancer type ("stage IV treatment options") found any cancer's stage IV
+    options: the audit's gallbladder case was answered from the esophageal and endometrial summaries."""
+    from engine.facts import extract_facts
+    from engine.nodes.corrective_rag import rule_rewrite
+
+    text = "Goblet cell tumour of the appendix, metastatic to the peritoneum, ECOG 1. What systemic therapy?"
+    facts = extract_facts(text, genes=[], treatment_keywords=[], rare_cancers=[])
+    assert facts.cancer_type is None
+    assert rule_rewrite(facts, text).startswith("Goblet cell tumour of the appendix, metastatic to the peritoneum")
+    named = "Metastatic gallbladder adenocarcinoma, ECOG 1. What systemic therapy?"
+    assert rule_rewrite(extract_facts(named, genes=[], treatment_keywords=[], rare_cancers=[]), named) == \
+        "gallbladder cancer stage IV treatment options"
