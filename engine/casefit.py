@@ -1471,7 +1471,11 @@ _NARRATIVE_RE = re.compile(
     r"^\s*(?:\d[\d,]*|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|eleven|twelve|\w+teen)\s+(?:[\w-]+\s+){0,4}patients\b[^.;]*?\b(?:received|were\s+"
     r"treated|underwent)\b|"
-    r"\b(?:in|between)\s+(?:the\s+)?(?:two|both|treatment)\s+groups\b|\bin\s+both\s+groups\b",
+    r"\b(?:in|between)\s+(?:the\s+)?(?:two|both|treatment)\s+groups\b|\bin\s+both\s+groups\b|"
+    # what was done in the past ("Before 2000, fluorouracil (5-FU) was the only useful cytotoxic chemotherapy ...":
+    # offered first to a stage III colon case, ahead of what replaced it)
+    r"^\s*(?:before|until|prior\s+to|through|by)\s+(?:the\s+)?(?:19|20)\d\d(?:s)?\b|^\s*historically\b|"
+    r"^\s*in\s+the\s+(?:past|(?:19|20)\d0s)\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
 _STATISTICS_RE = re.compile(
@@ -1708,7 +1712,25 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
                             f"case's ({facts.cancer_type})")
+    # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
+    # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
+    seen: list[tuple[str, frozenset[str]]] = []
+    for sid, (_, text) in list(kept.items()):
+        words = _statement_words(text)
+        same = next((first for first, other in seen if len(words) >= 8 and len(other) >= 8
+                     and len(words & other) >= 0.85 * len(words | other)), None)
+        if same is None:
+            seen.append((sid, words))
+        else:
+            del kept[sid]
+            dropped[sid] = f"repeats {same} (the same statement in another passage)"
     return kept, dict(sorted(dropped.items(), key=lambda x: list(sentences).index(x[0])))
+
+
+def _statement_words(text: str) -> frozenset[str]:
+    """A sentence's words without its links' targets and citation markers, for telling repeats apart."""
+    plain = re.sub(r"\[\[[^\]]*\]\([^)]*\)\]|\]\([^)]*\)", " ", text)
+    return frozenset(w.lower() for w in re.findall(r"\w+", plain))
 
 
 def no_fit_issue(dropped: Mapping[str, str]) -> str:

@@ -62,3 +62,16 @@ def test_a_pointer_to_another_section_is_never_offered() -> None:
     assert [t for _, t in kept.values()] == [
         "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin."]
     assert list(dropped.values()) == [POINTER_REASON, POINTER_REASON]
+
+
+def test_a_statement_repeated_in_another_passage_is_offered_once() -> None:
+    stage_iii = passage("E1", STAGE_III_ADJUVANT, (
+        "Before 2000, fluorouracil (5-FU) was the only useful cytotoxic chemotherapy in the adjuvant setting for "
+        "patients with stage III colon cancer. FOLFOX has become the standard of care for stage III colon cancer."))
+    overview = passage("E2", OVERVIEW_ADJUVANT, (
+        "Before 2000, 5-FU was the only useful cytotoxic chemotherapy in the adjuvant setting for patients with stage "
+        "III colon cancer.[[3](#cit/section_8.3)] Capecitabine is an equivalent alternative to 5-FU and leucovorin."))
+    kept, dropped = locked_candidates([stage_iii, overview], colon("III"))
+    assert dropped == {"E2.s1": "repeats E1.s1 (the same statement in another passage)"}
+    # the standard of care comes first; what was done before 2000 is history, offered after the current options
+    assert list(kept) == ["E1.s2", "E2.s2", "E1.s1"]
