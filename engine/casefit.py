@@ -1612,8 +1612,8 @@ def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
 
 
 # A pointer to another section or summary ("For more information, see the [Treatment of Stage III Colon Cancer](...)
-# section.", "[Go to Patient Version](...)"): no guidance of its own, yet its words fit the case (the audit's stage III colon case was offered one
-# fourth, and the model picked it)
+# section.", "[Go to Patient Version](...)"): no guidance of its own, yet its words fit the case (the audit's stage
+# III colon case was offered one fourth, and the model picked it)
 _POINTER_RE = re.compile(r"^\W*(?:for\s+(?:more\s+)?information\b[^.;]{0,200}?,\s+(?:see|visit|refer\s+to)\b|"
                          r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$|"
                          r"\[?go\s+to\s+(?:the\s+)?(?:patient|health\s+professional)\s+version\b)", re.IGNORECASE)
@@ -1630,11 +1630,11 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     sentence it is offered); those whose condition the case does not state go after all others. Within a kind,
     sentences that fit the case (by their own words first, then by their section) come before those without
     conditions, then those naming more of the case's markers, then passage order. Nothing is dropped for its kind.
-    Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage id -> section path, for the stage a sentence inherits from its
-    section. ``recommended``: ids of list items under a recommendation's header (``recommended_items``), ranked as
-    recommendations. ``labels``: sentence id -> the label it is under (``sentence_labels``), for its line of
-    therapy. ``parents``: sentence id -> the list item it is nested under (``sentence_parents``), read as the
-    deepest part of its section."""
+    Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage
+    id -> section path, for the stage a sentence inherits from its section. ``recommended``: ids of list items under
+    a recommendation's header (``recommended_items``), ranked as recommendations. ``labels``: sentence id -> the
+    label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> the list item it
+    is nested under (``sentence_parents``), read as the deepest part of its section."""
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}

@@ -601,7 +601,7 @@ _NODE_NEGATIVE_GROUPS: dict[str, dict[str, str]] = {
 
 # A pathological T and N without M ("pT3N1a", as a resection report gives it): for colorectal and anal cancer, where
 # any node-positive M0 disease is stage III, read as M0 unless the note names metastases
-_TN_ONLY_RE = re.compile(r"\b(?:y?[cp]|y)?T(?P<t>[0-4x]|is)(?P<ts>[a-d])?\s*N(?P<n>[0-3x])[a-c]?\b(?!\s*M)")
+_TN_ONLY_RE = re.compile(r"\b(?:y?[cp]|y)?T(?P<t>[0-4x]|is)(?P<ts>[a-d])?\s*N(?P<n>[0-3x])[a-c]?\b(?!\s*M[01x])")
 _TN_ONLY_GROUPS = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "anal cancer"})
 
 

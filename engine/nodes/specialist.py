@@ -12,7 +12,8 @@ case's cancer are offered, those that fit the case first and, within that, recom
 and statistics (``engine.casefit.locked_candidates``; a small model tends to pick the first sentence offered): the
 model cannot pick "Stage I ..." for a stage III case, nor a pancreatic line for a lung case. When none is left no
 model is called: the Critic rejects the empty draft with the case-fit reason and, as no retry can change that, the
-consult goes to the safe refusal.
+consult goes to the safe refusal. While the model writes, the reader is shown each sentence it picks ("S1 [E2]
+Before 2000, ..."; ``LockedPicks``), not the JSON.
 """
 
 from __future__ import annotations

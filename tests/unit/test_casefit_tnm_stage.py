@@ -122,6 +122,7 @@ def test_the_export_names_the_site_the_case_was_fitted_to(tmp_path):
     ("Squamous cell carcinoma of the anal canal, T2N1.", "III"),
     ("Colon adenocarcinoma pT4N2b with liver metastases.", "IV"),  # the metastases decide
     ("Colon adenocarcinoma pTxN1.", "III"),  # any node-positive M0 colon cancer is stage III
+    ("Sigmoid colon adenocarcinoma T2N0 MSI-high.", "I"),  # "MSI" after it is no M
     ("Breast cancer, pT2N1, ER-positive.", None),  # IIA-IIIA by T: no guess
     ("Pancreatic adenocarcinoma resected by Whipple, pT2N1.", None),
 ])
