@@ -121,7 +121,8 @@ class RetrievalParams:
     # line). 0 = none.
     options_lists: int = 3
     # A passage the caller knows does not apply (a consult's case fit: its section names another stage or receptor
-    # status than the case's, or it is about another cancer: engine.casefit.section_misfit). Such passages move
+    # status than the case's, or it is about another cancer: engine.casefit.section_misfit). Stage 1 then reads
+    # 2 x recall_k of its ranking and keeps the recall_k that fit first (in recall order), and such passages move
     # after the others that passed the gate before the rerank_k cut (stable: none is dropped, and they still fill
     # the cut when too few others passed). None: the recall order as it is.
     demote: Callable[[Hit], bool] | None = None
@@ -1115,7 +1116,10 @@ class KnowledgeBase:
         recall_k = max(1, params.recall_k)
         extras = [q for q in dict.fromkeys(x.strip() for x in params.extra_queries)
                   if q and q != query.strip()] if params.multi_query_weight > 0 else []
-        pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(recall_k, gate_k)
+        # with a case-fit test, recall looks twice as deep and keeps the recall_k that fit first (an unresectable
+        # stage IIIA case's 15 held 11 resectable or EGFR sections and one passage that fit; 4 of its 5 with this)
+        wide = 2 * recall_k if params.demote is not None else recall_k
+        pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(wide, gate_k)
         res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
                                      include=["documents", "metadatas", "distances"])
         # a chunk of a section the chunker now skips (a store ingested before "Key References" joined the list)
@@ -1154,11 +1158,14 @@ class KnowledgeBase:
             lap("lexical", t)
             t = time.perf_counter()
         else:
-            candidates = dense[:recall_k]
+            candidates = dense[:wide]
         if extras:
             main = candidates if params.hybrid else dense
-            candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n)
+            candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n, keep=wide)
             t = lap("multi_query", t)
+        if wide > recall_k and params.demote is not None:
+            fit = [h for h in candidates if not params.demote(h)]
+            candidates = (fit + [h for h in candidates if h not in fit])[:recall_k]
         candidates = [h for h in candidates if not skipped_section(h.section)]  # found by BM25 or another phrasing
         # The question is in the domain when its k nearest chunks are close on average (k = 1: the nearest one);
         # then single passages beyond the threshold still drop out.
@@ -1298,10 +1305,10 @@ class KnowledgeBase:
         return out
 
     def _multi_query(self, vec: list[float], main: list[Hit], extras: list[str], weight: float, recall_k: int,
-                     n: int) -> list[Hit]:
+                     n: int, keep: int | None = None) -> list[Hit]:
         """Fuse the query's recall ranking ``main`` (its dense top ``pool``, or the hybrid fusion) with each extra
         query's dense top ``pool`` (RRF, k = RRF_K; weight 1 for the query, ``weight`` for each extra) and keep the
-        best ``recall_k``. Every hit carries its cosine distance to the QUERY's vector, so Stage 2 judges each passage
+        best ``keep`` (default ``recall_k``, which sets the pools). Every hit carries its cosine distance to the QUERY's vector, so Stage 2 judges each passage
         against what the clinician asked, whichever phrasing found it."""
         pool = max(2 * recall_k, 30)
         by_id = {h.chunk_id: h for h in main}
@@ -1315,7 +1322,7 @@ class KnowledgeBase:
                 if cid not in by_id:
                     by_id[cid] = self._hit(cid, doc, meta, float("nan"), "multi_query")
             rankings.append(ids)
-        fused = [cid for cid, _s in rrf(rankings, RRF_K, [1.0] + [weight] * len(extras))][:recall_k]
+        fused = [cid for cid, _s in rrf(rankings, RRF_K, [1.0] + [weight] * len(extras))][:keep or recall_k]
         unknown = [cid for cid in fused if math.isnan(by_id[cid].distance)]  # found by an extra query only
         if unknown:
             import numpy as np

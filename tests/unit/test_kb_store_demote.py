@@ -49,6 +49,18 @@ def test_demoted_passages_go_after_the_others_before_the_cut(kb):
     assert [h.chunk_id for h in every.hits] == ["endocrine"] + [c for c in recall if c != "endocrine"]
 
 
+def test_recall_looks_deeper_for_passages_that_fit(kb):
+    """An unresectable stage IIIA NSCLC case's 15 recalled held one passage that fit (the rest resectable or EGFR
+    sections), so its five were mostly misfits: with a case-fit test Stage 1 reads twice as deep and keeps those that
+    fit first."""
+    plain = kb.retrieve("q", RetrievalParams(recall_k=2, rerank_k=2, distance_threshold=0.5, options_lists=0))
+    assert [h.chunk_id for h in plain.hits] == ["metastatic", "her2pos"]
+    misfit = {"her2pos", "metastatic"}
+    deeper = kb.retrieve("q", RetrievalParams(recall_k=2, rerank_k=2, distance_threshold=0.5, options_lists=0,
+                                              demote=lambda h: h.chunk_id in misfit))
+    assert [h.chunk_id for h in deeper.hits] == ["hrpos", "endocrine"]
+
+
 def hit(title: str, section: str) -> Hit:
     return Hit("c", "text", title, "x.md", section, None, 0.2, None)
 
