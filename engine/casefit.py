@@ -669,6 +669,9 @@ def case_from_facts(facts: CaseFacts) -> Case:
     if stage is None and "localized" in [e.strip().lower() for e in extent.split(",")]:
         # localized disease without a stage: not metastatic, stage 0 to III (no group within)
         stage, name, metastatic = (0, 39), "localized (no stage given)", False
+    if stage is None and "limited-stage" in [e.strip().lower() for e in extent.split(",")]:
+        # SCLC's limited stage: stages I to III, not metastatic (PDQ: "Treatment of Limited-Stage SCLC")
+        stage, name, metastatic = (10, 39), "limited-stage (stage I to III)", False
     tnm = TNM_RE.search(extent)
     if stage is None and tnm and tnm.group("m") == "0" and facts.cancer_type in _STAGE_IV_IS_M1:
         # "T2N1M0" breast cancer: no group from TNM here (IIA to IIIC), but M0 where stage IV means M1: not stage IV

@@ -232,7 +232,7 @@ _FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|f
 _FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
                               re.IGNORECASE)
 _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", "muscle-invasive", "resected",
-                           "resectable", "localized"})
+                           "resectable", "localized", "limited-stage"})
 # Localized disease when no stage is given ("localized prostate adenocarcinoma", "clinically localised disease",
 # "organ-confined"): not metastatic. Not "localized pain", "localized to the liver", "locally advanced", "not
 # localized".
@@ -253,6 +253,10 @@ NOT_A_STAGE = (r"(?![ -](?:potential|propensity|capacity|ability|risk|rates?|spr
 _METASTATIC_RE = re.compile(
     r"(?<!non-)(?<!non )\b(?:metastatic" + NOT_A_STAGE + r"|metastases|metastasis|metastasized)\b", re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
+# SCLC's limited stage (I to III: no group), as written or as its definition ("confined to one radiation port")
+_LIMITED_RE = re.compile(r"\blimited[- ]stage\b|\blimited[- ]disease\b|\bconfined\s+to\s+(?:one|a\s+single)\s+"
+                         r"(?:radiation|radiotherapy)\s+(?:port|field)\b", re.IGNORECASE)
+_LIMITED_TYPES = frozenset({"small cell lung cancer", "lung cancer"})
 _UNKNOWN_PRIMARY_RE = re.compile(
     r"unknown primary|primary (?:site |tumou?r )?(?:is |remains |was )?unknown|occult primary|\bCUP\b", re.IGNORECASE)
 _ECOG_RE = re.compile(r"\bECOG(?:\s*PS)?\s*(?:of|score|:|=)?\s*([0-4])\b", re.IGNORECASE)
@@ -659,6 +663,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             extent.append("unresectable")  # "initially unresectable" and nothing since: still unresectable
     if stage is None and _LOCALIZED_RE.search(text):
         extent.append("localized")
+    if stage is None and cancer_type in _LIMITED_TYPES and _LIMITED_RE.search(text):
+        extent.append("limited-stage")
     if extent:
         words = ", ".join([words, *extent] if words else extent)
     return stage, words

@@ -176,8 +176,9 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     # the extent names the branch as PDQ's headings do ("Unresectable Stage IIIA NSCLC", "Resected/Resectable",
     # "non-muscle-invasive"), not for stage IV, where it only moved the answering passages down (kb/EVAL.md round
     # 10); a stated fitness names the branch too ("not a transplant candidate": PDQ's less-fit myeloma section)
-    extent = " ".join(split_extent(facts.stage_text)[1]) if facts.stage != "IV" else ""
-    stage = " ".join(w for w in (extent, stage_words(facts)) if w)
+    said = stage_words(facts) or ""
+    extent = " ".join(e for e in split_extent(facts.stage_text)[1] if e not in said) if facts.stage != "IV" else ""
+    stage = " ".join(w for w in (extent, said) if w)
     parts = [facts.cancer_type, stage, *markers[:2], *facts.fitness[:1], *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 

@@ -55,3 +55,25 @@ def test_hodgkin_early_favorable_sections_are_stages_one_and_two(stage: str, exp
                "#### Chemotherapy with or without radiation therapy")
     assert assess("ABVD for two to four cycles plus involved-field radiation therapy.", case, (section,)).verdict == \
         expected
+
+
+@pytest.mark.parametrize("note", [
+    "58-year-old with limited-stage small cell lung cancer, ECOG 0. Standard treatment?",
+    # the audit's held-out vignette: limited stage by its definition
+    "Heavy smoker, 59, with a right hilar mass and mediastinal nodes confined to one radiation port, biopsy small "
+    "cell carcinoma, no distant spread on PET. What treatment?",
+])
+def test_limited_stage_small_cell_lung_cancer_fits_the_limited_stage_sections_only(note):
+    """A limited-stage SCLC case had no stage: PDQ's limited- and extensive-stage sections were both only qualified
+    (and the audit's vignette was offered its extensive-stage options beside the limited-stage ones)."""
+    f = facts(note)
+    assert f.cancer_type == "small cell lung cancer" and f.stage is None and f.stage_text == "limited-stage"
+    case = case_from_facts(f)
+    assert assess("Chemotherapy.", case, ("## Treatment of Limited-Stage SCLC",)).verdict == "fits"
+    assert assess("Chemotherapy.", case, ("## Treatment of Extensive-Stage SCLC",)).verdict == "contradicts"
+    assert verdict(note, "Stage IV disease is treated with palliative chemotherapy.") == "contradicts"
+
+
+def test_limited_stage_is_read_only_for_lung_cancer():
+    assert facts("Colon cancer with limited disease on imaging. Options?").stage_text is None
+    assert facts("Small cell lung cancer with limited disease on imaging. Options?").stage_text == "limited-stage"
