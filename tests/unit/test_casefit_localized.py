@@ -77,3 +77,12 @@ def test_limited_stage_small_cell_lung_cancer_fits_the_limited_stage_sections_on
 def test_limited_stage_is_read_only_for_lung_cancer():
     assert facts("Colon cancer with limited disease on imaging. Options?").stage_text is None
     assert facts("Small cell lung cancer with limited disease on imaging. Options?").stage_text == "limited-stage"
+
+
+def test_the_export_shows_limited_stage_as_the_stage(tmp_path):
+    from oncotui.export import consult_markdown
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Limited-stage small cell lung cancer, ECOG 0. Standard treatment?"))
+    assert "- Stage: limited-stage\n" in consult_markdown(engine.store, "PT-0001")
