@@ -1116,17 +1116,22 @@ class KnowledgeBase:
         recall_k = max(1, params.recall_k)
         extras = [q for q in dict.fromkeys(x.strip() for x in params.extra_queries)
                   if q and q != query.strip()] if params.multi_query_weight > 0 else []
-        # with a case-fit test, recall looks twice as deep and keeps the recall_k that fit first (an unresectable
-        # stage IIIA case's 15 held 11 resectable or EGFR sections and one passage that fit; 4 of its 5 with this)
+        # With a case-fit test, recall keeps 2 x recall_k of its ranking and the recall_k of them that fit (and lie
+        # within the gate's distance) first;
+        # when fewer than rerank_k of those fit, the phrasings' pools are doubled too (an unresectable stage IIIA
+        # case's 15 held one passage that fit, the rest resectable or EGFR sections). Doubling them always moved
+        # answers that were first to second (kb/EVAL.md round 10), so only then.
         wide = 2 * recall_k if params.demote is not None else recall_k
         pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(wide, gate_k)
-        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(pool, n)),
+        deep = max(4 * recall_k, 60) if params.demote is not None and extras and not params.hybrid else pool
+        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(max(pool, deep), n)),
                                      include=["documents", "metadatas", "distances"])
         # a chunk of a section the chunker now skips (a store ingested before "Key References" joined the list)
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
                  zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
                  if not skipped_section(str((meta or {}).get("section", "")))]
         dense.sort(key=lambda h: h.distance)
+        dense, deeper = dense[:pool], dense
         t = lap("search", t)
         closest = dense[0] if dense else None
         if params.hybrid:
@@ -1164,7 +1169,14 @@ class KnowledgeBase:
             candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n, keep=wide)
             t = lap("multi_query", t)
         if wide > recall_k and params.demote is not None:
-            fit = [h for h in candidates if not params.demote(h)]
+            def fitting(hits: list[Hit]) -> list[Hit]:  # fit the case and lie within the gate's distance
+                return [h for h in hits if h.distance <= threshold and not params.demote(h)]
+
+            fit = fitting(candidates)
+            if extras and deep > pool and len(fit) < params.rerank_k:
+                candidates = self._multi_query(vec, deeper, extras, params.multi_query_weight, 2 * recall_k, n,
+                                               keep=wide)
+                fit = fitting(candidates)
             candidates = (fit + [h for h in candidates if h not in fit])[:recall_k]
         candidates = [h for h in candidates if not skipped_section(h.section)]  # found by BM25 or another phrasing
         # The question is in the domain when its k nearest chunks are close on average (k = 1: the nearest one);

@@ -4,6 +4,8 @@ no models; the engine's test (engine.casefit.misfit_filter) on real PDQ-style he
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.casefit import misfit_filter
@@ -129,3 +131,38 @@ def test_a_treatment_question_prefers_treatment_sections_to_background_ones():
     assert not consult_queries(colon, settings)[3](hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
     assert consult_queries("Stage II colon cancer resected. What adjuvant therapy?", settings)[3](
         hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
+
+
+class TwoWayEmbedder:
+    """The question points one way, its focused phrasing ("x") another."""
+    query_prefix = ""
+
+    def embed_query(self, text: str) -> list[float]:
+        return [0.0, 1.0, 0.0, 0.0] if text == "x" else [1.0, 0.0, 0.0, 0.0]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+
+def test_when_few_recalled_passages_fit_the_phrasings_are_read_deeper():
+    """Recall's 2 x 15 held only misfits (as the unresectable IIIA case's did): the passages that fit lay beyond
+    both rankings' top 30, near the question and its focused phrasing alike; they are found and kept first."""
+    k = KnowledgeBase(chroma_dir=None, collection="deeper-test", embedder_spec="fake", reranker_spec="fake",
+                      embedder=TwoWayEmbedder())
+    try:
+        vectors = {f"misfit{i:02d}": _unit([1, 0, 0.002 * i, 0]) for i in range(40)}  # near the question only
+        vectors |= {f"fits{i}": _unit([0.9, 0.45, 0, 0.001 * i]) for i in range(3)}  # near both
+        vectors |= {f"far{i:02d}": _unit([0, 1, 0, 1 + 0.01 * i]) for i in range(40)}  # near the phrasing only
+        vectors |= {f"other{i:02d}": _unit([0.5, 0, 0, 1 + 0.01 * i]) for i in range(40)}  # near neither
+        k._collection.upsert(ids=list(vectors), embeddings=list(vectors.values()),
+                             documents=[f"{c} text" for c in vectors],
+                             metadatas=[{"source": "x.md", "title": "X", "section": f"## {c}"} for c in vectors])
+        k._reranker = FlatReranker()
+        params = RetrievalParams(recall_k=15, rerank_k=3, distance_threshold=0.5, options_lists=0,
+                                 extra_queries=("x",), multi_query_weight=0.5)
+        plain = k.retrieve("q", params)
+        assert all(h.chunk_id.startswith("misfit") for h in plain.hits)
+        deeper = k.retrieve("q", replace(params, demote=lambda h: h.chunk_id.startswith("misfit")))
+        assert sorted(h.chunk_id for h in deeper.hits) == ["fits0", "fits1", "fits2"]
+    finally:
+        k.close()
