@@ -122,7 +122,8 @@ class RetrievalParams:
     options_lists: int = 3
     # A passage the caller knows does not apply (a consult's case fit: its section names another stage or receptor
     # status than the case's, or it is about another cancer: engine.casefit.section_misfit). Stage 1 then reads
-    # 2 x recall_k of its ranking and keeps the recall_k that fit first (in recall order), and such passages move
+    # 2 x recall_k of its ranking (deeper still when fewer than rerank_k fit) and keeps the recall_k that fit and
+    # lie within the gate's distance first (in recall order), and such passages move
     # after the others that passed the gate before the rerank_k cut (stable: none is dropped, and they still fill
     # the cut when too few others passed). None: the recall order as it is.
     demote: Callable[[Hit], bool] | None = None
@@ -1117,10 +1118,9 @@ class KnowledgeBase:
         extras = [q for q in dict.fromkeys(x.strip() for x in params.extra_queries)
                   if q and q != query.strip()] if params.multi_query_weight > 0 else []
         # With a case-fit test, recall keeps 2 x recall_k of its ranking and the recall_k of them that fit (and lie
-        # within the gate's distance) first;
-        # when fewer than rerank_k of those fit, the phrasings' pools are doubled too (an unresectable stage IIIA
-        # case's 15 held one passage that fit, the rest resectable or EGFR sections). Doubling them always moved
-        # answers that were first to second (kb/EVAL.md round 10), so only then.
+        # within the gate's distance) first; when fewer than rerank_k of those fit, the phrasings' pools are doubled
+        # too (an unresectable stage IIIA case's 15 held one passage that fit, the rest resectable or EGFR
+        # sections). Doubling them always moved answers that were first to second (kb/EVAL.md round 10): only then.
         wide = 2 * recall_k if params.demote is not None else recall_k
         pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(wide, gate_k)
         deep = max(4 * recall_k, 60) if params.demote is not None and extras and not params.hybrid else pool
@@ -1320,8 +1320,9 @@ class KnowledgeBase:
                      n: int, keep: int | None = None) -> list[Hit]:
         """Fuse the query's recall ranking ``main`` (its dense top ``pool``, or the hybrid fusion) with each extra
         query's dense top ``pool`` (RRF, k = RRF_K; weight 1 for the query, ``weight`` for each extra) and keep the
-        best ``keep`` (default ``recall_k``, which sets the pools). Every hit carries its cosine distance to the QUERY's vector, so Stage 2 judges each passage
-        against what the clinician asked, whichever phrasing found it."""
+        best ``keep`` (default ``recall_k``, which sets the pools). Every hit carries its cosine distance to the
+        QUERY's vector, so Stage 2 judges each passage against what the clinician asked, whichever phrasing found
+        it."""
         pool = max(2 * recall_k, 30)
         by_id = {h.chunk_id: h for h in main}
         rankings = [[h.chunk_id for h in main]]
