@@ -32,7 +32,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
     f = s.facts
     out += ["## Extracted facts", "",
             f"- Cancer type: {f.cancer_type or 'not stated'}",
-            # an extent without a group ("localized", "limited-stage") is the stage as stated, as the patient pane shows it
+            # an extent without a group ("localized", "limited-stage") is the stage as stated (as the patient pane)
             f"- Stage: {f.stage} ({f.stage_text})" if f.stage and f.stage_text else
             f"- Stage: {f.stage or f.stage_text or 'not stated'}",
             f"- Markers: {', '.join(f.markers) or 'none stated'}",
