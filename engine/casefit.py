@@ -1593,6 +1593,41 @@ def sentence_parents(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
+def list_lead_ins(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id (as ``passage_sentences`` numbers them) -> the lead-in of the list its item is in, verbatim
+    ("Features in patients with stage II colon cancer that are associated with an increased risk of recurrence
+    include:" then "- Inadequate lymph node sampling."). The lead-in is never offered (it says nothing alone), yet
+    its item says little without it: the item is read, judged and shown under it. Items of a list whose lead-in is
+    outside the passage (a chunk that starts inside the list) have none. Empty for a passage whose units do not
+    split as it does."""
+    out: dict[str, str] = {}
+    for p in passages:
+        j, lead = 0, ""
+        for kind, _, sentences, headers in _offered_units(p) or ():
+            for _ in sentences:
+                j += 1
+                if lead and kind == "list":
+                    out[f"{p.id}.s{j}"] = lead
+            if headers:
+                lead = headers[-1]
+            elif kind != "list":
+                lead = ""
+    return out
+
+
+def sentence_context(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id -> what a sentence stands under inside its passage, as more of its section path: its list's
+    lead-in, then the numbered item it is nested under (``list_lead_ins``, ``sentence_parents``). A stage II
+    colon lead-in ("Features in patients with stage II colon cancer ... include:") makes its items stage II, as a
+    heading would: the audit's stage III colon case had been offered "Inadequate lymph node sampling." alone."""
+    leads, parents = list_lead_ins(passages), sentence_parents(passages)
+    out = {}
+    for sid in leads.keys() | parents.keys():
+        lead = _LINK_RE.sub(r"\1", leads.get(sid, "")).replace(" > ", " ")
+        out[sid] = " > ".join(x for x in (lead, parents.get(sid, "")) if x)
+    return out
+
+
 def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
     """The bullets (without their marks) under the numbered list item that sentence ``sentence_id`` of ``passage``
     is, when that item is under a recommendation's list header (``recommended_items``): an options list's drugs
@@ -1636,8 +1671,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage
     id -> section path, for the stage a sentence inherits from its section. ``recommended``: ids of list items under
     a recommendation's header (``recommended_items``), ranked as recommendations. ``labels``: sentence id -> the
-    label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> the list item it
-    is nested under (``sentence_parents``), read as the deepest part of its section."""
+    label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> its list's lead-in
+    and the list item it is nested under (``sentence_context``), read as the deepest part of its section."""
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
@@ -1710,7 +1745,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
-                           sentence_parents(passages))
+                           sentence_context(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

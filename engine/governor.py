@@ -13,7 +13,8 @@ Rules, first match wins (``decide``):
 |   | the stage its cited sections name when it states none), the opposite marker    |           |
 |   | status ("HER2-positive ..." for HER2-negative), another driver than the case's |           |
 |   | (clause by clause: "X for EGFR ..., and Y for ALK ..." is blocked for EGFR); a |           |
-|   | verbatim quote also by the list item it is nested under and its label         |           |
+|   | verbatim quote also by its list's lead-in, the item it is nested under and its |           |
+|   | label                                                                          |           |
 | 3 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
 | 4 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
 |   | or about another cancer than the case's (no passage names its cancer type)     |           |
@@ -51,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from engine.casefit import Case, assess, case_from_facts, sentence_labels, sentence_parents
+from engine.casefit import Case, assess, case_from_facts, sentence_context, sentence_labels
 from engine.ledger import PARTIAL, SUPPORTED
 from engine.safety import claim_rule_issues, list_header
 from engine.state import CaseFacts, Claim, ConsultState, Ledger, Passage, ReleaseState
@@ -64,8 +65,8 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
            quoted: Mapping[str, tuple[str, str]] | None = None) -> tuple[ReleaseState, str]:
     """One claim's release state and the reason, following the table above. ``sections``: passage id -> section
     path; a claim that states no stage inherits the stage its cited passages' sections name. ``quoted``: sentence
-    id -> (the list item it is nested under, the label it is under), so that a claim quoting one sentence verbatim
-    is judged where it stands, as evidence-locked selection judged it (``casefit.select``)."""
+    id -> (its list's lead-in and the item it is nested under, the label it is under), so that a claim quoting one
+    sentence verbatim is judged where it stands, as evidence-locked selection judged it (``casefit.select``)."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
     if list_header(claim.text):
@@ -116,7 +117,7 @@ def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
     with ``passages`` also against the stage their sections name (a claim that states none inherits it)."""
     case = case_from_facts(facts) if facts is not None else None
     sections = {p.id: p.section for p in passages}
-    parents, labels = sentence_parents(passages), sentence_labels(passages)
+    parents, labels = sentence_context(passages), sentence_labels(passages)
     quoted = {sid: (parents.get(sid, ""), labels.get(sid, "")) for sid in parents.keys() | labels.keys()}
     claims = []
     for claim in ledger.claims:

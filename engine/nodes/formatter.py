@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.casefit import bullets_under
+from engine.casefit import bullets_under, list_lead_ins
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
 from engine.safety import OVERFLOW_MARK, display_text, instruction_passages
-from engine.state import Claim, ConsultState
+from engine.state import Claim, ConsultState, Passage
 
 
 def section_label(section: str) -> str:
@@ -128,7 +128,7 @@ def recommendation_lines(state: ConsultState) -> list[str]:
         return ["_No claim ledger: nothing can be released._"]
     approved = state.decision is not None and state.decision.action == "approve"
     lines = []
-    shown_where = ""
+    shown_where = shown_lead = ""
     for c in ledger.claims:
         reason = c.reasons[0] if c.reasons else ""
         if c.state == "supported":
@@ -146,6 +146,10 @@ def recommendation_lines(state: ConsultState) -> list[str]:
         if where and where != shown_where:  # once for a run of claims from one section
             line += f"\\\n   _in: {where}_"  # a hard line break, then the section on its own line
             shown_where = where
+        lead = lead_in(c, state)
+        if lead and lead != shown_lead:  # once for a run of items of one list
+            line += f"\\\n   _an item of the list: \u201c{display_text(lead)}\u201d_"
+        shown_lead = lead
         if listed := listed_under(c, state):
             line += f"\\\n   _listed under it: {'; '.join(listed)}_"
         lines.append(line)
@@ -163,6 +167,22 @@ def claim_section(claim: Claim, state: ConsultState) -> str:
     return section_label(passage.section).replace("*", "").replace("_", " ")
 
 
+def _quoted_passage(claim: Claim, state: ConsultState) -> Passage | None:
+    """The passage a claim quoting one sentence verbatim quotes it from; None for any other claim."""
+    if len(claim.sentence_ids) != 1:
+        return None
+    pid = claim.sentence_ids[0].rsplit(".s", 1)[0]
+    return next((p for p in (state.retrieval.passages if state.retrieval else ()) if p.id == pid), None)
+
+
+def lead_in(claim: Claim, state: ConsultState) -> str:
+    """The lead-in of the list a quoted item is in (``casefit.list_lead_ins``, verbatim): "Inadequate lymph node
+    sampling." means nothing until the reader sees "Features in patients with stage II colon cancer that are
+    associated with an increased risk of recurrence include:". Empty for any other claim."""
+    passage = _quoted_passage(claim, state)
+    return list_lead_ins([passage]).get(claim.sentence_ids[0], "") if passage else ""
+
+
 MAX_LISTED = 12
 
 
@@ -171,10 +191,7 @@ def listed_under(claim: Claim, state: ConsultState) -> list[str]:
     short to quote ("6. ALK inhibitors (for patients with ALK translocations)." then "- Alectinib." "- Lorlatinib."),
     so the quoted item alone would send the clinician to the evidence (``casefit.bullets_under``: verbatim passage
     text, shown as the section is). Empty for any other claim."""
-    if len(claim.sentence_ids) != 1:
-        return []
-    pid = claim.sentence_ids[0].rsplit(".s", 1)[0]
-    passage = next((p for p in (state.retrieval.passages if state.retrieval else ()) if p.id == pid), None)
+    passage = _quoted_passage(claim, state)
     names = [display_text(b).rstrip(". ") for b in bullets_under(passage, claim.sentence_ids[0])] if passage else []
     more = len(names) - MAX_LISTED
     return names[:MAX_LISTED] + ([f"and {more} more"] if more > 0 else [])
