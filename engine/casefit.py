@@ -1291,6 +1291,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
             elif family == "label:line":
                 contradicted.append(f"comes under the label \u201c{entries[0][0].text}\u201d (a later line of "
                                     f"therapy); the case is {why}")
+            elif family == "section:subsite" and all(t.startswith(SITE_PART) for t in texts):
+                contradicted.append(f"{texts[0]} (the case's site is {why})")
             elif family.startswith("section"):
                 whose = f"'s driver is {why[11:]}" if why.startswith("its driver ") else f" is {why}"
                 contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d; the case{whose}")
@@ -1615,16 +1617,44 @@ def list_lead_ins(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
-def sentence_context(passages: Sequence[Passage]) -> dict[str, str]:
+# How ``sentence_context`` writes a paragraph's site as a part of the section path (``_judge`` words its reason)
+SITE_PART = "its paragraph is about the "
+
+
+def paragraph_sites(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id -> the oral cavity or larynx sites (``subsite_readings``) its paragraph is about there: those the
+    sentence names, else those the nearest earlier sentence of its paragraph or list item names ("upper gingiva or
+    hard palate"). PDQ's lip and oral cavity summary runs through the sites paragraph by paragraph: "Early lesions
+    of the upper gingiva or hard palate ... can be treated ..." then "Advanced infiltrative and ulcerating lesions
+    should be treated by a combination of radiation therapy and surgery.", which the audit's oral tongue case was
+    offered first. Empty for a passage whose units do not split as it does."""
+    out: dict[str, str] = {}
+    for p in passages:
+        j = 0
+        for _, _, sentences, _ in _offered_units(p) or ():
+            sites: list[str] = []
+            for sentence in sentences:
+                j += 1
+                sites = subsite_readings(_LINK_RE.sub(r"\1", sentence)) or sites
+                if sites:
+                    out[f"{p.id}.s{j}"] = " or ".join(sites)
+    return out
+
+
+def sentence_context(passages: Sequence[Passage], *, sites: bool = False) -> dict[str, str]:
     """Sentence id -> what a sentence stands under inside its passage, as more of its section path: its list's
     lead-in, then the numbered item it is nested under (``list_lead_ins``, ``sentence_parents``). A stage II
     colon lead-in ("Features in patients with stage II colon cancer ... include:") makes its items stage II, as a
-    heading would: the audit's stage III colon case had been offered "Inadequate lymph node sampling." alone."""
+    heading would: the audit's stage III colon case had been offered "Inadequate lymph node sampling." alone.
+    With ``sites`` (for a case that names its site within the oral cavity or larynx), last the site its paragraph
+    is about there (``paragraph_sites``), written as ``SITE_PART`` + the sites."""
     leads, parents = list_lead_ins(passages), sentence_parents(passages)
+    places = paragraph_sites(passages) if sites else {}
     out = {}
-    for sid in leads.keys() | parents.keys():
+    for sid in leads.keys() | parents.keys() | places.keys():
         lead = _LINK_RE.sub(r"\1", leads.get(sid, "")).replace(" > ", " ")
-        out[sid] = " > ".join(x for x in (lead, parents.get(sid, "")) if x)
+        place = SITE_PART + places[sid] if sid in places else ""
+        out[sid] = " > ".join(x for x in (lead, parents.get(sid, ""), place) if x)
     return out
 
 
@@ -1745,7 +1775,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
-                           sentence_context(passages))
+                           sentence_context(passages, sites=bool(facts.subsites)))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

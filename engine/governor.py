@@ -117,7 +117,7 @@ def govern(ledger: Ledger, rag_confidence: float, confidence_floor: float,
     with ``passages`` also against the stage their sections name (a claim that states none inherits it)."""
     case = case_from_facts(facts) if facts is not None else None
     sections = {p.id: p.section for p in passages}
-    parents, labels = sentence_context(passages), sentence_labels(passages)
+    parents, labels = sentence_context(passages, sites=bool(case and case.subsites)), sentence_labels(passages)
     quoted = {sid: (parents.get(sid, ""), labels.get(sid, "")) for sid in parents.keys() | labels.keys()}
     claims = []
     for claim in ledger.claims:
