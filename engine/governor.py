@@ -13,8 +13,8 @@ Rules, first match wins (``decide``):
 |   | the stage its cited sections name when it states none), the opposite marker    |           |
 |   | status ("HER2-positive ..." for HER2-negative), another driver than the case's |           |
 |   | (clause by clause: "X for EGFR ..., and Y for ALK ..." is blocked for EGFR); a |           |
-|   | verbatim quote also by its list's lead-in, the item it is nested under and its |           |
-|   | label                                                                          |           |
+|   | verbatim quote also by its list's lead-in, the item it is nested under, its    |           |
+|   | label and the oral cavity or larynx site its paragraph is about there          |           |
 | 3 | a cited passage states the claim's opposite (strong contradiction)             | blocked   |
 | 4 | support < PARTIAL (0.5), or every cited passage is off-topic (cross-encoder)   | blocked   |
 |   | or about another cancer than the case's (no passage names its cancer type)     |           |
@@ -65,8 +65,9 @@ def decide(claim: Claim, ledger: Ledger, rag_confidence: float, confidence_floor
            quoted: Mapping[str, tuple[str, str]] | None = None) -> tuple[ReleaseState, str]:
     """One claim's release state and the reason, following the table above. ``sections``: passage id -> section
     path; a claim that states no stage inherits the stage its cited passages' sections name. ``quoted``: sentence
-    id -> (its list's lead-in and the item it is nested under, the label it is under), so that a claim quoting one
-    sentence verbatim is judged where it stands, as evidence-locked selection judged it (``casefit.select``)."""
+    id -> (its list's lead-in, the item it is nested under and its paragraph's site: ``casefit.sentence_context``;
+    the label it is under), so that a claim quoting one sentence verbatim is judged where it stands, as
+    evidence-locked selection judged it (``casefit.select``)."""
     if claim.rule_issues:
         return "blocked", "; ".join(claim.rule_issues)
     if list_header(claim.text):
