@@ -1160,11 +1160,16 @@ def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
 
 
 def _line_condition(parts: Sequence[str]) -> Condition | None:
-    """The line of therapy the deepest heading that names one states (family "section:line")."""
+    """The line of therapy the deepest heading that names one states (family "section:line"). A list's lead-in
+    (a part ending in ":", ``sentence_context``) is read as a label is (family "label:line"): judged only for a
+    case that states its own line, as ``assess`` judges a label's. The audit's glioblastoma and CLL cases, whose
+    notes name no line, had their options lists ("Treatment options for patients with newly diagnosed glioblastoma
+    include:", "The following regimens are considered first-line treatment approaches ...:") offered last."""
     for p in reversed(parts):
         value = "later" if _LATER_SECTION_RE.search(p) else "first" if _FIRST_SECTION_RE.search(p) else None
         if value:
-            return Condition(family="section:line", kind="line", text=p, value=value)
+            family = "label:line" if p.rstrip().endswith(":") else "section:line"
+            return Condition(family=family, kind="line", text=p, value=value)
     return None
 
 

@@ -72,3 +72,24 @@ def test_the_report_shows_a_quoted_item_under_its_lead_in_once_per_run():
 def test_the_governor_blocks_an_item_whose_lead_in_names_another_stage():
     ledger = _state(["E1.s2"], "Stage III colon cancer, pT3N1, after resection.").ledger
     assert ledger is not None and ledger.claims[0].state == "blocked" and "stage" in ledger.claims[0].reasons[0]
+
+
+GBM = Passage(id="E1", chunk_id="c2", title="Central Nervous System Tumors Treatment", source="cns.md",
+              section="## Treatment of Primary CNS Tumors by Tumor Type > #### Glioblastomas treatment",
+              page=None, distance=0.2, rerank_score=3.0, relevant=True,
+              text="For patients with glioblastoma, the cure rate is very low with standard local treatment.\n\n"
+                   "Treatment options for patients with newly diagnosed glioblastoma include:\n\n"
+                   "1. Surgery plus radiation therapy and chemotherapy.\n2. Radiation therapy and concurrent "
+                   "chemotherapy.")
+
+
+def test_a_lead_in_s_line_is_judged_only_for_a_case_that_states_one():
+    """The audit's glioblastoma case named no line: its options list, under "... newly diagnosed glioblastoma
+    include:", had been offered after every other sentence as "applies if the line of therapy of its section"."""
+    kept, _ = locked_candidates([GBM], facts("Glioblastoma, MGMT promoter methylated, 60 years old, after resection. "
+                                             "Adjuvant treatment?"))
+    assert list(kept)[:2] == ["E1.s2", "E1.s3"]  # the items: recommendations, first
+    # a case that states its line: the lead-in's is judged (a first-line option stays open after progression, and
+    # is qualified, so it goes after the sentence that states no line)
+    kept, _ = locked_candidates([GBM], facts("Glioblastoma that progressed after radiation therapy and temozolomide."))
+    assert list(kept) == ["E1.s1", "E1.s2", "E1.s3"]
