@@ -77,6 +77,7 @@ _WRITE_BATCH = 256
 _EMBED_GROUP = 256  # chunks embedded together during ingest (see ingest)
 _PROGRESS_SLICE = 64  # chunks per embedding call inside a group, so the chunk count moves during a group
 RRF_K = 60
+ANN_DEPTH = 400  # neighbours asked of Chroma's approximate search for any smaller k (KnowledgeBase._nearest)
 
 # Stage 2 thresholds used when neither config nor a calibration says otherwise; see kb/EVAL.md for the evidence.
 DEFAULT_THRESHOLDS = {
@@ -1085,14 +1086,23 @@ class KnowledgeBase:
                    section=str(meta.get("section", "")), page=int(page) if page is not None else None,
                    distance=float(dist), rerank_score=None, origin=origin)
 
+    def _nearest(self, vec: Sequence[float], k: int, n: int, include: list[str]) -> dict[str, list[Any]]:
+        """The ``k`` chunks nearest to ``vec`` (of the store's ``n``), nearest first: ids and the ``include``d
+        fields (Chroma's names), one list each. Chroma's HNSW search is approximate and, asked for only the 30
+        nearest, missed some of the true 30 and answered differently from one process to the next (the same
+        consult got another fifth passage); asked for ``ANN_DEPTH`` it found them all in ~3 ms (kb/EVAL.md,
+        round 11). The answer is cut to ``k``."""
+        res = self._collection.query(query_embeddings=[list(vec)], n_results=max(1, min(max(k, ANN_DEPTH), n)),
+                                     include=include)  # type: ignore[arg-type]
+        order = sorted(range(len(res["ids"][0])), key=lambda i: float(res["distances"][0][i]))[:k]
+        return {key: [res[key][0][i] for i in order] for key in ("ids", *include)}
+
     def nearest_distances(self, query: str, k: int) -> list[float]:
         """Cosine distances from ``query`` to its ``k`` nearest chunks, nearest first; [] when empty."""
         n = self.count()
         if n == 0:
             return []
-        res = self._collection.query(query_embeddings=[self._query_vector(query)], n_results=min(k, n),
-                                     include=["distances"])
-        return sorted(float(d) for d in res["distances"][0])
+        return [float(d) for d in self._nearest(self._query_vector(query), min(k, n), n, ["distances"])["distances"]]
 
     def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
                  ) -> RetrievalResult:
@@ -1124,11 +1134,10 @@ class KnowledgeBase:
         wide = 2 * recall_k if params.demote is not None else recall_k
         pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(wide, gate_k)
         deep = max(4 * recall_k, 60) if params.demote is not None and extras and not params.hybrid else pool
-        res = self._collection.query(query_embeddings=[vec], n_results=max(1, min(max(pool, deep), n)),
-                                     include=["documents", "metadatas", "distances"])
+        res = self._nearest(vec, max(pool, deep), n, ["documents", "metadatas", "distances"])
         # a chunk of a section the chunker now skips (a store ingested before "Key References" joined the list)
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
-                 zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
+                 zip(res["ids"], res["documents"], res["metadatas"], res["distances"])
                  if not skipped_section(str((meta or {}).get("section", "")))]
         dense.sort(key=lambda h: h.distance)
         dense, deeper = dense[:pool], dense
@@ -1327,10 +1336,9 @@ class KnowledgeBase:
         by_id = {h.chunk_id: h for h in main}
         rankings = [[h.chunk_id for h in main]]
         for extra in extras:
-            res = self._collection.query(query_embeddings=[self._query_vector(extra)], n_results=max(1, min(pool, n)),
-                                         include=["documents", "metadatas"])
+            res = self._nearest(self._query_vector(extra), pool, n, ["documents", "metadatas", "distances"])
             ids = []
-            for cid, doc, meta in zip(res["ids"][0], res["documents"][0], res["metadatas"][0]):
+            for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
                 ids.append(cid)
                 if cid not in by_id:
                     by_id[cid] = self._hit(cid, doc, meta, float("nan"), "multi_query")
