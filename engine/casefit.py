@@ -1452,6 +1452,8 @@ _RECOMMEND_RE = re.compile(
     r"\b(?:standard|preferred)\s+(?:of\s+care|treatment|therapy|option|approach|regimen)|"
     r"\b(?:treatment|therapy|therapeutic)\s+option\b|"
     r"\brecommend(?:s|ed|ation)?\b|"
+    # not in a relative clause: "expanded the population of patients who can receive pembrolizumab" (a result)
+    r"(?<!who )(?<!which )(?<!that )"
     r"\b(?:should|may|can|could)\s+(?:also\s+)?(?:be\s+)?(?:offered|considered|used|given|treated|receive|recommended|"
     r"preferred|combined|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
     r"\b(?:is|are)\s+(?:\w+ly\s+)?treated\s+with\b(?!\s+(?:palliative|curative)\s+intent)|"
@@ -1553,6 +1555,47 @@ def recommended_items(passages: Sequence[Passage]) -> set[str]:
 # A list item's or paragraph's bold label ("1. **Previously treated patients.** One study included ...")
 _LABEL_RE = re.compile(r"^(?:(?:[-*+\u2022]|\d+[.)])\s+)?\*\*(?P<label>[^*\[]{3,120}?)\*\*")  # not a link
 _NUMBERED_RE = re.compile(r"^\d+[.)]\s")
+
+
+def trial_sentences(passages: Sequence[Passage]) -> set[str]:
+    """Sentence ids (as ``passage_sentences`` numbers them) of trial narrative by where they stand, whatever their own
+    words: a sentence after a trial's narrative (``sentence_kind`` 2 that names a trial, its design or results) in
+    its paragraph, list item or run of bullets, or in a bullet under a numbered item that holds one. PDQ tells a trial
+    over several sentences, and those that name no trial read as advice when offered alone: the audit's dMMR
+    endometrial case was offered "Afterwards, patients received up to 14 cycles of maintenance therapy with
+    pembrolizumab or placebo." and "No other predetermined subgroup benefitted from adding pembrolizumab." among
+    the first, and the model quoted both. Empty for a passage whose units do not split as it does."""
+    out: set[str] = set()
+    for p in passages:
+        j, item_trial, run_trial, in_run = 0, False, False, False
+        for kind, unit, sentences, _ in _offered_units(p) or ():
+            bullet = kind == "list" and bool(_BULLET_RE.match(unit))
+            if kind == "heading" or (kind == "list" and not bullet):
+                item_trial = False  # a numbered item or a heading starts another story
+            if not (bullet and in_run):
+                run_trial = False
+            told = False  # a sentence of this paragraph or item so far was trial narrative
+            for sentence in sentences:
+                j += 1
+                narrative = sentence_kind(sentence) == 2
+                if bullet and (item_trial or run_trial) or not bullet and told:
+                    out.add(f"{p.id}.s{j}")
+                told = told or narrative and bool(_RESULTS_RE.search(sentence) or _TRIAL_RE.search(sentence))
+                # a bullet that only names a trial ("- Pembrolizumab (KEYNOTE-775 trial).") may be an option
+                run_trial = run_trial or bullet and narrative and bool(_RESULTS_RE.search(sentence))
+            if kind == "list" and not bullet:
+                item_trial = told
+            in_run = bullet
+    return out
+
+
+# A trial, its design or its results, not history ("Before 2000, 5-FU was the only ..."): what makes the sentences after
+# it trial narrative too (``trial_sentences``)
+_RESULTS_RE = re.compile(
+    r"\bmedian\s+(?:OS|PFS|DFS|EFS|RFS|overall\s+survival|progression-free\s+survival|follow-up|survival)\b|"
+    r"\b\d+(?:\.\d+)?\s*%|\b\d+(?:\.\d+)?\s+months\b|\bHR\b|\bhazard\s+ratio\b|(?<![\w])P\s*[=<>]|"
+    r"\brandomly\s+assigned\b|\bNCT\d{6,}", re.IGNORECASE)
+_TRIAL_RE = re.compile(r"\btrials?\b|\bstud(?:y|ies)\b", re.IGNORECASE)
 
 
 def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:
@@ -1697,7 +1740,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            sections: Mapping[str, str] | None = None,
            recommended: set[str] | frozenset[str] = frozenset(),
            labels: Mapping[str, str] | None = None,
-           parents: Mapping[str, str] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           parents: Mapping[str, str] | None = None,
+           trials: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others. Within a kind,
@@ -1707,7 +1751,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     id -> section path, for the stage a sentence inherits from its section. ``recommended``: ids of list items under
     a recommendation's header (``recommended_items``), ranked as recommendations. ``labels``: sentence id -> the
     label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> its list's lead-in
-    and the list item it is nested under (``sentence_context``), read as the deepest part of its section."""
+    and the list item it is nested under (``sentence_context``), read as the deepest part of its section.
+    ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
+    narrative."""
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
@@ -1733,7 +1779,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # sentence whose condition the case does not state goes after every other; within one kind, one that
             # fits comes first, by its own words before by its section
             kept.append((int(unknown),
-                         0 if sid in recommended and not _STATISTICS_RE.search(text) else sentence_kind(text),
+                         0 if sid in recommended and not _STATISTICS_RE.search(text) else
+                         2 if sid in trials and sentence_kind(text) == 1 else sentence_kind(text),
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
@@ -1780,7 +1827,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
-                           sentence_context(passages, sites=bool(facts.subsites)))
+                           sentence_context(passages, sites=bool(facts.subsites)), trial_sentences(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
