@@ -1595,7 +1595,9 @@ _RESULTS_RE = re.compile(
     r"\bmedian\s+(?:OS|PFS|DFS|EFS|RFS|overall\s+survival|progression-free\s+survival|follow-up|survival)\b|"
     r"\b\d+(?:\.\d+)?\s*%|\b\d+(?:\.\d+)?\s+months\b|\bHR\b|\bhazard\s+ratio\b|(?<![\w])P\s*[=<>]|"
     r"\brandomly\s+assigned\b|\bNCT\d{6,}", re.IGNORECASE)
-_TRIAL_RE = re.compile(r"\btrials?\b|\bstud(?:y|ies)\b", re.IGNORECASE)
+# one trial or study, not the literature ("Studies have shown that ... radioiodine ... decreased recurrence" is followed
+# by advice: "RAI treatment is optimal after total thyroidectomy ...")
+_TRIAL_RE = re.compile(r"\b(?:trial|study)\b", re.IGNORECASE)
 
 
 def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:

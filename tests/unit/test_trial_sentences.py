@@ -49,3 +49,10 @@ def test_the_case_is_offered_what_stands_alone_before_a_trial_s_details():
                                                          genes=[], treatment_keywords=[], rare_cancers=[]))
     # the option first (E1.s7 is for a later line), then what stands alone, then the trial in passage order
     assert list(kept) == ["E1.s8", "E1.s1", "E1.s6", "E1.s2", "E1.s3", "E1.s4", "E1.s5"]
+
+
+def test_advice_after_a_summary_of_studies_is_not_a_trial_s_story():
+    text = ("Studies have shown that a postoperative course of therapeutic doses of radioiodine 131I results in a "
+            "decreased recurrence rate among high-risk patients with papillary and follicular carcinomas. RAI "
+            "treatment is optimal after total thyroidectomy with minimal thyroid remnant.")
+    assert trial_sentences([Passage(**{**PASSAGE.__dict__, "text": text})]) == set()
