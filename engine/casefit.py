@@ -189,6 +189,7 @@ class Condition:
     variants: frozenset[str] = frozenset()  # gene: "exon 19", "L858R"; empty = any alteration
     exclusive: bool = True  # gene: takes part in driver exclusivity (not for amplifications)
     heading: tuple[int, int] = (0, 0)  # a section's stage or setting: (which cited section, which of its headings)
+    after_surgery: bool = False  # setting: adjuvant or postoperative treatment, which an unresectable case rules out
 
 
 _STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
@@ -228,6 +229,19 @@ _INVASION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("non-muscle-invasive", re.compile(r"\bnon[- ]?muscle[- ]invasive\b|\bNMIBC\b", re.IGNORECASE)),
     ("muscle-invasive", re.compile(r"(?<!non-)(?<!non )(?<!non)\bmuscle[- ]invasive\b|\bMIBC\b", re.IGNORECASE)),
 )
+# Adjuvant or postoperative: after surgery, unless after (chemo)radiation ("Adjuvant treatment after chemoradiation
+# therapy", limited-stage SCLC)
+_AFTER_SURGERY_RE = re.compile(r"adjuvant|post-?operative", re.IGNORECASE)
+_AFTER_RADIATION_RE = re.compile(r"[^.;]{0,60}?\bafter\s+(?:\w+\s+){0,3}(?:chemo)?radi", re.IGNORECASE)
+
+
+def _after_surgery(text: str, m: re.Match[str]) -> bool:
+    """The setting ``m`` read in ``text`` is treatment after surgery: an unresectable case has none (the audit's
+    unresectable stage IIIA NSCLC case was offered "Adjuvant chemotherapy is recommended, and radiation therapy is
+    reserved for cases with unclear resection margins." from the section on resected chest wall tumours)."""
+    return bool(_AFTER_SURGERY_RE.fullmatch(m.group(0))) and not _AFTER_RADIATION_RE.match(text, m.end())
+
+
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
@@ -348,7 +362,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         for family, rx in (("setting", _SETTING_RE), ("resection", _RESECTED_RE)):
             for m in rx.finditer(text):
                 if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
-                    add(m, Condition(family, "stage_class", m.group(0), value="resectable"))
+                    add(m, Condition(family, "stage_class", m.group(0), value="resectable",
+                                     after_surgery=family == "setting" and _after_surgery(text, m)))
     for value, rx in _INVASION_RES:
         for m in rx.finditer(text):
             if free(m):
@@ -765,7 +780,7 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
             return "fits", ""
         return ("contradicts", case.stage_name) if hi < c.lo or lo > c.hi else ("unknown", "")
     if c.kind == "stage_class":
-        if c.family.endswith("resection") and case.unresectable:
+        if (c.family.endswith("resection") or c.after_surgery) and case.unresectable:
             return "contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable"
         return _fit_class(c.value, case)
     if c.kind == "invasion":

@@ -634,11 +634,21 @@ def test_unstated_stage_is_qualified_and_extent_settings_are_judged():
     unresectable = case_from_facts(CaseFacts(cancer_type="non-small cell lung cancer", stage="III",
                                              stage_text="stage IIIA, unresectable"))
     impower = "Atezolizumab after adjuvant chemotherapy improved disease-free survival (IMpower010)."
-    assert assess(impower, unresectable, (PDQ_RESECTED,)).reason == (
-        "does not apply to this case: comes from the section “Treatment Options for Resected/Resectable Stage IIIA "
+    assert assess(impower, unresectable, (PDQ_RESECTED,)).reason.endswith(  # after its own "adjuvant"'s reason
+        "comes from the section “Treatment Options for Resected/Resectable Stage IIIA "
         "NSCLC”; the case is stage IIIA, unresectable")
     assert assess(impower, case_from_facts(CaseFacts(stage="III", stage_text="stage IIIA")),
                   (PDQ_RESECTED,)).verdict == "fits"
+    # adjuvant or postoperative treatment follows surgery: not for an unresectable case (the audit's unresectable
+    # IIIA case was offered the resected chest wall tumours' "Adjuvant chemotherapy is recommended, ..."), unless
+    # it follows (chemo)radiation
+    chest_wall = "Adjuvant chemotherapy is recommended, and radiation therapy is reserved for unclear resection margins."
+    assert assess(chest_wall, unresectable).reason == (
+        "does not apply to this case: states the early, operable setting (adjuvant); the case is stage IIIA, "
+        "unresectable")
+    assert assess(chest_wall, case_from_facts(CaseFacts(stage="III", stage_text="stage IIIA"))).verdict == "fits"
+    assert assess("Adjuvant treatment after chemoradiation therapy.", unresectable).verdict == "fits"
+    assert assess("Neoadjuvant chemotherapy was given.", unresectable).verdict == "fits"  # before surgery: not ruled out
     # muscle-invasive vs non-muscle-invasive bladder cancer
     mibc = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage_text="muscle-invasive"))
     nmibc = case_from_facts(CaseFacts(cancer_type="urothelial carcinoma", stage_text="non\u2013muscle-invasive"))
