@@ -1125,7 +1125,7 @@ _LINE_FIRST_RE = re.compile(
 _AFTER_FIRST_RE = re.compile(
     r"\b(?:after|following|beyond|failure\s+of|fail(?:s|ed|ing)?|"
     r"progress(?:ed|ion|ing)\s+(?:on|after|during|following)|refractory\s+to|resistant\s+to|prior|previous|"
-    r"intolerant\s+(?:of|to))"
+    r"intolerant\s+(?:of|to)|previously\s+treated\s+with)"
     r"(?:\s+(?!control\b|response\b|responding\b|completion\b|induction\b|stable\b)[\w-]+){0,3}?\s+\Z",
     re.IGNORECASE)
 _MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)

@@ -112,3 +112,15 @@ def test_a_newly_diagnosed_case_fits_a_first_line_or_untreated_section():
     assert assess(line, case("Acute myeloid leukemia, FLT3-ITD. What induction?"), (section,)).verdict == "unknown"
     second = "## Treatment Options for Relapsed AML > ### Second-line therapy"
     assert assess(line, new, (second,)).verdict == "contradicts"
+
+
+def test_previously_treated_with_a_first_line_therapy_is_a_later_line():
+    """The audit's untreated mesothelioma case was offered "Systemic therapy for recurrent malignant mesothelioma
+    previously treated with first-line chemotherapy or immunotherapy." second: its "first-line" had read as an
+    alternative to "previously treated"."""
+    untreated = case_from_facts(facts("Unresectable pleural mesothelioma, ECOG 0, untreated. Options?"))
+    later = ("[Systemic therapy](/types/mesothelioma#_305) for recurrent malignant mesothelioma previously treated "
+             "with first-line chemotherapy or immunotherapy.")
+    assert assess(later, untreated).verdict == "contradicts"
+    assert assess("Previously untreated patients receiving first-line chemotherapy lived longer.",
+                  untreated).verdict != "contradicts"
