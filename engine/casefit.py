@@ -17,7 +17,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "resected"/"resectable" (not "unresectable", not "can be fully resected", not in a sentence about
                 metastases: "resectable liver metastases ... perioperative chemotherapy"): stages 0-III, contradicts
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
-                "Resected"/"resectable" is also a family of its own that an unresectable case contradicts.
+                "Resected"/"resectable" is also a family of its own that an unresectable case contradicts, as
+                it contradicts "adjuvant"/"postoperative" treatment (not "adjuvant treatment after chemoradiation").
     invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
     recurrence  from a section only: a treatment section for recurrent disease alone ("Treatment of Recurrent
                 Bladder Cancer", "Treatment Options for Local Recurrence"; not "Stage IV and Recurrent ...",
@@ -60,7 +61,11 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 Cancer", "HER2-Negative Hormone Receptor–Positive" (both), "Germline *BRCA1* and *BRCA2* Variants",
                 "(for patients with *EGFR* variants)", "Resected/Resectable Stage IIIA"). A bullet nested under a
                 numbered list item has that item as its section's deepest part ("8. ROS1 inhibitors (for patients
-                with ROS1 rearrangements)." then "- Repotrectinib ...": ``sentence_parents``)
+                with ROS1 rearrangements)." then "- Repotrectinib ...": ``sentence_parents``), and a list item its
+                list's lead-in ("Features in patients with stage II colon cancer ... include:"; its line of therapy
+                read as a label's). A site within the oral cavity or larynx ("Supraglottis", "... Lesions of the
+                Floor of the Mouth") rules out the others' sections for a case that names its site, and so does
+                the site a sentence's paragraph is about there (``paragraph_sites``)
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
@@ -1767,8 +1772,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage
     id -> section path, for the stage a sentence inherits from its section. ``recommended``: ids of list items under
     a recommendation's header (``recommended_items``), ranked as recommendations. ``labels``: sentence id -> the
-    label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> its list's lead-in
-    and the list item it is nested under (``sentence_context``), read as the deepest part of its section.
+    label it is under (``sentence_labels``), for its line of therapy. ``parents``: sentence id -> its list's lead-in,
+    the list item it is nested under and its paragraph's site (``sentence_context``), read as the deepest part of
+    its section.
     ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
     narrative."""
     case = case_from_facts(facts)
