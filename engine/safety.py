@@ -634,14 +634,11 @@ LOCKED_ASSESSMENT = ("Evidence-locked answer: each statement below is quoted ver
 
 
 def locked_labels(sentence_ids: Sequence[str]) -> dict[str, str]:
-    """Label ("S01", "S02", ...) -> sentence id, numbered in the order the sentences are offered (best fit first,
+    """Label ("S1", "S2", ...) -> sentence id, numbered in the order the sentences are offered (best fit first,
     ``casefit.locked_candidates``). A small model picks ids in passage order ("E1.s1" before "E7.s1") whatever
     order they are listed in (the audit: the fitting recommendation listed first, passed over); numbered as listed,
-    the order counts. Zero-padded to one width: with "S1" ... "S14" the embedded Tier 1 model answered "S2", "S3",
-    ... "S6" (never the first-listed sentence) or "S21", "S20", "S21" (round 11, kb/EVAL.md); with "S01" ... it
-    answers "S01" ... "S05", as do the Tier 2 model's picks, which had started at S1, S2 or S11."""
-    width = max(2, len(str(len(sentence_ids))))
-    return {f"S{i:0{width}d}": sid for i, sid in enumerate(sentence_ids, 1)}
+    the order counts."""
+    return {f"S{i}": sid for i, sid in enumerate(sentence_ids, 1)}
 
 
 def unlabel_locked(raw: str, labels: Mapping[str, str]) -> str:

@@ -244,7 +244,7 @@ def test_locked_consult_offers_only_fitting_sentences_and_releases_no_other_stag
     events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
     prompt = model.prompts[0][-1]["content"]
     # the stage III sentence is listed first (labels follow the listed order); stages I and II are not offered
-    assert "[S01] For stage III" in prompt and "Stage I disease" not in prompt and "In stage II" not in prompt
+    assert "[S1] For stage III" in prompt and "Stage I disease" not in prompt and "In stage II" not in prompt
     checked = [e for e in events if e.kind == "CriticChecked"]
     assert not checked[0].passed and "case fit: sentence E1.s2 does not apply" in checked[0].issues[0]
     final = [e for e in events if e.kind == "Final"][0]
@@ -254,13 +254,13 @@ def test_locked_consult_offers_only_fitting_sentences_and_releases_no_other_stag
 
 
 def test_locked_draft_streams_as_the_sentences_picked_not_as_raw_labels(tmp_path):
-    # what the chat pane and the CLI show while the model drafts: the picked sentence, not '{"sentences": ["S01"'
-    model = FakeModel(outputs=[json.dumps({"sentences": ["S01", "S09"]})])
+    # what the chat pane and the CLI show while the model drafts: the picked sentence, not '{"sentences": ["S1"'
+    model = FakeModel(outputs=[json.dumps({"sentences": ["S1", "S9"]})])
     engine, model, _ = make_engine(tmp_path, model=model, kb=colon_kb(), overrides={"engine.evidence_locked": "on"})
     events = collect(lambda: engine.stream("PT-0004", COLON_CASE))
     shown = "".join(e.text for e in events if e.kind == "Token")
-    assert shown.startswith("\n  S01 [E1] For stage III, adjuvant fluoropyrimidine"), shown
-    assert "\n  S09 (not an offered sentence)" in shown
+    assert shown.startswith("\n  S1 [E1] For stage III, adjuvant fluoropyrimidine"), shown
+    assert "\n  S9 (not an offered sentence)" in shown
     assert "sentences" not in shown and "{" not in shown
 
 
