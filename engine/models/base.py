@@ -27,6 +27,10 @@ class GenerationParams:
     temperature: float = 0.2
     json_schema: dict[str, Any] | None = None  # constrain output to this JSON schema when the backend can
     stop: tuple[str, ...] = ()
+    # Sampling seed of each request: the same prompt gets the same answer whatever ran before (llama-cpp-python
+    # otherwise seeds each call from the previous one, so a consult's picks depended on the consults before it).
+    # None: the backend's own
+    seed: int | None = 0
 
 
 @runtime_checkable
@@ -49,6 +53,8 @@ def chat_request(messages: list[Message], params: GenerationParams, max_tokens_c
                            "temperature": params.temperature, "stream": stream}
     if params.stop:
         req["stop"] = list(params.stop)
+    if params.seed is not None:
+        req["seed"] = params.seed
     if params.json_schema is not None:
         req["response_format"] = {"type": "json_object", "schema": params.json_schema}
     return req

@@ -175,6 +175,10 @@ class TransformersModel:
         }
         if params.temperature > 0:
             kw.update(do_sample=True, temperature=params.temperature, top_p=0.95)
+            if params.seed is not None:  # as llama.cpp's per-request seed: the same prompt, the same answer
+                import torch
+
+                torch.manual_seed(params.seed)
         else:
             kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         if params.stop:

@@ -197,6 +197,19 @@ def test_llama_cpp_streams(smollm2: LlamaCppModel) -> None:
     assert smollm2.generate(MSGS, GenerationParams(max_tokens=4, temperature=0.0)) is not None
 
 
+def test_llama_cpp_sampling_gives_the_same_answer_whatever_ran_before(smollm2: LlamaCppModel) -> None:
+    """llama-cpp-python seeds each call from the previous one: an audit found a consult's picks depended on how many
+    consults the process had run before it. Each request now carries a fixed seed."""
+    params = GenerationParams(max_tokens=24, temperature=1.0)
+    first = smollm2.generate(MSGS, params)
+    for other in ("Name a colour.", "Count to three."):
+        smollm2.generate([{"role": "user", "content": other}], params)
+    assert smollm2.generate(MSGS, params) == first
+    # the seed is the request's: another seed may give another answer
+    answers = {smollm2.generate(MSGS, GenerationParams(max_tokens=24, temperature=1.0, seed=s)) for s in range(4)}
+    assert len(answers) > 1
+
+
 def test_llama_cpp_json_schema_is_enforced(smollm2: LlamaCppModel) -> None:
     schema = {
         "type": "object",
@@ -486,6 +499,7 @@ def test_openai_generate_sends_schema_auth_and_model() -> None:
     assert body["model"] == "served-model" and body["messages"] == MSGS and body["stream"] is False
     assert body["max_tokens"] == 128 and body["stop"] == ["\n\n"]
     assert body["response_format"] == {"type": "json_object", "schema": schema}
+    assert body["seed"] == 0  # the same prompt, the same answer (servers that sample honour it)
 
 
 def test_openai_stream_parses_sse() -> None:
