@@ -1,0 +1,133 @@
+"""Audit: full consults over a question set, written as text a person reads and two runs can be compared by.
+
+For each question: the outcome, the extracted facts, the retrieval query, the passages (relevance, distance,
+section), the first 14 sentences offered to an evidence-locked model in their order, the sentences it picked and a
+refusal's reason. Runs on the configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data`` after
+``oncotui kb ingest ../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so
+it never touches your patients. kb/EVAL.md rounds 10-11 were measured with it.
+
+Run:  .venv/bin/python bench/consult_audit.py run SET OUT.txt [--only ID,ID]
+      .venv/bin/python bench/consult_audit.py compare BEFORE.txt AFTER.txt
+SET: JSONL with "query" (and optional "id"), as kb/case_eval/*.jsonl, or lines "ID|question".
+``compare`` prints each question whose outcome or picked sentences changed, then the totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SHOWN = 14  # offered sentences written per question
+
+
+def questions(path: Path) -> list[tuple[str, str]]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            row = json.loads(line)
+            out.append((str(row.get("id", n)), row["query"]))
+        else:
+            qid, _, text = line.partition("|")
+            out.append((qid.strip(), text.strip()))
+    return out
+
+
+async def run(set_path: Path, out_path: Path, only: set[str]) -> None:
+    from engine.casefit import locked_candidates
+    from engine.checkpoint import CheckpointStore
+    from engine.config import load_settings
+    from engine.graph import Engine
+
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = Engine(load_settings(None), store=CheckpointStore(Path(tmp) / "audit.db"))
+        lines: list[str] = []
+        for n, (qid, text) in enumerate(questions(set_path)):
+            if only and qid not in only:
+                continue
+            pid, status = f"PT-{9000 + n:04d}", "?"
+            async for ev in engine.stream(pid, text):
+                if ev.kind == "Final":
+                    status = ev.status
+                elif ev.kind == "HitlRequired":
+                    status = "pending_review"
+            cp = engine.store.latest(pid)
+            assert cp is not None
+            st, f = cp.state, cp.state.facts
+            lines.append(f"=== {qid} STATUS {status} :: {text[:150]}")
+            lines.append(f"FACTS {f.cancer_type} | {f.stage} | {f.markers} | line={f.line} recurrent={f.recurrent} "
+                         f"sites={f.subsites}")
+            if st.retrieval:
+                lines.append(f"QUERY {st.retrieval.query} | rewritten={st.retrieval.rewritten_query}")
+                for p in st.retrieval.passages:
+                    lines.append(f"  {p.id} rel={p.relevant} other={p.other_cancer} {p.origin} d={p.distance:.3f} "
+                                 f"{p.title[:40]} :: {p.section[:110]}")
+                offered, _ = locked_candidates([p for p in st.retrieval.passages if p.relevant], f)
+                for k, (sid, (_, sentence)) in enumerate(list(offered.items())[:SHOWN], 1):
+                    lines.append(f"  [S{k}] {sid} {sentence[:170]}")
+            for rec in st.draft.recommendations if st.draft else ():
+                lines.append(f"CHOSE {rec.sentence_ids} {rec.text[:160]}")
+            if st.refusal_reason:
+                lines.append(f"REFUSED {st.refusal_reason[:200]}")
+            print(f"{qid} {status}", flush=True)
+    out_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def blocks(path: Path) -> dict[str, dict[str, list[str] | str]]:
+    out: dict[str, dict[str, list[str] | str]] = {}
+    cur: dict[str, list[str] | str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("=== "):
+            cur = {"status": line.split()[3], "chose": [], "offered": []}
+            out[line.split()[1]] = cur
+        elif cur and line.startswith("CHOSE "):
+            cur["chose"].append(line[6:].strip()[:170])
+        elif cur and re.match(r"  \[S\d+\] ", line):
+            cur["offered"].append(line.split()[1])
+    return out
+
+
+def compare(before: Path, after: Path) -> None:
+    a, b = blocks(before), blocks(after)
+    for qid, x in a.items():
+        y = b.get(qid)
+        if y is None or (x["status"], x["chose"]) == (y["status"], y["chose"]):
+            continue
+        print(f"##### {qid} {x['status']} -> {y['status']}")
+        print("\n".join([f"  - {c}" for c in x["chose"] if c not in y["chose"]]
+                        + [f"  + {c}" for c in y["chose"] if c not in x["chose"]]))
+    for name, run_ in (("before", a), ("after", b)):
+        first = sum(1 for r in run_.values() if r["offered"] and r["chose"]
+                    and str(r["chose"][0]).startswith(f"('{r['offered'][0]}',"))
+        print(f"{name}: {dict(Counter(str(r['status']) for r in run_.values()))}; the first-offered sentence "
+              f"picked first in {first} of {sum(1 for r in run_.values() if r['offered'])}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run every question of SET as a consult and write OUT")
+    r.add_argument("set", type=Path)
+    r.add_argument("out", type=Path)
+    r.add_argument("--only", default="", help="comma-separated question ids")
+    c = sub.add_parser("compare", help="what changed between two runs")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
+    args = ap.parse_args()
+    if args.cmd == "run":
+        asyncio.run(run(args.set, args.out, {x for x in args.only.split(",") if x}))
+    else:
+        compare(args.before, args.after)
+
+
+if __name__ == "__main__":
+    main()
