@@ -1086,26 +1086,24 @@ class KnowledgeBase:
                    section=str(meta.get("section", "")), page=int(page) if page is not None else None,
                    distance=float(dist), rerank_score=None, origin=origin)
 
-    def _nearest(self, vec: Sequence[float], k: int, n: int, include: list[str]) -> dict[str, list[Any]]:
-        """The ``k`` chunks nearest to ``vec`` (of the store's ``n``), nearest first: ids and the ``include``d
-        fields (Chroma's names), one list each. Chroma's HNSW search is approximate and, asked for only the 30
-        nearest, missed some of the true 30 and answered differently from one process to the next (the same
+    def _nearest(self, vec: Sequence[float], k: int, n: int, fields: Sequence[str] = ()) -> dict[str, list[Any]]:
+        """The ``k`` chunks nearest to ``vec`` (of the store's ``n``), nearest first: "ids", "distances" and the
+        other ``fields`` (Chroma's names), one list each. Chroma's HNSW search is approximate and, asked for only
+        the 30 nearest, missed some of the true 30 and answered differently from one process to the next (the same
         consult got another fifth passage); asked for ``ANN_DEPTH`` it found them all (kb/EVAL.md, round 11).
         Only the distances come with the deep answer: the ``k`` kept are then read by id (reading 400 chunks' text
         took ~50 ms a query, this ~8 ms, as asking for 60 did)."""
         res = self._collection.query(query_embeddings=[list(vec)], n_results=max(1, min(max(k, ANN_DEPTH), n)),
                                      include=["distances"])
         ranked = sorted(zip(res["ids"][0], res["distances"][0]), key=lambda x: float(x[1]))[:k]
-        out: dict[str, list[Any]] = {"ids": [cid for cid, _ in ranked], "distances": [d for _, d in ranked]}
-        fields = [f for f in include if f != "distances"]
+        got: dict[str, Any] = {}
         if fields and ranked:
-            got = self._collection.get(ids=out["ids"], include=fields)
-            by_id = {cid: i for i, cid in enumerate(got["ids"])}
-            # a chunk deleted between the two reads is left out
-            out = {"ids": [cid for cid in out["ids"] if cid in by_id],
-                   "distances": [d for cid, d in ranked if cid in by_id]}
-            for f in fields:
-                out[f] = [got[f][by_id[cid]] for cid in out["ids"]]
+            got = self._collection.get(ids=[cid for cid, _ in ranked], include=list(fields))
+            rows = {cid: i for i, cid in enumerate(got["ids"])}
+            ranked = [(cid, d) for cid, d in ranked if cid in rows]  # a chunk deleted between the two reads
+        out: dict[str, list[Any]] = {"ids": [cid for cid, _ in ranked], "distances": [d for _, d in ranked]}
+        for f in fields if got else ():
+            out[f] = [got[f][rows[cid]] for cid in out["ids"]]
         return out
 
     def nearest_distances(self, query: str, k: int) -> list[float]:
@@ -1113,7 +1111,7 @@ class KnowledgeBase:
         n = self.count()
         if n == 0:
             return []
-        return [float(d) for d in self._nearest(self._query_vector(query), min(k, n), n, ["distances"])["distances"]]
+        return [float(d) for d in self._nearest(self._query_vector(query), min(k, n), n)["distances"]]
 
     def retrieve(self, query: str, params: RetrievalParams | None = None, anchor: str | None = None
                  ) -> RetrievalResult:
@@ -1145,7 +1143,7 @@ class KnowledgeBase:
         wide = 2 * recall_k if params.demote is not None else recall_k
         pool = max(2 * recall_k, 30, gate_k) if params.hybrid or extras else max(wide, gate_k)
         deep = max(4 * recall_k, 60) if params.demote is not None and extras and not params.hybrid else pool
-        res = self._nearest(vec, max(pool, deep), n, ["documents", "metadatas", "distances"])
+        res = self._nearest(vec, max(pool, deep), n, ("documents", "metadatas"))
         # a chunk of a section the chunker now skips (a store ingested before "Key References" joined the list)
         dense = [self._hit(cid, doc, meta, dist, "dense") for cid, doc, meta, dist in
                  zip(res["ids"], res["documents"], res["metadatas"], res["distances"])
@@ -1347,7 +1345,7 @@ class KnowledgeBase:
         by_id = {h.chunk_id: h for h in main}
         rankings = [[h.chunk_id for h in main]]
         for extra in extras:
-            res = self._nearest(self._query_vector(extra), pool, n, ["documents", "metadatas", "distances"])
+            res = self._nearest(self._query_vector(extra), pool, n, ("documents", "metadatas"))
             ids = []
             for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
                 ids.append(cid)
