@@ -19,6 +19,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 metastatic disease. Its own family: "Stage I needs no adjuvant therapy" stays a stage I sentence.
                 "Resected"/"resectable" is also a family of its own that an unresectable case contradicts, as
                 it contradicts "adjuvant"/"postoperative" treatment (not "adjuvant treatment after chemoradiation").
+    surgery     surgery named as the treatment ("treated with surgical resection", "treated with extrapleural
+                pneumonectomy", "Surgery is the treatment of choice") or as what came before ("after resection"):
+                contradicted by an unresectable case and judged for no other (not "by surgery or by radiation
+                therapy alone", not "cannot be treated with surgery")
     invasion    "muscle-invasive"/"MIBC" vs "non-muscle-invasive"/"NMIBC", each contradicting the other
     recurrence  from a section only: a treatment section for recurrent disease alone ("Treatment of Recurrent
                 Bladder Cancer", "Treatment Options for Local Recurrence"; not "Stage IV and Recurrent ...",
@@ -183,7 +187,7 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age
+    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age | surgery
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
@@ -247,6 +251,20 @@ def _after_surgery(text: str, m: re.Match[str]) -> bool:
     return bool(_AFTER_SURGERY_RE.fullmatch(m.group(0))) and not _AFTER_RADIATION_RE.match(text, m.end())
 
 
+# Surgery named as the treatment ("Solitary mesotheliomas are treated with surgical resection en bloc ...", "Surgery
+# is the treatment of choice ...") or as what came before it ("chemotherapy after resection"): an unresectable case
+# has none (the audit's unresectable mesothelioma case was offered both). Not an alternative ("by surgery or by
+# radiation therapy alone": the radiation stays an option) and not negated ("cannot be treated with surgery").
+_SURGERY = r"(?:(?:surgical\s+)?(?:resection|surgery|excision)|\w+ectomy)"
+_SURGERY_RE = re.compile(
+    r"\b(?:treated|managed|cured)\s+(?:\w+ly\s+)?(?:with|by)\s+(?:(?:wide|radical|complete|local|initial|"
+    r"aggressive|definitive|extrapleural)\s+)*" + _SURGERY + r"\b(?![^.;]{0,60}?\bor\s+(?:by\s+|with\s+)?\w*\s*"
+    r"(?:radiation|radiotherapy|chemo|systemic|observation|surveillance))"
+    r"|\b(?:surgery|surgical\s+resection|resection)\s+(?:is|remains)\s+(?:considered\s+)?the\s+(?:\w+\s+)?"
+    r"(?:standard|treatment\s+of\s+choice|mainstay|primary\s+treatment)"
+    r"|\b(?:after|following)\s+(?:\w+\s+)?" + _SURGERY + r"\b", re.IGNORECASE)
+_NEGATED_RE = re.compile(r"\b(?:not|cannot|without|never|instead\s+of|rather\s+than)\s+(?:\w+\s+){0,2}\Z",
+                         re.IGNORECASE)
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
@@ -369,6 +387,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
                 if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
                     add(m, Condition(family, "stage_class", m.group(0), value="resectable",
                                      after_surgery=family == "setting" and _after_surgery(text, m)))
+        for m in _SURGERY_RE.finditer(text):
+            if free(m) and not _NEGATED_RE.search(text, 0, m.start()):
+                add(m, Condition("surgery", "surgery", m.group(0)))
     for value, rx in _INVASION_RES:
         for m in rx.finditer(text):
             if free(m):
@@ -788,6 +809,9 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if (c.family.endswith("resection") or c.after_surgery) and case.unresectable:
             return "contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable"
         return _fit_class(c.value, case)
+    if c.kind == "surgery":
+        return ("contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable") \
+            if case.unresectable else ("fits", "")
     if c.kind == "invasion":
         if case.invasion is None:
             return "unknown", ""
@@ -1064,7 +1088,7 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 
 # the disease's extent, not a subgroup; and the line of therapy ("nivolumab for previously treated patients" is the
 # sentence's own condition, not one option's)
-_STAGE_LIKE = ("stage", "setting", "resection", "invasion", "line", "fitness", "age")
+_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1311,6 +1335,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 contradicted.append(f"states the early, operable setting ({', '.join(texts)}); the case is {why}")
             elif family == "resection":
                 contradicted.append(f"states resected or resectable disease; the case is {why}")
+            elif family == "surgery":
+                contradicted.append(f"names surgery as the treatment ({', '.join(texts)}); the case is {why}")
             elif family == "line":
                 contradicted.append(f"states a later line of therapy ({', '.join(texts)}); the case is {why}")
             elif family == "label:line":
@@ -1408,6 +1434,9 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness), ("age", case.age is not None)) if not known}
+    if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
+        unstated.add("surgery")
+        inherited = [c for c in inherited if c.family != "surgery"]
     if unstated:
         groups = [[c for c in g if c.family not in unstated] for g in groups]
     groups = [g for g in groups if g]

@@ -626,6 +626,32 @@ def test_stage_lists_and_ranges_in_sentences_and_headings():
     assert assess("Trastuzumab is given.", iii, (PDQ_HER2_POS,)).verdict != "contradicts"
 
 
+def test_surgery_named_as_the_treatment_does_not_apply_to_an_unresectable_case():
+    # the audit's unresectable mesothelioma case was offered the localized disease's surgery sentences
+    meso = case_from_facts(CaseFacts(cancer_type="mesothelioma", stage_text="unresectable"))
+    operable = case_from_facts(CaseFacts(cancer_type="mesothelioma"))
+    solitary = ("Solitary mesotheliomas are treated with surgical resection en bloc including contiguous structures "
+                "to ensure wide disease-free margins.")
+    assert assess(solitary, meso).reason == (
+        "does not apply to this case: names surgery as the treatment (treated with surgical resection); the case is "
+        "unresectable")
+    for text in ("Intracavitary mesotheliomas are treated with extrapleural pneumonectomy.",
+                 "Intracavitary chemotherapy after resection (under clinical evaluation).",
+                 "Surgery is the treatment of choice for these small tumors."):
+        assert assess(text, meso).verdict == "contradicts", text
+    # not an alternative, not negated, not surgery after something else
+    for text in ("Early lesions may be managed by surgery or by radiation therapy alone.",
+                 "These tumours cannot be treated with surgery.",
+                 "Nonoperative management instead of immediate surgical resection is the standard approach.",
+                 "Patients were treated with chemotherapy followed by surgery.",
+                 "Patients who have not received previous systemic therapy are candidates for first-line "
+                 "chemotherapy, chemoimmunotherapy, or dual immune checkpoint inhibition."):
+        assert assess(text, meso).verdict != "contradicts", text
+    # for any other case it is no condition at all: neither a fit (which would rank it first) nor a qualifier
+    assert assess(solitary, operable).verdict == "none"
+    assert conditions(solitary)[0].family == "surgery"
+
+
 def test_unstated_stage_is_qualified_and_extent_settings_are_judged():
     unstaged = case_from_facts(CaseFacts(cancer_type="colon cancer"))
     assert assess("For stage III, adjuvant FOLFOX is standard.", unstaged).reason == (
