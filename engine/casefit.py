@@ -1218,12 +1218,14 @@ def _line_condition(parts: Sequence[str]) -> Condition | None:
 
 
 # A treatment section for recurrent disease only ("Treatment of Recurrent Bladder Cancer", "Treatment Options for
-# Relapsed CML"), not one that lists it among alternatives ("Newly Diagnosed Stage IV, Relapsed, and Recurrent
+# Relapsed CML", or a heading that names the disease so under one: "Treatment Options for Papillary and Follicular
+# Thyroid Cancer > Recurrent papillary and follicular thyroid cancer"), not one that lists it among alternatives ("Newly Diagnosed Stage IV, Relapsed, and Recurrent
 # NSCLC", "Stage IV and Recurrent Colon Cancer", "Metastatic or Recurrent ...", "Relapsed or Refractory ...") nor
 # another kind of section ("Locoregional recurrence", "Detection of Recurrence"): a new diagnosis contradicts it,
 # a case that states neither is qualified.
 _RECURRENT_SECTION_RE = re.compile(
-    r"^Treatment\b.*(?:\b(?:recurrent|relapsed)\b|\b(?:for|of)\s+(?:[\w-]+\s+)?(?:recurrence|relapse)\b)",
+    r"^Treatment\b.*(?:\b(?:recurrent|relapsed)\b|\b(?:for|of)\s+(?:[\w-]+\s+)?(?:recurrence|relapse)\b)|"
+    r"^(?:Recurrent|Relapsed)\b",
     re.IGNORECASE)
 _RECURRENT_ALTERNATIVES_RE = re.compile(
     r"\bstage\b|(?<!non)metasta|\badvanced\b|\bprogressive\b|\bnewly diagnosed\b|\bfirst[- ]line\b|"

@@ -36,11 +36,22 @@ def test_it_does_not_apply_to_a_newly_diagnosed_case_and_fits_a_recurrent_one():
     assert fit("Bladder cancer that recurred in the pelvis after cystectomy. Options?").verdict == "fits"
 
 
+def test_a_heading_naming_the_disease_recurrent_under_a_treatment_section_is_one_too():
+    # the audit's newly found 2 cm papillary thyroid carcinoma was offered "Local and regional recurrences detected
+    # by 131I scan ... can be treated with 131I ablation ..." first, with no condition, above its own section's lines
+    thyroid = ("## Papillary and Follicular Thyroid Cancer > ### Treatment Options for Papillary and Follicular "
+               "Thyroid Cancer > #### Recurrent papillary and follicular thyroid cancer")
+    assert fit(AUDIT, thyroid).verdict == "unknown"
+    assert "recurrent disease" in fit(AUDIT, thyroid).reason
+    assert fit("Newly diagnosed papillary thyroid carcinoma, 2 cm. Treatment?", thyroid).verdict == "contradicts"
+
+
 @pytest.mark.parametrize("section", [
     "## Treatment of Stage IV and Recurrent Colon Cancer",  # recurrent among alternatives
     "## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC",
     "## Treatment of Relapsed or Refractory Multiple Myeloma",  # refractory need not have relapsed
     "## Follow-up > ### Detection of Recurrence",  # not a treatment section
+    "## Treatment Options > #### Recurrent, Refractory, or Progressive Childhood LCH",
     "## Treatment of Metastatic or Recurrent Pancreatic Cancer",
 ])
 def test_sections_naming_recurrence_among_alternatives_set_no_condition(section: str):
