@@ -6,9 +6,12 @@ refusal's reason. Runs on the configured knowledge base (e.g. ``ONCOTUI_PATHS__D
 ``oncotui kb ingest ../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so
 it never touches your patients. kb/EVAL.md rounds 10-11 were measured with it.
 
-Run:  .venv/bin/python bench/consult_audit.py run SET OUT.txt [--only ID,ID]
+Run:  .venv/bin/python bench/consult_audit.py run SET [SET ...] OUT.txt [--only ID,ID]
       .venv/bin/python bench/consult_audit.py compare BEFORE.txt AFTER.txt
-SET: JSONL with "query" (and optional "id"), as kb/case_eval/*.jsonl, or lines "ID|question".
+SET: JSONL with "query" (and optional "id"; else the file's initial and the row number: "c7" for cases.jsonl's
+seventh), as kb/case_eval/*.jsonl, or lines "ID|question", as kb/case_eval/everyday.txt. The audit of kb/EVAL.md
+rounds 11-12 is all three: ``run kb/case_eval/everyday.txt kb/case_eval/cases.jsonl kb/case_eval/heldout.jsonl
+OUT.txt`` (108 consults, ~13 min on a 2-core machine).
 ``compare`` prints each question whose outcome or picked sentences changed, then the totals.
 """
 
@@ -35,14 +38,14 @@ def questions(path: Path) -> list[tuple[str, str]]:
             continue
         if line.lstrip().startswith("{"):
             row = json.loads(line)
-            out.append((str(row.get("id", n)), row["query"]))
+            out.append((str(row.get("id", f"{path.stem[:1]}{n}")), row["query"]))
         else:
             qid, _, text = line.partition("|")
             out.append((qid.strip(), text.strip()))
     return out
 
 
-async def run(set_path: Path, out_path: Path, only: set[str]) -> None:
+async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
     from engine.casefit import locked_candidates
     from engine.checkpoint import CheckpointStore
     from engine.config import load_settings
@@ -51,7 +54,7 @@ async def run(set_path: Path, out_path: Path, only: set[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine(load_settings(None), store=CheckpointStore(Path(tmp) / "audit.db"))
         lines: list[str] = []
-        for n, (qid, text) in enumerate(questions(set_path)):
+        for n, (qid, text) in enumerate(q for path in set_paths for q in questions(path)):
             if only and qid not in only:
                 continue
             pid, status = f"PT-{9000 + n:04d}", "?"
@@ -115,8 +118,8 @@ def compare(before: Path, after: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="run every question of SET as a consult and write OUT")
-    r.add_argument("set", type=Path)
+    r = sub.add_parser("run", help="run every question of each SET as a consult and write OUT")
+    r.add_argument("sets", type=Path, nargs="+", metavar="SET")
     r.add_argument("out", type=Path)
     r.add_argument("--only", default="", help="comma-separated question ids")
     c = sub.add_parser("compare", help="what changed between two runs")
@@ -124,7 +127,7 @@ def main() -> None:
     c.add_argument("after", type=Path)
     args = ap.parse_args()
     if args.cmd == "run":
-        asyncio.run(run(args.set, args.out, {x for x in args.only.split(",") if x}))
+        asyncio.run(run(args.sets, args.out, {x for x in args.only.split(",") if x}))
     else:
         compare(args.before, args.after)
 
