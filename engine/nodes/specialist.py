@@ -88,9 +88,11 @@ def build_locked_messages(state: ConsultState) -> list[Message]:
     assert state.retrieval is not None
     sentences, _ = locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)
     listed = "\n".join(f"[{label}] {sentences[sid][1]}" for label, sid in locked_labels(list(sentences)).items())
-    user = (f"Guideline sentences:\n<sentences>\n{listed}\n</sentences>\n\n"
-            f"Case facts (extracted): {facts_summary(state)}\n\n"
-            f"Clinical note and question (identifiers removed):\n<note>\n{state.case_text}\n</note>")
+    # The case first, the sentences last: with the note after the list, the embedded models began their answer at
+    # "S2" in a quarter of the audit's consults, passing over the best-fitting sentence (kb/EVAL.md round 12).
+    user = (f"Case facts (extracted): {facts_summary(state)}\n\n"
+            f"Clinical note and question (identifiers removed):\n<note>\n{state.case_text}\n</note>\n\n"
+            f"Guideline sentences:\n<sentences>\n{listed}\n</sentences>")
     if state.critic_feedback:
         user += f"\n\nYour previous answer was rejected: {state.critic_feedback}. Choose valid sentence ids."
     return [{"role": "system", "content": LOCKED_PROMPT}, {"role": "user", "content": user}]

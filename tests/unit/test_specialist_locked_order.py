@@ -93,6 +93,16 @@ def test_the_prompt_lists_the_recommendation_first() -> None:
     assert "trial" not in listed[0] and ("approved" in listed[0] or "standard" in listed[0]), listed
 
 
+def test_the_prompt_ends_with_the_sentences_after_the_case() -> None:
+    # with the note after the list the embedded models began at "S2" in 25 of 107 audit consults (kb/EVAL.md
+    # round 12); with the list last they began at "S1" in 107 of 107
+    state = ConsultState(thread_id="PT-0001", consult_id="c1", case_text="Metastatic HCC, Child-Pugh A. First line?",
+                         facts=HCC_FACTS, retrieval=Retrieval(query="q", passages=(HCC,), gate_passed=True))
+    user = build_locked_messages(state)[1]["content"]
+    assert user.index("Case facts") < user.index("<note>") < user.index("<sentences>")
+    assert user.rstrip().endswith("</sentences>")
+
+
 @pytest.mark.parametrize("text, kind", [
     ("Treatment options for stage IV disease include systemic therapy and palliative radiation therapy.", 0),
     ("Radical cystectomy is a standard treatment option for muscle-invasive disease.", 0),
