@@ -1797,7 +1797,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            trials: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
-    sentence it is offered); those whose condition the case does not state go after all others. Within a kind,
+    sentence it is offered); those whose condition the case does not state go after all others, and of those, the
+    ones from a section for recurrent disease (the case says neither recurrent nor newly diagnosed) last. Within a kind,
     sentences that fit the case (by their own words first, then by their section) come before those without
     conditions, then those naming more of the case's markers, then passage order. Nothing is dropped for its kind.
     Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage
@@ -1826,13 +1827,19 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             own = fit if not section else assess(text, case, label=label)
             fits = "fits" in (own.verdict, fit.verdict)
             unknown = fit.verdict == "unknown" and own.verdict != "fits"
+            # a section for recurrent disease, for a case that does not say it recurred, after the other unstated
+            # conditions: a note that names no recurrence is most often about the disease as it presents (the
+            # audit's 2 cm papillary thyroid carcinoma had "Local and regional recurrences ... can be treated with
+            # 131I ablation ..." first, above the localized disease's lines)
+            recurrence = unknown and case.recurrent is None and any(
+                c.family == "section:recurrence" for c in section_conditions(section or ""))
             # a guideline's recommendation comes before trial narrative that fits by naming the case's marker or
             # population (the audit's RCC case had "Almost all patients with stage IV ... have incurable disease"
             # before the first-line options item "Ipilimumab plus nivolumab (for ...)"; its ovarian BRCA1 case had
             # GOG-0218's arms, under "stage III or IV disease", before PDQ's PARP inhibitor options item); only a
             # sentence whose condition the case does not state goes after every other; within one kind, one that
             # fits comes first, by its own words before by its section
-            kept.append((int(unknown),
+            kept.append((int(unknown) + int(recurrence),
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else
                          2 if sid in trials and sentence_kind(text) == 1 else sentence_kind(text),
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))

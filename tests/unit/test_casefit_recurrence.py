@@ -5,8 +5,9 @@ applied without condition."""
 
 import pytest
 
-from engine.casefit import assess, case_from_facts
+from engine.casefit import assess, case_from_facts, locked_candidates
 from engine.facts import extract_facts, merge_facts
+from engine.state import Passage
 
 AUDIT = ("64-year-old man with muscle-invasive urothelial carcinoma of the bladder, cT2N0M0, cisplatin eligible, "
          "ECOG 0. What is the recommended treatment?")
@@ -44,6 +45,25 @@ def test_a_heading_naming_the_disease_recurrent_under_a_treatment_section_is_one
     assert fit(AUDIT, thyroid).verdict == "unknown"
     assert "recurrent disease" in fit(AUDIT, thyroid).reason
     assert fit("Newly diagnosed papillary thyroid carcinoma, 2 cm. Treatment?", thyroid).verdict == "contradicts"
+
+
+def test_recurrent_sections_go_after_other_unstated_conditions_unless_the_case_recurred():
+    head = "## Papillary and Follicular Thyroid Cancer > ### Treatment Options for Papillary and Follicular Thyroid Cancer"
+    local = Passage("E1", "c1", "Thyroid Cancer Treatment", "t.md",
+                    f"{head} > #### Localized/regional papillary and follicular thyroid cancer", None,
+                    "Radioactive iodine is given after total thyroidectomy to selected patients.", 0.2, 4.0, True)
+    recurrent = Passage("E2", "c2", "Thyroid Cancer Treatment", "t.md",
+                        f"{head} > #### Recurrent papillary and follicular thyroid cancer", None,
+                        "Local recurrences detected by scan can be treated with radioiodine ablation.", 0.2, 4.0, True)
+    new = extract_facts("Papillary thyroid carcinoma, 2 cm, no lymph node involvement. Is radioactive iodine "
+                        "indicated?", genes=[], treatment_keywords=[], rare_cancers=[])
+    offered, _ = locked_candidates([recurrent, local], new)
+    assert [pid for pid, _ in offered.values()] == ["E1", "E2"]  # both kept, the recurrence last
+    back = extract_facts("Papillary thyroid carcinoma that recurred in the neck two years after thyroidectomy. "
+                         "Is radioactive iodine indicated?", genes=[], treatment_keywords=[], rare_cancers=[])
+    assert back.recurrent
+    offered, dropped = locked_candidates([recurrent, local], back)
+    assert next(iter(offered.values()))[0] == "E2"
 
 
 @pytest.mark.parametrize("section", [
