@@ -216,6 +216,10 @@ _BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|I
 _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b", re.IGNORECASE)),
     ("metastatic", re.compile(r"(?<!non-)(?<!non )(?<!non)\b(?:oligo)?metastatic\b" + NOT_A_STAGE, re.IGNORECASE)),
+    # TNM's M category ("Radical nephrectomy (for T4, M0 lesions)" was offered to a metastatic kidney case), not
+    # the FAB subtype of AML ("FAB classification M0", "M0 AML")
+    ("non-metastatic", re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M0(?![\w-])(?!\s+AML)")),
+    ("metastatic", re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M1[a-d]?(?![\w-])(?!\s+AML)")),
     ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
     ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
                             r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),

@@ -133,3 +133,20 @@ def test_a_resection_reports_t_and_n_stage_colorectal_and_anal_cancer(note, grou
     assert facts.stage == group, facts
     if group == "III":
         assert assess("Stage II disease: surgery alone is standard.", case_from_facts(facts)).verdict == "contradicts"
+
+
+def test_a_sentence_naming_m0_or_m1_states_the_extent():
+    # the audit's metastatic kidney case was offered "Radical nephrectomy (for T4, M0 lesions)." second
+    metastatic = case("Metastatic clear cell renal cell carcinoma, intermediate risk, untreated. First-line options?")
+    localised = case("Stage III renal cell carcinoma. Options?")
+    nephrectomy = "Radical nephrectomy (for T4, M0 lesions)."
+    assert assess(nephrectomy, metastatic).reason == (
+        "does not apply to this case: states M0; the case is stage IV (metastatic)")
+    assert assess(nephrectomy, localised).verdict == "fits"
+    cytoreductive = "Cytoreductive nephrectomy (for any T, M1 lesions in patients with good-risk disease)."
+    assert assess(cytoreductive, metastatic).verdict != "contradicts"
+    assert assess(cytoreductive, localised).verdict == "contradicts"
+    # the FAB subtype of AML is no M category
+    for text in ("AML with minimal differentiation (FAB classification M0).",
+                 "Leukemias that do not express myeloperoxidase include M0 AML and M7 AML."):
+        assert assess(text, metastatic).verdict == "none", text
