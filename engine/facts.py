@@ -732,7 +732,10 @@ def _gene_items(text: str, genes: Iterable[str]) -> list[tuple[int, int, str, st
     brca = {"BRCA1", "BRCA2"} <= names
     alt = "|".join(re.escape(g) if g not in _WORD_GENES else f"(?-i:{re.escape(g)})"
                    for g in sorted(names | ({"BRCA"} if brca else set()), key=len, reverse=True))  # "ERBB2" first
-    rx = re.compile(rf"(?<![\w-])({alt})(/\d)?(?![\w])({_VARIANT})", re.IGNORECASE)
+    # a fusion written with its partner and a hyphen ("EML4-ALK fusion", "KIF5B-RET fusion"; the audit's ALK case
+    # had no marker), not "non-ALK" or "anti-EGFR"
+    partner = rf"(?<=(?-i:[A-Z0-9])-)(?=(?:{alt})\s+(?:fusion|rearrangement|translocation))"
+    rx = re.compile(rf"(?:(?<![\w-])|{partner})({alt})(/\d)?(?![\w])({_VARIANT})", re.IGNORECASE)
     items = []
     for m in rx.finditer(text):
         name = m.group(1).upper()

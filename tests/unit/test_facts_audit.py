@@ -162,3 +162,20 @@ def test_merge_reads_the_latest_of_conflicting_markers() -> None:
 ])
 def test_resection_done_or_not(note: str, resected: bool) -> None:
     assert case_from_facts(facts(note)).unresectable is not resected, facts(note).stage_text
+
+
+@pytest.mark.parametrize("note, gene", [
+    # the audit's ALK case ("tissue shows an EML4-ALK fusion") had no marker, and was offered EGFR lines
+    ("Lung adenocarcinoma with brain metastases; tissue shows an EML4-ALK fusion.", "ALK"),
+    ("Stage IV NSCLC, CD74-ROS1 fusion on NGS.", "ROS1"),
+    ("Metastatic NSCLC with a KIF5B-RET fusion.", "RET"),
+])
+def test_a_fusion_named_with_its_partner_is_the_gene_altered(note: str, gene: str) -> None:
+    f = facts(note)
+    assert gene in f.genes and f"{gene} fusion" in f.markers
+    assert case_from_facts(f).altered.get(gene) is not None
+
+
+@pytest.mark.parametrize("note", ["Metastatic NSCLC, anti-EGFR antibody given before.", "Lung cancer, non-ALK fusion."])
+def test_a_hyphenated_word_before_a_gene_is_no_partner(note: str) -> None:
+    assert facts(note).genes == ()
