@@ -214,7 +214,10 @@ _STAGE_RE = re.compile(
 _STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?![\w])")
 _BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")
 _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b", re.IGNORECASE)),
+    # "without metastatic disease" is non-metastatic ("In patients without metastatic disease, resection of the
+    # primary tumor ... is standard practice." had been read as metastatic and offered first to a metastatic case)
+    ("non-metastatic", re.compile(r"\bnon[- ]?metastatic\b|\b(?:without|no)\s+(?:evidence\s+of\s+)?metastatic\b",
+                                  re.IGNORECASE)),
     ("metastatic", re.compile(r"(?<!non-)(?<!non )(?<!non)\b(?:oligo)?metastatic\b" + NOT_A_STAGE, re.IGNORECASE)),
     # TNM's M category ("Radical nephrectomy (for T4, M0 lesions)" was offered to a metastatic kidney case), not
     # the FAB subtype of AML ("FAB classification M0", "M0 AML")

@@ -150,3 +150,13 @@ def test_a_sentence_naming_m0_or_m1_states_the_extent():
     for text in ("AML with minimal differentiation (FAB classification M0).",
                  "Leukemias that do not express myeloperoxidase include M0 AML and M7 AML."):
         assert assess(text, metastatic).verdict == "none", text
+
+
+def test_without_metastatic_disease_is_non_metastatic():
+    # the audit's metastatic kidney case had "In patients without metastatic disease, resection of the primary
+    # tumor, when feasible, is standard practice." offered first, read as a metastatic line that fits
+    metastatic = case("Clear cell renal carcinoma with multiple lung metastases. First-line systemic therapy?")
+    for text in ("In patients without metastatic disease, resection of the primary tumor, when feasible, is standard.",
+                 "Patients with no evidence of metastatic disease are candidates for surgery."):
+        assert assess(text, metastatic).verdict == "contradicts", text
+        assert assess(text, case("Stage III renal cell carcinoma. Options?")).verdict == "fits", text
