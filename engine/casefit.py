@@ -265,13 +265,29 @@ def _after_surgery(text: str, m: re.Match[str]) -> bool:
 _SURGERY = r"(?:(?:surgical\s+)?(?:resection|surgery|excision)|\w+ectomy)"
 _SURGERY_RE = re.compile(
     r"\b(?:treated|managed|cured)\s+(?:\w+ly\s+)?(?:with|by)\s+(?:(?:wide|radical|complete|local|initial|"
-    r"aggressive|definitive|extrapleural)\s+)*" + _SURGERY + r"\b(?![^.;]{0,60}?\bor\s+(?:by\s+|with\s+)?\w*\s*"
-    r"(?:radiation|radiotherapy|chemo|systemic|observation|surveillance))"
+    r"aggressive|definitive|extrapleural)\s+)*" + _SURGERY + r"\b"
     r"|\b(?:surgery|surgical\s+resection|resection)\s+(?:is|remains)\s+(?:considered\s+)?the\s+(?:\w+\s+)?"
     r"(?:standard|treatment\s+of\s+choice|mainstay|primary\s+treatment)"
     r"|\b(?:after|following)\s+(?:\w+\s+)?" + _SURGERY + r"\b", re.IGNORECASE)
+# ... unless the sentence is about unresectable disease itself ("T-VEC ... approved for ... unresectable cutaneous ...
+# lesions in patients with melanoma that recurs after initial surgery") or about disease that came back after the
+# surgery ("unresectable progressive disease after surgery", "recurs after initial surgery"; _CASE_UNRESECTABLE_RE)
+_RECURRED_RE = re.compile(r"\b(?:recur\w*|relaps\w*|progress\w*)\s+(?:\w+\s+){0,2}\Z", re.IGNORECASE)
+_ALTERNATIVE_RE = re.compile(r"[^.;]{0,60}?\bor\s+(?:by\s+|with\s+)?(?:\w+\s+){0,2}?(?:radiation|radiotherapy|chemo|"
+                             r"systemic|observation|surveillance|ablation|biopsy)", re.IGNORECASE)
 _NEGATED_RE = re.compile(r"\b(?:not|cannot|without|never|instead\s+of|rather\s+than)\s+(?:\w+\s+){0,2}\Z",
                          re.IGNORECASE)
+
+
+def _surgery_named(text: str, m: re.Match[str]) -> bool:
+    """``m`` (``_SURGERY_RE``) names surgery as the treatment or what came before: not negated, not one of
+    alternatives, not the surgery that disease came back after."""
+    if _NEGATED_RE.search(text, 0, m.start()) or _ALTERNATIVE_RE.match(text, m.end()):
+        return False
+    after = m.group(0).lower().startswith(("after", "following"))
+    return not (after and _RECURRED_RE.search(text, max(0, m.start() - 40), m.start()))
+
+
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
@@ -394,8 +410,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
                 if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
                     add(m, Condition(family, "stage_class", m.group(0), value="resectable",
                                      after_surgery=family == "setting" and _after_surgery(text, m)))
-        for m in _SURGERY_RE.finditer(text):
-            if free(m) and not _NEGATED_RE.search(text, 0, m.start()):
+        for m in _SURGERY_RE.finditer(text) if not _CASE_UNRESECTABLE_RE.search(text) else ():
+            if free(m) and _surgery_named(text, m):
                 add(m, Condition("surgery", "surgery", m.group(0)))
     for value, rx in _INVASION_RES:
         for m in rx.finditer(text):

@@ -644,6 +644,12 @@ def test_surgery_named_as_the_treatment_does_not_apply_to_an_unresectable_case()
                  "These tumours cannot be treated with surgery.",
                  "Nonoperative management instead of immediate surgical resection is the standard approach.",
                  "Patients were treated with chemotherapy followed by surgery.",
+                 # about unresectable disease itself, or disease that came back after the surgery
+                 "T-VEC is approved for intralesional injection into unresectable cutaneous lesions in patients with "
+                 "melanoma that recurs after initial surgery.",
+                 "Melanoma that recurs after initial surgery may be treated with T-VEC.",
+                 "Chemotherapy with or without surgery (for unresectable progressive disease after surgery).",
+                 "The trial included 166 patients with HCC (after prior resection or ablation).",
                  "Patients who have not received previous systemic therapy are candidates for first-line "
                  "chemotherapy, chemoimmunotherapy, or dual immune checkpoint inhibition."):
         assert assess(text, meso).verdict != "contradicts", text
