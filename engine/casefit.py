@@ -69,7 +69,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 list's lead-in ("Features in patients with stage II colon cancer ... include:"; its line of therapy
                 read as a label's). A site within the oral cavity or larynx ("Supraglottis", "... Lesions of the
                 Floor of the Mouth") rules out the others' sections for a case that names its site, and so does
-                the site a sentence's paragraph is about there (``paragraph_sites``)
+                the site a sentence's paragraph is about there (``paragraph_sites``); classic HL and NLPHL
+                ("Treatment of Nodular Lymphocyte-Predominant HL (NLPHL)") are read the same way
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
@@ -618,7 +619,7 @@ class Case:
     recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
     fitness: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # target -> (fit/unfit, as the note says)
     age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
-    subsites: frozenset[str] = frozenset()  # oral cavity and larynx sites the note names (engine.facts)
+    subsites: frozenset[str] = frozenset()  # oral cavity / larynx sites, Hodgkin types the note names (engine.facts)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words

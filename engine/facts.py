@@ -1122,9 +1122,11 @@ def age_readings(text: str) -> list[tuple[int, int, int, int, str]]:
 
 
 # Sites within the oral cavity and the larynx, which PDQ treats apart ("Treatment Options for Small Lesions of the
-# Floor of the Mouth", "Treatment of Stage III Laryngeal Cancer > Supraglottis"): read from a note of those cancers
-# and from guideline headings, for case fit (engine.casefit's "subsite" family). Not "Lip and Oral Cavity" (the
-# whole summary's name) nor the base of the tongue (the oropharynx).
+# Floor of the Mouth", "Treatment of Stage III Laryngeal Cancer > Supraglottis"), and the two Hodgkin lymphomas it
+# treats apart ("Treatment of Advanced Classic HL", "Treatment of Nodular Lymphocyte-Predominant HL (NLPHL)": the
+# audit's classic HL case was offered "For patients with advanced-stage NLPHL, ... R-CHOP ..."): read from a note
+# of those cancers and from guideline headings, for case fit (engine.casefit's "subsite" family). Not "Lip and Oral
+# Cavity" (the whole summary's name) nor the base of the tongue (the oropharynx).
 SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (
     ("supraglottis", r"\bsupraglott\w*"),
     ("glottis", r"(?<!supra)(?<!sub)\bglott(?:is|ic)\b|\b(?:true\s+)?vocal\s+cords?\b"),
@@ -1137,12 +1139,14 @@ SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, 
     ("lower gingiva", r"\blower\s+gingiv\w*|\bmandibular\s+(?:gingiv\w*|alveol\w*)"),
     ("hard palate", r"\bhard\s+palate\b"),
     ("retromolar trigone", r"\bretromolar\b"),
+    ("classic HL", r"\bclassic(?:al)?\s+(?:HL|Hodgkin)\b|\bcHL\b"),
+    ("NLPHL", r"\bNLPHL\b|\bnodular\s+lymphocyte[\s\-\u2013]+predominant\b"),
 ))
-_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer"})
+_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma"})
 
 
 def subsite_readings(text: str) -> list[str]:
-    """The oral cavity and larynx sites ``text`` names (``SUBSITES``), in table order."""
+    """The oral cavity and larynx sites and Hodgkin lymphoma types ``text`` names (``SUBSITES``), in table order."""
     return [name for name, rx in SUBSITES if rx.search(text)]
 
 

@@ -31,7 +31,7 @@ class CaseFacts:
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
     age: int | None = None  # years; 90 for an age the redactor removed (over 89)
-    subsites: tuple[str, ...] = ()  # oral cavity and larynx: "tongue", "supraglottis" (engine.facts.SUBSITES)
+    subsites: tuple[str, ...] = ()  # "tongue", "supraglottis", "classic HL" (engine.facts.SUBSITES)
 
     @property
     def age_text(self) -> str | None:
