@@ -127,6 +127,10 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("Hodgkin lymphoma", r"(?<!non-)(?<!non )Hodgkin(?:'s)? lymphoma"),
     # PDQ's "Mycosis Fungoides and Other Cutaneous T-Cell Lymphomas", not a lymphoma of the nodes
     ("mycosis fungoides", r"mycosis fungoides|s[ée]zary syndrome|cutaneous T[- ]cell lymphoma|(?-i:\bCTCL\b)"),
+    # PDQ's "Indolent B-Cell Non-Hodgkin Lymphoma Treatment" (a follicular lymphoma case had been a "lymphoma" one,
+    # and was offered the Hodgkin lymphoma summary)
+    ("indolent B-cell lymphoma", r"follicular lymphoma|marginal[- ]zone lymphoma|\bMALT lymphoma|"
+                                 r"lymphoplasmacytic lymphoma|indolent (?:B[- ]cell )?(?:non-?[- ]?Hodgkin )?lymphoma"),
     ("lymphoma", r"lymphoma"),
     # PDQ writes each leukemia up apart ("Chronic Myeloid Leukemia Treatment"): a CML case is not an AML one.
     # Acronyms in capitals only ("all patients" is no leukemia).

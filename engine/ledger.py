@@ -161,6 +161,10 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
                                       r"mantle[- ]cell lymphomas?|follicular lymphomas?|marginal zone lymphomas?|"
                                       r"[\w-]* ?T[- ]cell lymphomas?|histiocytic lymphomas?|"
                                       r"(?<!non-)(?<!non )hodgkin(?:'s)? lymphomas?"),
+    "indolent B-cell lymphoma": (r"indolent|follicular|marginal[- ]zone|(?-i:MALT)|lymphoplasmacytic",
+                                 r"(?<!non-)(?<!non )hodgkin(?:'s)? lymphomas?|diffuse large B[- ]cell|(?-i:DLBCL)|"
+                                 r"aggressive,? (?:[\w/]+ )*?B[- ]cell|burkitt(?:-like)?(?: lymphomas?)?|"
+                                 r"lymphoblastic lymphomas?|mantle[- ]cell lymphomas?|[\w-]* ?T[- ]cell lymphomas?"),
     "Hodgkin lymphoma": (r"hodgkin(?:'s)?", r"non-?[- ]?hodgkin(?:'s)?"),
     "mycosis fungoides": (r"mycosis fungoides|s[ée]zary|cutaneous T[- ]cell", ""),
     "lymphoma": (r"lymphomas?", ""),

@@ -255,4 +255,25 @@ def test_cancer_types_the_held_out_audit_missed(text, expected):
 def test_a_small_cell_carcinoma_elsewhere_is_not_read_as_lung():
     assert cancer("Small cell carcinoma of the bladder, cT2.") is None
     assert cancer("Cutaneous T-cell lymphoma") == "mycosis fungoides"
-    assert cancer("Follicular lymphoma, grade 2, stage III.") == "lymphoma"
+    assert cancer("Follicular lymphoma, grade 2, stage III.") == "indolent B-cell lymphoma"
+
+
+@pytest.mark.parametrize("text", [
+    "61-year-old with grade 1-2 follicular lymphoma, stage IV with marrow involvement. Does she need treatment now?",
+    "Gastric MALT lymphoma, H. pylori positive, stage IE.",
+    "Nodal marginal zone lymphoma relapsing after rituximab.",
+])
+def test_an_indolent_b_cell_lymphoma_is_not_any_lymphoma(text):
+    # a follicular lymphoma case had been a "lymphoma" one, and was offered the Hodgkin lymphoma summary
+    from engine.ledger import case_words, on_case
+    from engine.state import Passage
+
+    assert cancer(text) == "indolent B-cell lymphoma"
+    terms = case_words(cancer(text))
+
+    def about(title: str) -> bool:
+        return on_case(Passage("E1", "c1", title, "x.md", "## Treatment", None, "Text.", 0.2, 1.0, True), terms)
+
+    assert about("Indolent B-Cell Non-Hodgkin Lymphoma Treatment (PDQ®)")
+    assert not about("Hodgkin Lymphoma Treatment (PDQ®)")
+    assert not about("Aggressive B-Cell Non-Hodgkin Lymphoma Treatment (PDQ®)")
