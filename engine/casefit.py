@@ -188,7 +188,8 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    kind: str  # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age | surgery
+    # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age | surgery
+    kind: str
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
     hi: int = 0
@@ -1243,10 +1244,10 @@ def _line_condition(parts: Sequence[str]) -> Condition | None:
 
 # A treatment section for recurrent disease only ("Treatment of Recurrent Bladder Cancer", "Treatment Options for
 # Relapsed CML", or a heading that names the disease so under one: "Treatment Options for Papillary and Follicular
-# Thyroid Cancer > Recurrent papillary and follicular thyroid cancer"), not one that lists it among alternatives ("Newly Diagnosed Stage IV, Relapsed, and Recurrent
-# NSCLC", "Stage IV and Recurrent Colon Cancer", "Metastatic or Recurrent ...", "Relapsed or Refractory ...") nor
-# another kind of section ("Locoregional recurrence", "Detection of Recurrence"): a new diagnosis contradicts it,
-# a case that states neither is qualified.
+# Thyroid Cancer > Recurrent papillary and follicular thyroid cancer"), not one that lists it among alternatives
+# ("Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC", "Stage IV and Recurrent Colon Cancer", "Metastatic or
+# Recurrent ...", "Relapsed or Refractory ...") nor another kind of section ("Locoregional recurrence", "Detection
+# of Recurrence"): a new diagnosis contradicts it, a case that states neither is qualified.
 _RECURRENT_SECTION_RE = re.compile(
     r"^Treatment\b.*(?:\b(?:recurrent|relapsed)\b|\b(?:for|of)\s+(?:[\w-]+\s+)?(?:recurrence|relapse)\b)|"
     r"^(?:Recurrent|Relapsed)\b",
@@ -1822,8 +1823,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others, and of those, the
-    ones from a section for recurrent disease (the case says neither recurrent nor newly diagnosed) last. Within a kind,
-    sentences that fit the case (by their own words first, then by their section) come before those without
+    ones from a section for recurrent disease (the case says neither recurrent nor newly diagnosed) last. Within a
+    kind, sentences that fit the case (by their own words first, then by their section) come before those without
     conditions, then those naming more of the case's markers, then passage order. Nothing is dropped for its kind.
     Dropped maps a sentence id to the reason; a pointer to another section is dropped too. ``sections``: passage
     id -> section path, for the stage a sentence inherits from its section. ``recommended``: ids of list items under

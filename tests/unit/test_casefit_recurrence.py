@@ -48,7 +48,8 @@ def test_a_heading_naming_the_disease_recurrent_under_a_treatment_section_is_one
 
 
 def test_recurrent_sections_go_after_other_unstated_conditions_unless_the_case_recurred():
-    head = "## Papillary and Follicular Thyroid Cancer > ### Treatment Options for Papillary and Follicular Thyroid Cancer"
+    head = ("## Papillary and Follicular Thyroid Cancer > ### Treatment Options for Papillary and Follicular Thyroid "
+            "Cancer")
     local = Passage("E1", "c1", "Thyroid Cancer Treatment", "t.md",
                     f"{head} > #### Localized/regional papillary and follicular thyroid cancer", None,
                     "Radioactive iodine is given after total thyroidectomy to selected patients.", 0.2, 4.0, True)
