@@ -84,9 +84,12 @@ def evidence_locked(settings: Settings, profile: str) -> bool:
     return bool(p and p.evidence_locked)
 
 
-def build_locked_messages(state: ConsultState) -> list[Message]:
+def build_locked_messages(state: ConsultState,
+                          offered: Mapping[str, tuple[str, str]] | None = None) -> list[Message]:
+    """``offered``: the case's candidate sentences (``locked_candidates``) when the caller has them already."""
     assert state.retrieval is not None
-    sentences, _ = locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)
+    sentences = offered if offered is not None else \
+        locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)[0]
     listed = "\n".join(f"[{label}] {sentences[sid][1]}" for label, sid in locked_labels(list(sentences)).items())
     # The case first, the sentences last: with the note after the list, the embedded models began their answer at
     # "S2" in a quarter of the audit's consults, passing over the best-fitting sentence (kb/EVAL.md round 12).
@@ -149,7 +152,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     schema = locked_schema(list(labels)) if locked else draft_schema([p.id for p in relevant])
     params = GenerationParams(max_tokens=profile.max_tokens, temperature=profile.temperature, json_schema=schema)
     timeout = min(profile.timeout_s, ctx.settings.engine.node_timeout_s)
-    messages = build_locked_messages(state) if locked else build_messages(state)
+    messages = build_locked_messages(state, offered) if locked else build_messages(state)
     raw = await stream_model(ctx, loaded.model, messages, params, thread_id=state.thread_id,
                              consult_id=state.consult_id, attempt=attempt, timeout_s=timeout,
                              show=LockedPicks(labels, offered) if locked else None)
