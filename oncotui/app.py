@@ -350,7 +350,7 @@ class OncoApp(App[None]):
         prompt = self.chat.prompt
         if self.focused is not prompt:
             self.screen.set_focus(prompt)  # now, not after a refresh: the next key must reach the prompt
-        prompt.insert_text_at_cursor(message.text)
+        prompt.paste(message.text)  # a pasted note's lines joined, as the prompt takes a paste itself
 
     @on(PatientPane.TierChanged)
     def _tier_changed(self, message: PatientPane.TierChanged) -> None:

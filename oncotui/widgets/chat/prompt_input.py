@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
+
+
+def one_line(text: str) -> str:
+    """A pasted note as the one-line prompt holds it: its lines joined by spaces (hard-wrapped prose reads on), blank
+    lines and surrounding whitespace dropped."""
+    return " ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
 class PromptInput(Input):
@@ -24,6 +31,23 @@ class PromptInput(Input):
         self.history: list[str] = []
         self._index = 0  # == len(history): editing a new prompt
         self._draft = ""  # what was typed before walking into the history
+
+    def paste(self, text: str) -> None:
+        """Insert typed or pasted text, a note of several lines whole, in place of any selection."""
+        if "\n" in text or "\r" in text:
+            text = one_line(text)
+        if self.selection.is_empty:
+            self.insert_text_at_cursor(text)
+        else:
+            self.replace(text, *self.selection)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        # Textual's Input keeps a paste's first line only: a note pasted from the record lost its facts and question
+        # (prevent_default: Textual would then run Input's own handler as well)
+        if event.text:
+            self.paste(event.text)
+        event.stop()
+        event.prevent_default()
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
