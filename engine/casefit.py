@@ -51,7 +51,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "transplant-eligible", "Fit patients" (fit), each for one target (intensive, transplant, cisplatin,
                 chemotherapy, or general for the bare words). The case's statements imply others
                 (``_FITNESS_IMPLIES``: unfit for intensive therapy is unfit for a transplant). Like a line, a
-                sentence's own is judged only for a case that states its fitness; a heading's always qualifies
+                sentence's own is judged only for a case that states its fitness; a heading's always qualifies.
+                A case that has had chemotherapy, without progression, poor performance or stated unfitness, was
+                a candidate for it ("after concurrent chemoradiation"): judged for that target only
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
                 years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
                 60 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
@@ -619,13 +621,14 @@ class Case:
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
     recurrent: bool | None = None  # recurrent/relapsed (True) or newly diagnosed (False), engine.facts
     fitness: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # target -> (fit/unfit, as the note says)
+    fitness_stated: bool = False  # the note states a fitness (not only what its treatment history shows)
     age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
     subsites: frozenset[str] = frozenset()  # oral cavity / larynx sites, Hodgkin types the note names (engine.facts)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
-_CASE_METASTATIC_RE = re.compile(r"metasta|\bM1|extensive", re.IGNORECASE)
+_CASE_METASTATIC_RE = re.compile(r"metasta|\bmets\b|\bM1|extensive", re.IGNORECASE)
 _CASE_UNRESECTABLE_RE = re.compile(r"\bunresectable\b|\binoperable\b|\bnot (?:surgically )?resectable\b",
                                    re.IGNORECASE)
 
@@ -748,8 +751,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
-                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness), age=facts.age,
-                subsites=frozenset(facts.subsites))
+                recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
+                fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites))
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -768,9 +771,20 @@ _FITNESS_IMPLIES = {("chemotherapy", "unfit"): ("intensive", "transplant", "cisp
                     ("cisplatin", "fit"): ("chemotherapy",)}
 
 
-def _case_fitness(statements: Sequence[str]) -> dict[str, tuple[str, str]]:
+# Chemotherapy among a case's prior treatments (engine.facts ``prior_treatments``, the configured keywords): a case
+# that has had it was a candidate for chemotherapy
+_CHEMO_GIVEN_RE = re.compile(r"chemo|folf|xelox|capox|platin|taxel|gemcitabine|pemetrexed|capecitabine|irinotecan|"
+                             r"fluorouracil|\b5-?fu\b|\br-?chop\b|anthracycline|doxorubicin|cytarabine",
+                             re.IGNORECASE)
+_POOR_PERFORMANCE_RE = re.compile(r"\bECOG\s*[34]\b|\bKPS\s*(?:[1-4]\d|50)\b", re.IGNORECASE)
+
+
+def _case_fitness(statements: Sequence[str], facts: CaseFacts | None = None) -> dict[str, tuple[str, str]]:
     """Target -> (fit/unfit, the statement as written): the stated ones (the last of a target wins), then what they
-    imply where they agree."""
+    imply where they agree. With ``facts``, a case that has had chemotherapy ("after concurrent chemoradiation")
+    and states no unfitness, no progression and no poor performance status was a candidate for chemotherapy (the
+    audit's unresectable stage IIIB case after chemoradiation was offered "... in patients who are not candidates
+    for chemotherapy" first); a progressed or poorly performing case may no longer be one, so it stays unstated."""
     stated: dict[str, tuple[str, str]] = {}
     for text in statements:
         for _, _, target, value in fitness_readings(text):
@@ -783,6 +797,10 @@ def _case_fitness(statements: Sequence[str]) -> dict[str, tuple[str, str]]:
     for target, found in implied.items():
         if target not in out and len({value for value, _ in found}) == 1:
             out[target] = found[0]
+    given = [t for t in facts.prior_treatments if _CHEMO_GIVEN_RE.search(t)] if facts else []
+    if (given and facts and "chemotherapy" not in out and "unfit" not in {v for v, _ in out.values()}
+            and facts.line != "later" and not _POOR_PERFORMANCE_RE.search(facts.performance_status or "")):
+        out["chemotherapy"] = ("fit", f"already treated with {given[0]}")
     return out
 
 
@@ -1460,12 +1478,14 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         inherited = [c for c in inherited if c.family != "label:line"]
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
-    unstated = {f for f, known in (("fitness", case.fitness), ("age", case.age is not None)) if not known}
+    unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None)) if not known}
     if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
         unstated.add("surgery")
         inherited = [c for c in inherited if c.family != "surgery"]
     if unstated:
-        groups = [[c for c in g if c.family not in unstated] for g in groups]
+        # a fitness the treatment history shows (``_case_fitness``) is judged for its own target only
+        groups = [[c for c in g if c.family not in unstated
+                   or c.family == "fitness" and c.value.split(":")[0] in case.fitness] for g in groups]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []  # alternatives: the clauses' unstated conditions
