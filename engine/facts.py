@@ -255,7 +255,16 @@ _BLADDER_RE = re.compile(r"\bbladder\b|\bN?MIBC\b|cystectomy|\bTURBT\b", re.IGNO
 NOT_A_STAGE = (r"(?![ -](?:potential|propensity|capacity|ability|risk|rates?|spread|failures?|"
                r"behaviou?r)\b)")
 _METASTATIC_RE = re.compile(
-    r"(?<!non-)(?<!non )\b(?:metastatic" + NOT_A_STAGE + r"|metastases|metastasis|metastasized)\b", re.IGNORECASE)
+    r"(?<!non-)(?<!non )\b(?:metastatic" + NOT_A_STAGE + r"|metastases|metastasis|metastasi[sz]ed|mets)\b",
+    re.IGNORECASE)
+# Metastases denied ("no distant metastases", "without evidence of metastatic disease", "negative for mets"): not
+# stage IV (a colon cancer "without metastases" had been read as metastatic)
+_METASTATIC_NEGATED_RE = re.compile(
+    r"\b(?:no|not|without|negative\s+for|free\s+of|absence\s+of|nor|ruled?\s+out)\s+(?:[\w-]+\s+){0,3}\Z",
+    re.IGNORECASE)
+# An M category on its own ("NSCLC, M1c", "PDAC, M1"): distant metastases. Not AML's FAB subtype ("AML M1").
+_LONE_M1_RE = re.compile(r"(?<![\w/-])[cp]?M1[a-d]?(?![\w/-])")
+_FAB_BEFORE_RE = re.compile(r"\b(?:FAB|AML|ANLL|leuka?emia|subtype|type)\b[\s:,-]*(?:\w+[\s,-]+)?\Z", re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
 # SCLC's limited stage (I to III: no group), as written or as its definition ("confined to one radiation port")
 _LIMITED_RE = re.compile(r"\blimited[- ]stage\b|\blimited[- ]disease\b|\bconfined\s+to\s+(?:one|a\s+single)\s+"
@@ -642,7 +651,13 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             derived.append(("III", m.group(0)))
         elif (group := node_negative_stage(cancer_type, m)) is not None:
             derived.append((group, m.group(0)))
-    if not derived and (m := _METASTATIC_RE.search(text)):
+    if not derived and (m := next((m for m in _METASTATIC_RE.finditer(text)
+                                   if not _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40), m.start())),
+                                  None)):
+        derived.append(("IV", m.group(0)))
+    if not derived and "leuk" not in (cancer_type or "") and (m := next(
+            (m for m in _LONE_M1_RE.finditer(text) if not _FAB_BEFORE_RE.search(text, max(0, m.start() - 30),
+                                                                                 m.start())), None)):
         derived.append(("IV", m.group(0)))
     if not derived and cancer_type in _TN_ONLY_GROUPS:
         for m in _TN_ONLY_RE.finditer(text):
