@@ -120,6 +120,10 @@ class RouterConfig(_Section):
         if unknown or missing:
             raise ValueError(f"weights must name exactly {sorted(allowed)}; unknown {sorted(unknown)}, "
                              f"missing {sorted(missing)}")
+        # a NaN or negative weight scored a Tier 2 case below the threshold: released without a reviewer
+        bad = {k: w for k, w in v.items() if not 0.0 <= w <= 10.0}
+        if bad:
+            raise ValueError(f"weights must be numbers from 0 to 10; got {bad}")
         return v
 
 
@@ -154,7 +158,9 @@ class KBConfig(_Section):
 
 class RagConfig(_Section):
     grader: Literal["cross_encoder", "llm"] = "cross_encoder"
-    relevance_min_score: float = -3.0  # cross-encoder logit at or above which a passage counts as relevant
+    # cross-encoder logit at or above which a passage counts as relevant (finite: NaN refused every consult,
+    # -inf switched grading off)
+    relevance_min_score: float = Field(-3.0, ge=-50.0, le=50.0)
     min_relevant: int = Field(1, ge=1)
     rewrite: Literal["rule", "llm"] = "rule"
     hyde: bool = False
@@ -177,7 +183,7 @@ class EngineConfig(_Section):
 class UIConfig(_Section):
     theme: str = "textual-dark"  # any Textual theme name, e.g. "textual-light"
     reviewer: str = ""  # reviewer id used when signing off in the app; empty: the OS user
-    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"submit" = "ctrl+s"}
+    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"export" = "ctrl+e"}
 
 
 class Reviewer(_Section):

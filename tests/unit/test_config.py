@@ -60,3 +60,19 @@ def test_retrieval_defaults_match_the_settings_so_callers_without_settings_retri
     from kb.store import RetrievalParams
 
     assert retrieval_params(Settings()) == RetrievalParams()
+
+
+@pytest.mark.parametrize("value", ["nan", "-5.0", "inf", "11"])
+def test_a_router_weight_that_would_switch_the_reviewer_gate_off_is_refused(value: str):
+    # a NaN or negative weight scored a Tier 2 case below the threshold, released without a reviewer
+    with pytest.raises(ConfigError) as exc:
+        load_settings(None, environ={"ONCOTUI_ROUTER__WEIGHTS__STAGE_IV": value})
+    assert "router.weights" in str(exc.value) and "0 to 10" in str(exc.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "-inf", "inf"])
+def test_the_relevance_floor_must_be_a_finite_logit(value: str):
+    # NaN made every passage irrelevant (every consult refused), -inf every passage relevant (grading off)
+    with pytest.raises(ConfigError) as exc:
+        load_settings(None, environ={"ONCOTUI_RAG__RELEVANCE_MIN_SCORE": value})
+    assert "rag.relevance_min_score" in str(exc.value)
