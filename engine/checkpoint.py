@@ -27,7 +27,8 @@ from engine.audit import AuditLog, canonical_json, immediate, sha256_hex, state_
 from engine.signoff import DecisionRecord, ShownPassage
 from engine.state import ConsultState, Turn
 
-PATIENT_ID_RE = re.compile(r"^PT-\d{4,}$")
+# ASCII digits, the whole string: "$" let "PT-0013\n" through as a second PT-0013, "\d" Arabic-Indic digits
+PATIENT_ID_RE = re.compile(r"\APT-[0-9]{4,}\Z")
 
 
 class StoreError(Exception):

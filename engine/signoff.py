@@ -87,7 +87,8 @@ def authorize(cfg: HitlConfig, reviewer: str, clinician: str, action: str) -> Si
         signer = Signer(reviewer, roles[reviewer])
     else:
         signer = Signer(reviewer, "reviewer")
-    if action in APPROVING and reviewer == clinician and not cfg.allow_self_approval:
+    # ids compared as people read them: "Root" is root (an id typed with another case approved its own consult)
+    if action in APPROVING and reviewer.casefold() == clinician.strip().casefold() and not cfg.allow_self_approval:
         raise SignOffError(f"{reviewer} asked for this consult and cannot approve it: another reviewer must sign "
                            "(hitl.allow_self_approval = false). Rejecting it is allowed.")
     return signer
