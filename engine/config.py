@@ -262,6 +262,14 @@ class Settings(_Section):
         return _validate(raw, self.source)
 
 
+def url_for_display(url: str) -> str:
+    """``url`` with the password of any user:password@ part as ***: an error message or ``config show`` must not
+    carry it into the terminal, a checkpoint or the audit log."""
+    import re
+
+    return re.sub(r"(?<=://)([^/@:\s]*):[^/@\s]*@", r"\1:***@", url)
+
+
 def _set_dotted(tree: dict[str, Any], parts: list[str], value: Any) -> None:
     node = tree
     for part in parts[:-1]:

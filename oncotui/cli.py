@@ -1387,7 +1387,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.action == "path":
         print(settings.source)
         return 0
-    print(f"# effective settings from {settings.source}; data under {settings.data_dir}; secrets shown as ***")
+    # the note to stderr: stdout is the JSON alone, for scripts
+    print(f"# effective settings from {settings.source}; data under {settings.data_dir}; secrets shown as ***",
+          file=sys.stderr)
     print(json.dumps(mask_secrets(settings.model_dump(exclude={"source"})), indent=2))
     return 0
 
@@ -1397,11 +1399,15 @@ SECRET_KEYS = ("api_key", "token", "password", "secret")
 
 def mask_secrets(tree: Any) -> Any:
     """A copy of a settings dump with every non-empty secret (api_key, ...token, ...password) as "***"."""
+    from engine.config import url_for_display
+
     if isinstance(tree, dict):
         return {k: ("***" if isinstance(v, str) and v and str(k).lower().endswith(SECRET_KEYS) else mask_secrets(v))
                 for k, v in tree.items()}
     if isinstance(tree, list):
         return [mask_secrets(v) for v in tree]
+    if isinstance(tree, str):
+        return url_for_display(tree)  # a password inside a URL (base_url, chroma_url)
     return tree
 
 

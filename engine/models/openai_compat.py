@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from engine.config import ModelProfile
+from engine.config import ModelProfile, url_for_display
 from engine.models.base import GenerationParams, Message, ModelError, chat_request
 
 CONNECT_TIMEOUT_S = 5.0  # a server that is down must fail fast, whatever timeout_s says
@@ -39,7 +39,8 @@ class OpenAICompatModel:
 
     # -- errors ------------------------------------------------------------------------------------------------
     def _connect_error(self, url: str, exc: Exception) -> ModelError:
-        return ModelError(f"{_key(self.name, 'base_url')}: cannot reach {url} ({type(exc).__name__}: {exc or 'no answer'})")
+        return ModelError(f"{_key(self.name, 'base_url')}: cannot reach {url_for_display(url)} "
+                          f"({type(exc).__name__}: {exc or 'no answer'})")
 
     def _http_error(self, resp: httpx.Response, url: str) -> ModelError:
         try:
@@ -51,7 +52,8 @@ class OpenAICompatModel:
             hint = f" (check {_key(self.name, 'api_key')})"
         elif resp.status_code == 404:
             hint = f" (check {_key(self.name, 'base_url')} and {_key(self.name, 'model_name')})"
-        return ModelError(f"Model '{self.name}': {url} answered HTTP {resp.status_code}{hint}: {body[:300]}")
+        return ModelError(f"Model '{self.name}': {url_for_display(url)} answered HTTP {resp.status_code}{hint}: "
+                          f"{body[:300]}")
 
     # -- loading -----------------------------------------------------------------------------------------------
     def load(self) -> OpenAICompatModel:
@@ -59,7 +61,8 @@ class OpenAICompatModel:
         if not self.base_url:
             raise ModelError(f"{_key(self.name, 'base_url')}: is empty; set it to e.g. http://127.0.0.1:8080/v1")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ModelError(f"{_key(self.name, 'base_url')}: {self.base_url!r} is not an http(s) URL")
+            raise ModelError(f"{_key(self.name, 'base_url')}: {url_for_display(self.base_url)!r} is not an http(s) "
+                             "URL")
         url = f"{self.base_url}/models"
         try:
             resp = self._client.get(url, timeout=min(CONNECT_TIMEOUT_S * 2, self.profile.timeout_s))
@@ -87,8 +90,8 @@ class OpenAICompatModel:
                 **chat_request(messages, params, self.profile.max_tokens, stream)}
 
     def _timeout_error(self, url: str) -> ModelError:
-        return ModelError(f"Model '{self.name}': {url} did not answer within {self.profile.timeout_s:g} s "
-                          f"({_key(self.name, 'timeout_s')})")
+        return ModelError(f"Model '{self.name}': {url_for_display(url)} did not answer within "
+                          f"{self.profile.timeout_s:g} s ({_key(self.name, 'timeout_s')})")
 
     def generate(self, messages: list[Message], params: GenerationParams) -> str:
         url = f"{self.base_url}/chat/completions"
@@ -104,8 +107,8 @@ class OpenAICompatModel:
             data = resp.json()
             return data["choices"][0]["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise ModelError(f"Model '{self.name}': {url} sent an answer that is not a chat completion: "
-                             f"{resp.text[:300]}") from None
+            raise ModelError(f"Model '{self.name}': {url_for_display(url)} sent an answer that is not a chat "
+                             f"completion: {resp.text[:300]}") from None
 
     def stream(self, messages: list[Message], params: GenerationParams) -> Iterator[str]:
         url = f"{self.base_url}/chat/completions"
@@ -145,11 +148,12 @@ def _parse_sse(lines: Iterator[str], name: str, url: str) -> Iterator[str]:
         try:
             event = json.loads(payload)
         except ValueError:
-            raise ModelError(f"Model '{name}': {url} sent a stream event that is not JSON: {payload[:200]}") from None
+            raise ModelError(f"Model '{name}': {url_for_display(url)} sent a stream event that is not JSON: "
+                             f"{payload[:200]}") from None
         if not isinstance(event, dict):
             continue
         if event.get("error"):
-            raise ModelError(f"Model '{name}': {url} reported an error: {event['error']}")
+            raise ModelError(f"Model '{name}': {url_for_display(url)} reported an error: {event['error']}")
         for choice in event.get("choices") or []:
             piece = (choice.get("delta") or {}).get("content")
             if piece:

@@ -50,8 +50,15 @@ def test_config_show_masks_secrets_and_pretty_prints(data_dir, capsys, monkeypat
     assert "sk-very-secret" not in out and '"api_key": "***"' in out
     assert '"api_key": ""' in out  # empty ones stay empty (nothing to hide, and it shows none is set)
     assert len(out.splitlines()) > 50  # pretty-printed, not one line
-    body = json.loads(out.split("\n", 1)[1])
+    body = json.loads(out)  # stdout is the JSON alone (the note on where it came from goes to stderr)
     assert body["ui"]["keymap"] == {}  # "keymap" is no secret
+
+
+def test_config_show_masks_a_password_inside_a_url(data_dir, capsys, monkeypatch):
+    monkeypatch.setenv("ONCOTUI_MODELS__PROFILES__SMOLLM2__BASE_URL", "http://admin:hunter2@127.0.0.1:9/v1")
+    assert main(["config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "http://admin:***@127.0.0.1:9/v1" in out
 
 
 def test_mask_secrets_nested():

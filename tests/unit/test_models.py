@@ -531,6 +531,15 @@ def test_openai_http_error_is_a_model_error() -> None:
         list(model.stream(MSGS, GenerationParams()))
 
 
+def test_a_password_in_base_url_stays_out_of_errors() -> None:
+    # the error is shown, checkpointed and written to the audit log: the URL's password must not be in it
+    url = f"http://admin:hunter2@127.0.0.1:{_free_port()}/v1"
+    model = OpenAICompatModel("remote", ModelProfile(backend="openai", base_url=url))
+    with pytest.raises(ModelError) as err:
+        model.load()
+    assert "hunter2" not in str(err.value) and "admin:***@127.0.0.1" in str(err.value)
+
+
 def test_openai_unreachable_server_names_base_url(capfd: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1"
     model = OpenAICompatModel("remote", ModelProfile(backend="openai", base_url=url))
