@@ -144,8 +144,8 @@ class IngestScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="ingest-dialog"):
             yield Label("[b]Ingest guidelines[/b] · Markdown, text or PDF files and folders (recursive)")
-            yield Input(placeholder=f"Paths separated by spaces; empty = the demo set ({self.demo_dir.name}/)",
-                        id="ingest-paths")
+            yield Input(placeholder=f"Paths separated by spaces (Enter on empty offers the demo set, "
+                                    f"{self.demo_dir.name}/)", id="ingest-paths")
             yield Checkbox("Include patient-facing material (patient versions, leaflets; skipped by default)",
                            id="ingest-patient")
             with Vertical(id="ingest-bars"):
@@ -172,8 +172,16 @@ class IngestScreen(ModalScreen[None]):
     def start(self, event: Input.Submitted) -> None:
         if self.running:
             return
+        if not event.value.strip():
+            # never the demo set unasked: an Enter on the empty field had added it to a site's clinical guidelines,
+            # and consults quoted it. Offer its path instead; a second Enter ingests it.
+            event.input.value = str(self.demo_dir)
+            event.input.cursor_position = len(event.input.value)
+            self._result(f"Enter again adds the demo set ({escape(str(self.demo_dir))}): demonstration guidelines, "
+                         "not for clinical use. Or type the paths of your own guidelines.")
+            return
         try:
-            paths = parse_paths(event.value) or [self.demo_dir]
+            paths = parse_paths(event.value)
         except ValueError as exc:  # unbalanced quotes
             self._result(f"[red]Cannot read the paths: {escape(str(exc))}[/red]")
             return
