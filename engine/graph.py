@@ -24,7 +24,7 @@ from engine.context import NodeContext
 from engine.events import NODE_LABELS, ErrorEvent, Event, Final, HitlRequired, NodeFinished, NodeStarted
 from engine.nodes import corrective_rag, critic, fallback, formatter, governor, hitl_gate, ingestion, router, specialist
 from engine.safety import review_edits
-from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for
+from engine.signoff import DecisionRecord, authorize, clinician_id, os_user, record_for, redact_edits
 from engine.state import ConsultState, HitlDecision
 
 log = logging.getLogger("oncotui.engine")
@@ -202,7 +202,8 @@ class Engine:
         context = (state.case_text,
                    shown.preview if shown else formatter.render(state, formatter.model_label(state, self.settings)))
         note = redact_after(decision.note, context).text
-        decision = replace(decision, note=note, edited_text=redact_after(decision.edited_text, context + (note,)).text)
+        decision = replace(decision, note=note, edited_text=redact_edits(decision.edited_text, context[1], (
+            *context, note)))
         if decision.action == "approve_with_edits" and not decision.edited_text.strip():
             raise EngineError("approve-with-edits needs the edited text.")
         if decision.action == "approve_with_edits":  # a person's text is checked too, and signed as written

@@ -94,6 +94,32 @@ def authorize(cfg: HitlConfig, reviewer: str, clinician: str, action: str) -> Si
     return signer
 
 
+def redact_edits(edited: str, shown: str, context: tuple[str, ...]) -> str:
+    """The reviewer's edited text with identifiers redacted in the lines they changed or added. Lines of the draft
+    they were ``shown`` and left as they were stay as written: redacting those again had turned the footer's model
+    "Qwen2.5" and PDQ's "Roswell Park regimen" into [PERSON_n] (the draft holds no identifiers the store does not
+    already hold). Each run of changed lines is redacted whole, so a name split over two lines is still seen."""
+    from engine.phi import redact_after
+
+    unchanged = {line.strip() for line in shown.splitlines() if line.strip()}
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            out.append(redact_after("".join(run), (*context, *out)).text)
+            run.clear()
+
+    for line in edited.splitlines(keepends=True):
+        if line.strip() and line.strip() in unchanged:
+            flush()
+            out.append(line)
+        else:
+            run.append(line)
+    flush()
+    return "".join(out)
+
+
 def refusal(cfg: HitlConfig, reviewer: str, clinician: str) -> tuple[Signer | None, str, bool]:
     """For a front end before signing: (signer or None, why not, may still reject)."""
     try:

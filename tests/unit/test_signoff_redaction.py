@@ -65,3 +65,19 @@ def test_edited_text_is_numbered_after_the_case_the_draft_and_the_note(tmp_path)
     [released] = [line for line in final.report.splitlines() if "Confirmed with" in line]
     _new_numbers_only(released, before)
     assert f"Dr. [PERSON_{before['PERSON'] + 1}] on [DATE_{before['DATE'] + 1}]." in released, released
+
+
+def test_lines_of_the_draft_left_as_they_were_are_not_redacted_again(tmp_path):
+    """Re-redacting the whole edited text had turned the footer's "Qwen2.5" and PDQ's "Roswell Park regimen" into
+    [PERSON_n] though the reviewer never touched them; only the lines they changed or added are redacted."""
+    engine, item, shown = _waiting(tmp_path)
+    kept = "Per the Roswell Park regimen, leucovorin is given weekly [E1]."
+    with engine.store.db.conn:  # as if the draft shown had quoted it (the redactor reads "Roswell Park" as a name)
+        engine.store.db.conn.execute("UPDATE approvals SET preview = ? WHERE id = ?",
+                                     (item.preview + "\n" + kept, item.id))
+    edited = item.preview + "\n" + kept + "\nConfirmed with Dr. Olaf Brennerman on 01/08/2025."
+    events = collect(lambda: engine.resume("PT-0001", decision("approve_with_edits", "dr.review", "ok",
+                                                               edited_text=edited)))
+    [final] = [e for e in events if e.kind == "Final"]
+    assert kept in final.report
+    assert "Brennerman" not in final.report and "01/08/2025" not in final.report
