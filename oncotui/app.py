@@ -727,8 +727,14 @@ class OncoApp(App[None]):
                           if thread else "A consult is running: quitting stops it.")
         if self._busy_approvals:
             losses.append(f"A reviewer's decision on {', '.join(sorted(self._busy_approvals))} is being applied.")
-        if self._review_drafts:
-            losses.append(f"Unsigned review edits ({', '.join(sorted(self._review_drafts))}) are lost on quitting.")
+        drafts = set(self._review_drafts)
+        from oncotui.screens.review import ReviewScreen
+
+        # a review still open holds its typing in the screen, not yet in _review_drafts (kept when it closes)
+        drafts |= {screen.item.id for screen in self.screen_stack
+                   if isinstance(screen, ReviewScreen) and screen.is_mounted and screen.unsent() is not None}
+        if drafts:
+            losses.append(f"Unsigned review edits ({', '.join(sorted(drafts))}) are lost on quitting.")
         return losses
 
     def _key_display(self, binding_id: str, default: str) -> str:

@@ -164,6 +164,22 @@ async def test_quit_with_unsigned_review_edits_asks_first(tmp_path: Path, notice
         await wait_for(pilot, lambda: app._exit)
 
 
+async def test_quit_with_the_review_still_open_and_typed_in_asks_first(tmp_path: Path, notices) -> None:
+    """The edits of a review still open were not counted (they are kept only when it closes): ctrl+q quit at once."""
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "e")
+        screen.query_one("#review-note").value = "half way through"
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app._exit and app.screen is screen
+        assert any("Unsigned review edits" in m for s, m in notices if s == "warning"), notices
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app._exit)
+
+
 async def test_help_says_what_each_key_does_and_lists_enter_tab_and_esc(tmp_path: Path) -> None:
     app, _engine, _ = build(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
