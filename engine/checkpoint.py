@@ -317,6 +317,11 @@ class CheckpointStore:
         rows = self._approvals("a.consult_id = ? and a.status = 'pending'", [consult_id])
         return rows[0] if rows else None
 
+    def decided_for(self, consult_id: str) -> ApprovalItem | None:
+        """The consult's approval item once a reviewer has decided it."""
+        rows = self._approvals("a.consult_id = ? and a.status != 'pending'", [consult_id])
+        return rows[0] if rows else None
+
     def decision_record(self, approval_id: str) -> DecisionRecord | None:
         row = self.db.execute("select record from approvals where id = ?", [approval_id]).fetchone()
         if not row or not row[0]:

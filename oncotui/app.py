@@ -437,6 +437,12 @@ class OncoApp(App[None]):
         item = self.engine.store.approval(result.approval_id)
         if item is None:
             return
+        if item.status != "pending":  # signed meanwhile from the CLI or another terminal
+            at = f" at {item.decided_at}" if item.decided_at else ""
+            self.notify(f"{item.id} was already decided ({item.status} by {item.reviewer}{at}); your decision was "
+                        "not applied.", title="Already decided", severity="error", timeout=10, markup=False)
+            self.refresh_approvals()
+            return
         self._busy_approvals.add(item.id)
         self.refresh_approvals()
         self.sign(item.id, item.thread_id, item.consult_id, result)

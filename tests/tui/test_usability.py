@@ -295,3 +295,23 @@ async def test_back_to_a_patient_whose_consult_just_ended_shows_its_answer(tmp_p
         (view,) = app.chat.views.values()
         assert view.status == "released" and "## Assessment" in view.report
         app._consult_active = False
+
+
+async def test_signing_an_item_another_reviewer_decided_meanwhile_says_who(tmp_path: Path, notices) -> None:
+    """It said "Consult stopped — The latest consult of PT-0001 has already finished."."""
+    from engine.graph import decision
+
+    app, engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        screen = await open_review(pilot, "a")
+        [item] = engine.store.approvals("pending")
+        async for _ in engine.resume(item.thread_id, decision("approve", "dr.cli", "fine"), item.consult_id):
+            pass  # signed from the CLI while the review is open
+        screen.query_one("#review-note").value = "agree"
+        await pilot.click("#approve")
+        await wait_for(pilot, lambda: any("already decided" in m for s, m in notices if s == "error"))
+        [message] = [m for s, m in notices if s == "error"]
+        assert item.id in message and "approved by dr.cli" in message and "not applied" in message
+        assert engine.store.approval(item.id).reviewer == "dr.cli"

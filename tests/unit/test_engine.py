@@ -85,8 +85,8 @@ def test_tier2_halts_for_review_then_approval_releases(tmp_path):
     assert f.status == "reviewed" and "approve by dr.review" in f.report
     assert engine.store.approval(item.id).status == "approved"
     assert engine.store.approvals() == []
-    with pytest.raises(EngineError, match="already finished"):
-        collect(lambda: engine.resume("PT-0001", decision("approve", "dr.review")))
+    with pytest.raises(EngineError, match=rf"{item.id} was already decided \(approved by dr.review at .*not applied"):
+        collect(lambda: engine.resume("PT-0001", decision("approve", "dr.other")))  # a second sign-off: who signed
 
 
 def test_reviewer_rejection_gives_safe_refusal_and_edits_replace_draft(tmp_path):
