@@ -772,6 +772,11 @@ class OncoApp(App[None]):
             self.notify("Select a patient with a consult to export.", severity="warning")
             return
         assert self.settings is not None
+        if self.consult_running and (self._live is None or self._live[0] == self.current_patient):
+            # it would export the consult half way ("Not finished", status running) and then it completes
+            self.notify(f"The consult of {self.current_patient} is still running; export it once it has finished.",
+                        severity="warning", markup=False)
+            return
         try:
             path = export_consult(self.engine.store, self.current_patient, self.settings.data_dir / "exports")
         except (LookupError, OSError) as exc:

@@ -58,7 +58,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
     if s.decision is not None and s.decision.action == "approve_with_edits":
         out += [f"_The answer above is the text reviewer {s.decision.reviewer} edited and signed; the claims below "
                 "are the model's draft as governed before the edit._", ""]
-    out += claims_markdown(s.ledger)
+    out += claims_markdown(s.ledger, released=cp.next_node == "__end__")
     out += ["## Retrieved passages", ""]  # the report above has its own "Evidence" list of cited passages
     if s.retrieval is None:
         out += ["_No retrieval ran._", ""]
@@ -97,12 +97,17 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
     return "\n".join(out)
 
 
-def claims_markdown(ledger: Any) -> list[str]:
-    """Every claim of the ledger with its release state, support, citations and reason (blocked ones included)."""
+def claims_markdown(ledger: Any, *, released: bool = True) -> list[str]:
+    """Every claim of the ledger with its release state, support, citations and reason (blocked ones included).
+    ``released``: False while the consult waits for a reviewer or stopped: the claims are a draft (as `hitl show`
+    says), whatever state the governor gave them."""
+    heading = "## Claims" if released else "## Draft claims, NOT YET RELEASED"
     if ledger is None:
-        return ["## Claims", "", "_No claim ledger (the consult stopped before the governor)._", ""]
-    out = ["## Claims", "", f"Support method: {ledger.method}" + (" · evidence-locked" if ledger.evidence_locked
-                                                                     else ""), "",
+        return [heading, "", "_No claim ledger (the consult stopped before the governor)._", ""]
+    out = [heading, ""]
+    if not released:
+        out += ["_Nothing below is released: the consult waits for a reviewer or has not finished._", ""]
+    out += [f"Support method: {ledger.method}" + (" · evidence-locked" if ledger.evidence_locked else ""), "",
            "| claim | state | support | cites | text | reason |", "| --- | --- | --- | --- | --- | --- |"]
     for c in ledger.claims:
         cells = [c.id, f"**{c.state}**", f"{c.support:.2f}", ", ".join(c.sentence_ids or c.evidence) or "–",

@@ -315,3 +315,20 @@ async def test_signing_an_item_another_reviewer_decided_meanwhile_says_who(tmp_p
         [message] = [m for s, m in notices if s == "error"]
         assert item.id in message and "approved by dr.cli" in message and "not applied" in message
         assert engine.store.approval(item.id).reviewer == "dr.cli"
+
+
+async def test_export_while_the_consult_runs_waits_for_it(tmp_path: Path, notices) -> None:
+    """ctrl+s mid-consult wrote "Not finished (stopped before specialist)" with status running; then it finished."""
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        await wait_for(pilot, lambda: app.chat.pending is None and bool(app.chat.views))
+        app.action_export()
+        assert app.last_export is None
+        assert any("still running" in m for s, m in notices if s == "warning"), notices
+        await wait_for(pilot, lambda: not app.consult_running, timeout=20)
+        app.action_export()
+        assert app.last_export is not None and "Not finished" not in app.last_export.read_text()

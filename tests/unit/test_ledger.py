@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 
 from engine.governor import decide, govern
+from engine.graph import decision
 from engine.ledger import build_ledger, split_claim
 from engine.safety import locked_labels, locked_schema, parse_locked, passage_sentences, split_sentences, unlabel_locked
 from engine.state import Draft, Passage, Recommendation
@@ -310,3 +311,18 @@ def test_never_smokers_is_no_negation():
     assert conflict("EGFR tyrosine kinase inhibitors are never beneficial for patients with EGFR variants.",
                     "EGFR tyrosine kinase inhibitors are beneficial for patients with EGFR variants.") >= \
         CONTRADICTION_OVERLAP
+
+
+def test_the_export_of_a_consult_waiting_for_a_reviewer_labels_its_claims_a_draft(tmp_path):
+    """Its claims table read "**supported**" under "## Claims" with nothing saying they were not released."""
+    from oncotui.export import consult_markdown
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "58-year-old with stage IV pancreatic adenocarcinoma, KRAS G12D and "
+                                             "germline BRCA2 mutation, ECOG 1. First-line options?"))
+    [item] = engine.store.approvals("pending")
+    md = consult_markdown(engine.store, "PT-0001")
+    assert "## Draft claims, NOT YET RELEASED" in md and "\n## Claims\n" not in md
+    collect(lambda: engine.resume("PT-0001", decision("approve", "dr.review", "ok"), item.consult_id))
+    md = consult_markdown(engine.store, "PT-0001")
+    assert "\n## Claims\n" in md and "NOT YET RELEASED" not in md
