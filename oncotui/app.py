@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
+from oncotui.clock import shown
 from oncotui.messages import ConsultEnded, EngineEventPosted
 from oncotui.widgets.approval.approvals_pane import ApprovalsPane
 from oncotui.widgets.chat.chat_pane import ChatPane
@@ -438,7 +439,7 @@ class OncoApp(App[None]):
         if item is None:
             return
         if item.status != "pending":  # signed meanwhile from the CLI or another terminal
-            at = f" at {item.decided_at}" if item.decided_at else ""
+            at = f" at {shown(item.decided_at)}" if item.decided_at else ""
             self.notify(f"{item.id} was already decided ({item.status} by {item.reviewer}{at}); your decision was "
                         "not applied.", title="Already decided", severity="error", timeout=10, markup=False)
             self.refresh_approvals()

@@ -11,7 +11,7 @@ reasons in full, and the line under it has them one per line.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 
 from textual import on
@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from oncotui.clock import shown
 from oncotui.widgets.table_fill import RowTable, fill_table
 
 NARROW_COLUMNS = ("patient", "since", "why")
@@ -57,11 +58,11 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
 
 
 def since(created_at: str, wide: bool, today: str | None = None) -> str:
-    """'03-14 09:30' when there is room; else the time for an item queued today (UTC, as stored), the day if not."""
+    """'03-14 09:30' (local time) when there is room; else the time for an item queued today, the day if not."""
     if wide:
-        return created_at[5:16].replace("T", " ")
-    today = today or datetime.now(UTC).date().isoformat()
-    return created_at[11:16] if created_at[:10] == today else created_at[5:10]
+        return shown(created_at, "%m-%d %H:%M")
+    today = today or datetime.now().date().isoformat()
+    return shown(created_at, "%H:%M") if shown(created_at, "%Y-%m-%d") == today else shown(created_at, "%m-%d")
 
 
 class ApprovalsPane(Vertical):

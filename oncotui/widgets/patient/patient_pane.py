@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from oncotui.clock import shown
 from oncotui.widgets.literal import literal
 
 TIER_CHOICES: list[tuple[str, str]] = [("auto", "auto"), ("Tier 1", "1"), ("Tier 2", "2")]
@@ -112,7 +113,7 @@ class PatientPane(Vertical):
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
-                when = (c.get("started_at") or "")[:16].replace("T", " ")
+                when = shown(c.get("started_at") or "")  # local time
                 tier = f" T{c['tier']}" if c.get("tier") else ""
                 lines.append(f" {when}{tier} {literal(status_words(c.get('status') or ''))}")
         summary.update("\n".join(lines))
