@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("paths", nargs="*", type=Path, help="Markdown/.txt/PDF files, or folders searched recursively")
     ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
     ki.add_argument("--rebuild", action="store_true",
-                    help="drop the collection first (needed after changing embedding.model)")
+                    help="build a new index beside the old one and swap it in only when nothing failed (needed "
+                    "after changing embedding.model); on failure or Ctrl-C the old one stays as it was")
     ki.add_argument("--include-patient-material", action="store_true",
                     help="also index patient-facing documents (patient versions, leaflets), which are skipped by "
                     "default: the heuristic is in the README and kb/audience.py")
@@ -839,6 +840,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
         else:
             print(result.message, file=sys.stdout if result.ok else sys.stderr)
         return 0 if result.ok else 1
+    if args.thread:
+        from engine.checkpoint import StoreError, check_patient_id
+
+        try:
+            check_patient_id(args.thread)  # a typo found nothing and said so with exit 0
+        except StoreError as exc:
+            print(f"oncotui: {exc}", file=sys.stderr)
+            return 2
     entries = log.entries(args.thread)
     for e in entries:
         if args.json:
@@ -996,6 +1005,10 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
 
 
 def _kb_remove(args: argparse.Namespace, kb: Any) -> int:
+    if not str(args.source).strip():
+        print("oncotui: kb remove needs a document: its path, or the source `oncotui kb stats --docs` lists",
+              file=sys.stderr)
+        return 2
     removed = kb.remove(args.source)
     if removed:
         print(f"removed {removed} chunks of {args.source}")

@@ -1,0 +1,26 @@
+"""Usage mistakes get exit 2 and a message saying what to give: a malformed patient id for `audit show --thread`
+(it listed nothing and exited 0), an empty `kb remove ""` (it said " is not in the knowledge base")."""
+
+from __future__ import annotations
+
+import pytest
+
+from oncotui.cli import main
+
+
+def test_audit_show_refuses_a_malformed_patient_id(data_dir, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "show", "--thread", "XX-1"]) == 2
+    assert "PT-0001" in capsys.readouterr().err
+    assert main(["audit", "show", "--thread", "PT-0001"]) == 0  # well formed, nothing logged yet
+
+
+def test_kb_remove_needs_a_document(data_dir, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kb", "remove", " "]) == 2
+    assert "needs a document" in capsys.readouterr().err
+
+
+def test_the_rebuild_help_says_the_old_index_is_kept_on_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["kb", "ingest", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "drop the collection first" not in text and "the old one stays as it was" in text
