@@ -1445,6 +1445,16 @@ COMMANDS = {"ask": cmd_ask, "route": cmd_route, "patients": cmd_patients, "hitl"
             "audit": cmd_audit, "kb": cmd_kb, "eval": cmd_eval, "models": cmd_models, "config": cmd_config,
             "finetune": cmd_finetune, "redact": cmd_redact}
 
+def _resumable(args: argparse.Namespace) -> bool:
+    """Whether `resume --patient` would find an interrupted consult with a checkpoint (True when unsure)."""
+    try:
+        from engine.checkpoint import CheckpointStore
+
+        return CheckpointStore(_settings(args).db_path).latest(args.patient, unfinished=True) is not None
+    except Exception:  # noqa: BLE001 - only the wording of the message is at stake
+        return True
+
+
 # What Ctrl-C leaves behind, per command (nothing is lost in either case).
 INTERRUPTED = {
     "ask": "the consult can be continued with `oncotui resume --patient PT-XXXX`",
@@ -1479,6 +1489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         after = INTERRUPTED.get(args.command)
         if after and getattr(args, "patient", None):
             after = after.replace("PT-XXXX", args.patient)
+            if args.command in ("ask", "resume") and not _resumable(args):
+                # stopped before the first step was checkpointed: `resume` would find nothing
+                after = ("it stopped before its first step was saved, so nothing was stored (the note never "
+                         "is): ask again")
         print("oncotui: interrupted" + (f"; {after}." if after else "."), file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (`oncotui kb query ... | head`): not an error worth a traceback

@@ -100,6 +100,7 @@ def test_an_interrupted_consult_names_the_patient_to_resume(data_dir, monkeypatc
         raise KeyboardInterrupt
 
     monkeypatch.setitem(cli.COMMANDS, "ask", interrupted)
+    monkeypatch.setattr(cli, "_resumable", lambda args: True)  # stopped after a checkpoint
     assert main(["ask", "--patient", "PT-0007", "stage IV NSCLC"]) == 130
     assert "oncotui resume --patient PT-0007`" in capsys.readouterr().err  # not "PT-XXXX"
 

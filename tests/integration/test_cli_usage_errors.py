@@ -24,3 +24,16 @@ def test_the_rebuild_help_says_the_old_index_is_kept_on_failure(capsys: pytest.C
         main(["kb", "ingest", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "drop the collection first" not in text and "the old one stays as it was" in text
+
+
+def test_ctrl_c_before_the_first_step_says_to_ask_again(data_dir, capsys, monkeypatch) -> None:
+    """It said the consult "can be continued with `oncotui resume`", which then found nothing to resume."""
+    from oncotui import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "ask", interrupted)
+    assert main(["ask", "--patient", "PT-0001", "stage IV pancreatic adenocarcinoma: options?"]) == 130
+    err = capsys.readouterr().err
+    assert "ask again" in err and "oncotui resume" not in err
