@@ -356,15 +356,26 @@ def _engine(settings: Any) -> Any:
 
 
 # -- consult output --------------------------------------------------------------------------------------------
+def _console(**kwargs: Any) -> Any:
+    """A rich Console whose broken pipe (`oncotui ask ... | head`) ends as main() ends any other: exit 141. Rich's
+    own exits 1, which reads as "a check failed"."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeConsole(**kwargs)
+
+
 class ConsultPrinter:
     """Human-readable progress for a consult on stderr; the answer on stdout."""
 
     def __init__(self, settings: Any = None) -> None:
-        from rich.console import Console
-
         self.settings = settings
-        self.err = Console(stderr=True, highlight=False)
-        self.out = Console(highlight=False)
+        self.err = _console(stderr=True, highlight=False)
+        self.out = _console(highlight=False)
         self.streaming = False
 
     def __call__(self, event: Any) -> None:
@@ -1280,7 +1291,6 @@ def _eval_phi(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(metrics)
         return 0
-    from rich.console import Console
     from rich.table import Table
 
     def pct(x: float | None) -> str:
@@ -1293,7 +1303,7 @@ def _eval_phi(args: argparse.Namespace) -> int:
         table.add_row(typ, str(row["support"]), str(row["removed"]), pct(row["recall"]), pct(row["precision"]))
     table.add_row("overall", str(metrics["support"]), str(metrics["removed"]), pct(metrics["recall"]),
                   pct(metrics["precision"]), style="bold")
-    console = Console()
+    console = _console()
     console.print(table)
     console.print("An identifier counts as removed only when none of its tokens survives. ORGANIZATION is "
                   "not in the overall figure; bare years, weekday names and ages <= 89 are not counted "

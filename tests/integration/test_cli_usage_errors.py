@@ -37,3 +37,19 @@ def test_ctrl_c_before_the_first_step_says_to_ask_again(data_dir, capsys, monkey
     assert main(["ask", "--patient", "PT-0001", "stage IV pancreatic adenocarcinoma: options?"]) == 130
     err = capsys.readouterr().err
     assert "ask again" in err and "oncotui resume" not in err
+
+
+def test_a_reader_that_goes_away_ends_like_any_broken_pipe() -> None:
+    """`oncotui ask ... | head` exited 1 ("a check failed"): rich's console exits 1 on a broken pipe by itself; ours
+    raises it to main(), which exits 141 as for every other command."""
+    from oncotui.cli import _console
+
+    class GoneReader:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+    with pytest.raises(BrokenPipeError):
+        _console(file=GoneReader()).print("Answer")
