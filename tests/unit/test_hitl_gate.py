@@ -98,3 +98,34 @@ def test_claims_from_several_cancers_guidelines_for_an_unnamed_cancer_wait_for_a
     assert not mixed(q, None, (esophageal, "supported"), (esophageal, "supported"))
     assert not mixed(q, "gallbladder cancer", (esophageal, "supported"), (endometrial, "supported"))
     assert not mixed(q, None, (esophageal, "supported"), (endometrial, "blocked"))
+
+
+def with_passages(question: str, *texts: str) -> ConsultState:
+    passages = tuple(Passage(f"E{i}", f"c{i}", "NSCLC", "x.md", "## Stage IV", None, t, 0.2, 4.0, True)
+                     for i, t in enumerate(texts, 1))
+    return replace(state(question, ("EGFR tyrosine kinase inhibitors are an option.", "supported")),
+                   retrieval=Retrieval(query=question, passages=passages, gate_passed=True, rag_confidence=0.99))
+
+
+def off_subject(s: ConsultState) -> bool:
+    return any("no retrieved guideline passage mentions" in r for r in review_reasons(s, 0.0))
+
+
+EGFR_LINES = ("EGFR tyrosine kinase inhibitors with or without chemotherapy.",
+              "Osimertinib is a first-line option for EGFR exon 19 deletion.")
+
+
+def test_a_question_about_something_no_passage_mentions_waits_for_a_reviewer():
+    """The QA pass's hypertension question inside an NSCLC case was released as EGFR TKIs, unreviewed."""
+    question = ("62-year-old with stage IV NSCLC, EGFR exon 19 deletion, now has new uncontrolled hypertension. "
+                "Which antihypertensive drug should be started?")
+    assert off_subject(with_passages(question, *EGFR_LINES))
+    assert not off_subject(with_passages(question, *EGFR_LINES, "Antihypertensive drugs are needed with ..."))
+
+
+def test_asking_when_or_how_is_not_a_subject():
+    for question in ("Stage IV NSCLC, EGFR exon 19 deletion. Which first-line targeted therapy?",
+                     "Stage IV NSCLC, EGFR exon 19 deletion. What is the preferred treatment?",
+                     "Stage IV NSCLC, EGFR exon 19 deletion. What are the treatment options?",
+                     "Stage IV NSCLC after chemoradiation. What consolidation therapy should follow?"):
+        assert not off_subject(with_passages(question, *EGFR_LINES)), question

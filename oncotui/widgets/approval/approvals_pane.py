@@ -49,6 +49,7 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
                "poisoned passage" if lowered.startswith("retrieved passage") and "instructions" in lowered else
                "no treatment named" if "names a treatment" in lowered else
                "trial results only" if "trials' results" in lowered else
+               "asks about what no passage mentions" if "no retrieved guideline passage mentions" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
         if tag not in tags:
             tags.append(tag)
