@@ -183,7 +183,7 @@ class EngineConfig(_Section):
 class UIConfig(_Section):
     theme: str = "textual-dark"  # any Textual theme name, e.g. "textual-light"
     reviewer: str = ""  # reviewer id used when signing off in the app; empty: the OS user
-    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"export" = "ctrl+e"}
+    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> key(s), e.g. {"export" = "f9"}
 
 
 class Reviewer(_Section):

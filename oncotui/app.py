@@ -23,10 +23,11 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from oncotui.clock import shown
+from oncotui.keys import key_name
 from oncotui.messages import ConsultEnded, EngineEventPosted
 from oncotui.widgets.approval.approvals_pane import ApprovalsPane
 from oncotui.widgets.chat.chat_pane import ChatPane
@@ -250,7 +251,20 @@ class OncoApp(App[None]):
         if unknown:
             self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning",
                         markup=False)
+        # a key the prompt edits text with (ctrl+k deletes to the end of the line) never reaches the app while one
+        # types: "cancel = ctrl+k" left no way to cancel, though F1 listed it
+        prompt_ids = {b.id for b in PromptInput.BINDINGS if isinstance(b, Binding)}
+        typing_keys = {k.strip() for b in Input.BINDINGS
+                       for k in (b.key if isinstance(b, Binding) else b[0]).split(",")}
+        taken = sorted(f"{binding} = {key.strip()}" for binding, keys in keymap.items() if binding in known
+                       and binding not in prompt_ids for key in keys.split(",") if key.strip() in typing_keys)
+        if taken:
+            self.notify(f"ui.keymap: {', '.join(taken)}: the prompt edits text with "
+                        f"{'this key' if len(taken) == 1 else 'these keys'}, so while it has the focus the key edits "
+                        "text instead; choose another (F1 lists the keys in use).", severity="warning", markup=False,
+                        timeout=10)
         self.set_keymap({k: v for k, v in keymap.items() if k in known})
+        self.chat.show_welcome()  # it names keys
         self.reviewer = settings.ui.reviewer or _os_user()
         tiers = (settings.models.tier1, settings.models.tier2)
         labels = [settings.models.profiles[name].label.lower() for name in tiers if name in settings.models.profiles]
@@ -612,7 +626,8 @@ class OncoApp(App[None]):
             if current:  # the reviewer sees each claim's release state before signing
                 self._show_latest(event.thread_id, event.consult_id)
             self.refresh_approvals()
-            self.notify(f"{event.thread_id}: waiting for a reviewer ({event.approval_id}). F5 opens the queue.",
+            self.notify(f"{event.thread_id}: waiting for a reviewer ({event.approval_id}). "
+                        f"{key_name(self, 'focus_approvals', 'F5')} opens the queue.",
                         severity="warning", markup=False)
         elif kind == "Final":
             if view:
@@ -659,7 +674,7 @@ class OncoApp(App[None]):
         if message.outcome == "cancelled":
             if message.last_step:
                 text = (f"Cancelled after “{message.last_step}”. The consult is saved at that step: "
-                        "ctrl+r continues it.")
+                        f"{key_name(self, 'resume', 'ctrl+r')} continues it.")
             else:
                 text = "Cancelled before the first step finished: nothing was stored. Submit the case again."
             if view:
@@ -720,7 +735,7 @@ class OncoApp(App[None]):
         now = time.monotonic()
         if losses and now - self._quit_asked > QUIT_CONFIRM_S:
             self._quit_asked = now
-            self.notify("\n".join(losses) + f"\nPress {self._key_display('quit', 'ctrl+q')} again to quit.",
+            self.notify("\n".join(losses) + f"\nPress {self.key_display('quit', 'ctrl+q')} again to quit.",
                         title="Quit?", severity="warning", timeout=QUIT_CONFIRM_S, markup=False)
             return
         self.exit()
@@ -730,7 +745,7 @@ class OncoApp(App[None]):
         if self.consult_running:
             thread = self._live[0] if self._live else self.current_patient
             losses.append(f"A consult for {thread} is running: quitting stops it at its last finished step "
-                          f"({self._key_display('resume', 'ctrl+r')} continues it after a restart)."
+                          f"({self.key_display('resume', 'ctrl+r')} continues it after a restart)."
                           if thread else "A consult is running: quitting stops it.")
         if self._busy_approvals:
             losses.append(f"A reviewer's decision on {', '.join(sorted(self._busy_approvals))} is being applied.")
@@ -744,7 +759,7 @@ class OncoApp(App[None]):
             losses.append(f"Unsigned review edits ({', '.join(sorted(drafts))}) are lost on quitting.")
         return losses
 
-    def _key_display(self, binding_id: str, default: str) -> str:
+    def key_display(self, binding_id: str, default: str) -> str:
         """The first key a binding is on now (after ui.keymap), as the footer shows it."""
         keys = dict(self.settings.ui.keymap).get(binding_id, default) if self.settings else default
         return self.get_key_display(Binding(keys.split(",")[0].strip(), ""))

@@ -29,3 +29,23 @@ async def test_the_documented_keymap_example_names_real_bindings(tmp_path: Path)
         assert not [n for n in app._notifications if "keymap" in n.message]
         rows = {row[3]: row[0] for row in app.binding_rows() if row[3]}
         assert all(rows[binding] == app.get_key_display(Binding(key, "")) for binding, key in keymap.items())
+
+
+async def test_a_key_the_prompt_edits_text_with_is_warned_about(tmp_path: Path) -> None:
+    """cancel = "ctrl+k" was accepted silently: the prompt (focused while a consult runs) deletes to the end of the
+    line with ctrl+k, so Esc no longer cancelled and ctrl+k never did, though F1 listed it."""
+    app, _engine, _ = build(tmp_path, overrides={"ui.keymap": {"cancel": "ctrl+k", "export": "f9"}})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        [warning] = [n.message for n in app._notifications if "ui.keymap" in n.message]
+        assert "cancel = ctrl+k" in warning and "edits text" in warning and "f9" not in warning
+
+
+async def test_hints_name_the_key_a_binding_was_moved_to(tmp_path: Path) -> None:
+    """The welcome text said "ctrl+r continues an interrupted one" after resume had been moved to f7."""
+    app, _engine, _ = build(tmp_path, overrides={"ui.keymap": {"resume": "f7"}})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        welcome = str(app.query_one("#chat-welcome").render())
+        assert "f7 continues an interrupted one" in welcome and "ctrl+r" not in welcome
+        assert "Esc cancels" in welcome  # not moved: as written

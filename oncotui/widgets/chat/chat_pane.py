@@ -13,11 +13,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from oncotui.keys import key_name
 from oncotui.widgets.chat.consult_view import ConsultView
 from oncotui.widgets.chat.prompt_input import PromptInput
 
 WELCOME = ("Type the case (identifiers are redacted before anything is stored) and a question, then Enter.\n"
-           "[dim]Esc cancels a running consult · ctrl+r continues an interrupted one · F1 lists every key.[/dim]")
+           "[dim]{cancel} cancels a running consult · {resume} continues an interrupted one · {help} lists every "
+           "key.[/dim]")
 
 
 class ChatPane(Vertical):
@@ -43,9 +45,18 @@ class ChatPane(Vertical):
         # must not reach a view that is half removed or not yet composed.
         self._rebuilding = asyncio.Lock()
 
+    def _welcome(self) -> str:
+        return WELCOME.format(cancel=key_name(self, "cancel", "Esc"), resume=key_name(self, "resume", "ctrl+r"),
+                              help=key_name(self, "help", "F1"))
+
+    def show_welcome(self) -> None:
+        """Name the keys as they are now (after ``[ui] keymap``)."""
+        for welcome in self.query("#chat-welcome").results(Static):
+            welcome.update(self._welcome())
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="chat-log"):
-            yield Static(WELCOME, id="chat-welcome")
+            yield Static(self._welcome(), id="chat-welcome")
         yield PromptInput(placeholder="Case and question… (Enter to submit)", id="prompt", compact=True)
 
     def follow(self) -> None:

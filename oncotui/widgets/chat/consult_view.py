@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, Static
 
+from oncotui.keys import key_name
 from oncotui.widgets.chat.draft_tail import DraftTail
 from oncotui.widgets.literal import literal
 
@@ -213,4 +214,5 @@ class ConsultView(Vertical):
             await self.show_waiting(approval_id or "pending", state.hitl_reasons)
         else:
             label = NODE_LABELS.get(checkpoint.next_node, checkpoint.next_node)
-            await self.show_stopped(f"Interrupted before “{label}”. Press ctrl+r to continue it.", "interrupted")
+            await self.show_stopped(f"Interrupted before “{label}”. Press {key_name(self, 'resume', 'ctrl+r')} to "
+                                    "continue it.", "interrupted")
