@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, Label, Markdown, Static, TextArea
 
+from oncotui.clock import shown
 from oncotui.widgets.literal import literal
 
 ACTION_LABELS = {"approve": "Approve", "approve_with_edits": "Approve with edits", "reject": "Reject"}
@@ -55,8 +56,9 @@ Rules = Callable[[str], tuple[str, str, bool]]
 
 class ReviewScreen(ModalScreen[ReviewResult | None]):
     # The case is context for the draft: a few lines, scrolled when longer (the draft keeps the most room; at 24
-    # lines the case gets two).
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Textual declares it so)
+    # lines the case gets two). Below 40 lines the editor replaces the preview while editing, below 30 the
+    # dialog also drops its blank lines (app.tcss): at 80x24 the two had shared the rows, borders only.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-medium"), (40, "-tall")]  # noqa: RUF012 (as Textual's)
     DEFAULT_CSS = """
     #review-case { height: auto; max-height: 4; background: $boost; padding: 0 1; scrollbar-size-vertical: 1; }
     ReviewScreen.-short #review-case { max-height: 2; }
@@ -95,7 +97,7 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         item = self.item
         with Vertical(id="review-dialog"):
             yield Label(f"[b]Review {literal(item.id)}[/b] · {literal(item.thread_id)} · waiting since "
-                        f"{literal(item.created_at[:16].replace('T', ' '))}", id="review-title")
+                        f"{literal(shown(item.created_at))}", id="review-title")
             yield Static("\n".join(f"[yellow]•[/yellow] {literal(r)}" for r in item.reasons) or "review requested",
                          id="review-reasons")
             with VerticalScroll(id="review-case"):
@@ -104,7 +106,8 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
             with VerticalScroll(id="review-preview"):
                 yield Markdown(item.preview)
             yield TextArea(item.preview, id="review-edit", language="markdown", soft_wrap=True)
-            yield Static("", id="review-checks")
+            with VerticalScroll(id="review-checks-box"):  # scrolls when the findings outgrow their rows
+                yield Static("", id="review-checks")
             with Horizontal(id="review-who"):
                 yield Label("Reviewer id ", id="review-reviewer-label")
                 yield Input(self.reviewer, placeholder="your reviewer id", id="review-reviewer", compact=True,
@@ -193,8 +196,9 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
         self.query_one("#review-note").focus()
 
     def _show_editor(self, shown: bool) -> None:
+        self.set_class(shown, "-editing")  # below 40 lines the editor takes the preview's rows (app.tcss)
         self.query_one("#review-edit").display = shown
-        self.query_one("#review-checks").display = shown
+        self.query_one("#review-checks-box").display = shown
         if shown:
             self._update_checks()
 

@@ -56,6 +56,12 @@ OTHER_CANCER_WORDS = ("about another cancer than the case's: not used for this c
 
 
 STATE_STYLES = {"supported": "green", "qualified": "yellow", "deferred": "magenta", "blocked": "bold red"}
+# The detail (a passage or claim in full) is shown only with room for its top border and five lines while the
+# passages table keeps its header and two rows; a shorter pane (the narrow layout at 80x24: 7 rows inside) is
+# zoomed on Enter instead of squeezing the detail into one clipped line.
+DETAIL_ROWS = 6
+PASSAGE_ROWS = 3
+ZOOMED_HINT = "zoomed to show it · ctrl+o restores the panes"
 
 
 def _section(section: str) -> str:
@@ -152,6 +158,8 @@ class EvidencePane(Vertical):
                                 "–" if p.rerank_score is None else f"{p.rerank_score:.2f}", f"{p.distance:.3f}",
                                 str(p.page or "–"), p.title, _section(p.section))))
         fill_table(table, COLUMNS, rows, max_width=40, flex=FLEX)
+        # no taller than its rows (header, rows, a horizontal scrollbar): the detail below gets the rest
+        table.styles.max_height = max(PASSAGE_ROWS, len(rows) + 2)
         self._fitted["passages"] = table.size.width
         if rows and row > 0:
             table.move_cursor(row=min(row, len(rows) - 1), animate=False)
@@ -181,9 +189,19 @@ class EvidencePane(Vertical):
 
     def on_resize(self) -> None:
         """Refit the text columns to the new width (terminal resized, pane zoomed with ctrl+o) once the tables
-        have their new size."""
+        have their new size; hide the detail when the pane gets too short for it (restored after a zoom)."""
         if self._passages or self._claims:
             self.call_after_refresh(self._refit)
+        self.call_after_refresh(self._fit_detail)
+
+    def _fit_detail(self) -> None:
+        if not self.is_attached:
+            return
+        detail = self.query_one("#passage-detail")
+        if not self.is_maximized:
+            detail.border_title = ""  # the hint is about the zoom Enter made
+            if detail.display and self._cramped():
+                detail.display = False
 
     def on_fit_table_resized(self, message: FitTable.Resized) -> None:
         message.stop()
@@ -198,8 +216,9 @@ class EvidencePane(Vertical):
         if self._passages and passages.size.width and passages.size.width != self._fitted.get("passages"):
             self._fill_passages()
 
-    def select_claim(self, claim_id: str) -> None:
-        """Mark the passages ``claim_id`` cites and show the claim's verdict (the claims table calls this)."""
+    def select_claim(self, claim_id: str, zoom: bool = False) -> None:
+        """Mark the passages ``claim_id`` cites and show the claim's verdict (the claims table calls this).
+        ``zoom``: zoom a pane too short to show it, as Enter does."""
         claim = self._claims.get(claim_id)
         if claim is None:
             return
@@ -215,14 +234,33 @@ class EvidencePane(Vertical):
             f"[dim]support {claim.support:.2f}[/dim]\n{literal(_display_text(claim.text))}\n"
             f"[b]Why:[/b] {literal(reasons)}\n"
             f"[b]Cited passages (▶):[/b]\n{links}")
-        self.query_one("#passage-detail").display = True
+        self._show_detail(zoom)
+
+    def _cramped(self) -> bool:
+        """Too short to show the detail under the summary, the claims and a few passage rows."""
+        above = sum(widget.outer_size.height for widget in (self.query_one("#evidence-summary"),
+                                                            self.query_one("#claims")) if widget.display)
+        return self.content_size.height - above < PASSAGE_ROWS + DETAIL_ROWS
+
+    def _show_detail(self, zoom: bool = False) -> None:
+        """Show the detail where there is room for it. In a cramped pane moving the cursor only updates its
+        text (the tables keep their rows); Enter (``zoom``) zooms the pane, as ctrl+o does, and says how to go
+        back."""
+        detail = self.query_one("#passage-detail")
+        if self._cramped() and not self.is_maximized:
+            if not zoom:
+                detail.display = False
+                return
+            self.screen.maximize(self, container=False)
+            detail.border_title = ZOOMED_HINT
+        detail.display = True
 
     @on(DataTable.RowHighlighted, "#claims")
     @on(DataTable.RowSelected, "#claims")
     def _claim_row(self, event: DataTable.RowHighlighted | DataTable.RowSelected) -> None:
         if isinstance(event, DataTable.RowHighlighted) and not event.data_table.has_focus:
             return
-        self.select_claim(str(event.row_key.value))
+        self.select_claim(str(event.row_key.value), zoom=isinstance(event, DataTable.RowSelected))
 
     def _refusal_text(self, retrieval: Any) -> str:
         if retrieval.closest_title is None:
@@ -253,7 +291,7 @@ class EvidencePane(Vertical):
             f"[b]{literal(passage.id)} · {literal(passage.title)}[/b] [dim]{literal(where)} · "
             f"{literal(passage.source)}[/dim]\n[dim]{grade} · {distance_words(passage)}{rerank}[/dim]\n"
             f"{literal(passage.text)}")
-        self.query_one("#passage-detail").display = True
+        self._show_detail(zoom=isinstance(event, DataTable.RowSelected))
 
     def action_copy_passage(self) -> None:
         table = self.query_one("#passages", DataTable)
