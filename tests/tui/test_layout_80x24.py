@@ -17,7 +17,7 @@ from textual.geometry import Region
 from textual.widgets import Button, DataTable
 
 from tests.fakes import FakeModel
-from tests.tui.conftest import TIER2_CASE, build, signed, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, signed, submit, wait_for
 from tests.tui.test_claims_pane import DRAFT
 from tests.tui.test_flows import open_review
 from tests.tui.test_review_gaps import pane_text
@@ -163,3 +163,24 @@ async def test_a_tall_pane_shows_the_passage_in_place(tmp_path: Path) -> None:
         assert not app.evidence.is_maximized
         shown = pane_text(app, app.evidence.query_one("#passage-detail"))
         assert "Olaparib maintenance is an option" in shown and "ctrl+o" not in shown, shown
+
+
+async def test_a_passage_is_shown_without_pdq_citation_markup(tmp_path: Path) -> None:
+    """The detail showed "[[27](#cit/section_8.27)]" after sentences, as stored; now as the report shows them."""
+    from dataclasses import replace as dc_replace
+
+    from tests.fakes import PANCREAS_PASSAGE, FakeKB
+
+    kb = FakeKB()
+    kb.docs[0] = dc_replace(kb.docs[0], text=PANCREAS_PASSAGE + "[[27](#cit/section_8.27)]\n- Second *line*.")
+    app, _engine, _ = build(tmp_path, kb=kb)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: app.focused is app.evidence.query_one("#passages"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.evidence.query_one("#passage-detail").display)
+        shown = str(app.evidence.query_one("#passage-text").content)
+        assert "without progression." in shown and "#cit/" not in shown and "[[27]" not in shown
+        assert "\n- Second line." in shown  # lines kept apart
