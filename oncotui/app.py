@@ -775,7 +775,28 @@ class OncoApp(App[None]):
         if self.consult_running:
             self.notify("A consult is already running.", severity="warning")
             return
+        if nothing := self._nothing_to_resume(self.current_patient):  # a notice, not a "Consult stopped" error
+            self.notify(nothing, title="Nothing to resume", severity="warning", markup=False)
+            return
         self._start_consult_worker(self.resume(self.current_patient))
+
+    def _nothing_to_resume(self, thread_id: str) -> str:
+        """Why ``resume`` would find nothing to continue ("" when it would, or when the store cannot say)."""
+        assert self.engine is not None
+        try:
+            if self.engine.store.latest(thread_id, unfinished=True) is not None:
+                return ""
+            latest = self.engine.store.latest(thread_id)
+        except Exception:  # noqa: BLE001 - a damaged checkpoint: resume itself says what is wrong
+            return ""
+        if latest is None:
+            return f"{thread_id} has no consult to continue."
+        if latest.next_node == "__halt__":
+            return (f"The latest consult of {thread_id} is waiting for a reviewer: "
+                    f"{key_name(self, 'focus_approvals', 'F5')} opens the queue.")
+        if latest.next_node == "__end__":
+            return f"The latest consult of {thread_id} has already finished; there is nothing to continue."
+        return ""
 
     def action_cycle_tier(self) -> None:
         self.tier_override = {None: 1, 1: 2, 2: None}[self.tier_override]

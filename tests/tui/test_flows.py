@@ -225,10 +225,11 @@ async def test_engine_errors_are_notices_not_tracebacks(tmp_path: Path, notices)
         assert view.status == "refused"
         errors = [m for s, m in notices if s == "error"]
         assert any("file not found" in m and "oncotui models setup" in m for m in errors)
-        await pilot.press("ctrl+r")  # nothing to resume: the engine's EngineError becomes a notice
+        await pilot.press("ctrl+r")  # nothing to resume: a notice that says so, not a "Consult stopped" error
         await wait_for(pilot, lambda: not app.consult_running)
         await pilot.pause()
-        assert any("already finished" in m for s, m in notices if s == "error")
+        assert any("already finished" in m for s, m in notices if s == "warning")
+        assert not any("already finished" in m for s, m in notices if s == "error")
         assert not any("Traceback" in m for _, m in notices)
 
 
