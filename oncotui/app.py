@@ -416,7 +416,8 @@ class OncoApp(App[None]):
             return (signer.role if signer else ""), why, may_reject
 
         role, why, may_reject = rules(self.reviewer)
-        if why:
+        # the refusal is about approving: rejecting (allowed to the clinician who asked) or only reading says nothing
+        if why and message.action in ("approve", "approve_with_edits"):
             self.notify(why + " Another reviewer can sign with their own id in the review screen.",
                         severity="warning", title="Sign-off refused", markup=False)
         from engine.safety import review_edits

@@ -332,3 +332,18 @@ async def test_export_while_the_consult_runs_waits_for_it(tmp_path: Path, notice
         await wait_for(pilot, lambda: not app.consult_running, timeout=20)
         app.action_export()
         assert app.last_export is not None and "Not finished" not in app.last_export.read_text()
+
+
+async def test_the_clinician_who_asked_is_warned_only_when_approving(tmp_path: Path, notices) -> None:
+    """Rejecting their own item is allowed and reading it is harmless: `r` and Enter had popped "Sign-off refused"."""
+    app, _engine, _ = build(tmp_path, overrides={"ui.reviewer": "dr-ask"})  # the clinician who asks (conftest)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        for key in ("r", "enter"):
+            await open_review(pilot, key)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        assert not [m for s, m in notices if "cannot approve" in m]
+        await open_review(pilot, "a")
+        assert [m for s, m in notices if s == "warning" and "cannot approve" in m]
