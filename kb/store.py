@@ -179,6 +179,12 @@ class IngestReport:
         dup = set(self.duplicates)
         return tuple(e for e in self.errors if e[0] not in dup)
 
+    @property
+    def warned_documents(self) -> tuple[str, ...]:
+        """The documents indexed with a warning: not a folder's (its files of other types skipped), which the
+        summaries had counted as a document."""
+        return tuple(dict.fromkeys(p for p, _m in self.warnings if not Path(p).is_dir()))
+
 
 def _pdf_layout() -> int:
     from kb.pdf import PDF_LAYOUT_VERSION
@@ -274,7 +280,7 @@ def _walk(root: Path, others: list[str] | None = None) -> tuple[list[Path], list
                 continue
             if Path(n).suffix.lower() in SUPPORTED_SUFFIXES:
                 found.append(Path(folder) / n)
-            elif others is not None:
+            elif others is not None and (Path(folder) / n).exists():  # a broken or looping link is no file
                 others.append(Path(n).suffix.lower())
     return sorted(found), unreadable
 

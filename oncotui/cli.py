@@ -1000,8 +1000,10 @@ def _kb_ingest(args: argparse.Namespace, settings: Any, kb: Any, paths: list[Pat
         print(f"  warning {path}: {message}", file=sys.stderr)
     failed = report.failed
     notes = []
-    if report.warnings:
-        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed with warnings (see above)")
+    if report.warned_documents:
+        notes.append(f"{len(report.warned_documents)} document(s) indexed with warnings (see above)")
+    if len(report.warned_documents) < len({p for p, _m in report.warnings}):
+        notes.append("files of other types skipped (see above)")
     if report.patient_skipped:
         notes.append(f"{len(report.patient_skipped)} patient-facing skipped (--include-patient-material "
                      "indexes them)")

@@ -92,8 +92,10 @@ def report_lines(report: Any, roots: Sequence[Path] = ()) -> list[str]:
         notes.append(f"{len(report.duplicates)} duplicate(s) not indexed again")
     if failed:
         notes.append(f"{len(failed)} file(s) failed; the rest of the batch was processed")
-    if report.warnings:
-        notes.append(f"{len({p for p, _m in report.warnings})} document(s) indexed with warnings (see above)")
+    if report.warned_documents:
+        notes.append(f"{len(report.warned_documents)} document(s) indexed with warnings (see above)")
+    if len(report.warned_documents) < len({p for p, _m in report.warnings}):
+        notes.append("files of other types skipped (see above)")
     if notes:
         lines.append("[b]Summary:[/b] " + "; ".join(notes) + ".")
     return lines

@@ -475,3 +475,20 @@ def test_a_paragraph_without_sentence_ends_longer_than_a_chunk_is_named_in_a_war
     # a chunk just over kb.chunk_chars that the embedder still reads whole (4 characters a token) is no warning
     (docs / "long.md").write_text(GUIDE + "\n## Second-Line Therapy\n### Options\n" + run_on[:1000] + "\n")
     assert kb.ingest([docs], chunk_chars=900).warnings == ()
+
+
+def test_a_folder_s_skipped_files_are_not_a_document_with_warnings_nor_are_looping_links(tmp_path, make_kb):
+    """The summary said "1 document(s) indexed with warnings" for a folder whose .docx files were skipped, and a
+    symbolic link loop was counted among "files of unsupported types: (none)"."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "meso.md").write_text(GUIDE)
+    (docs / "notes.docx").write_text("x")
+    os.symlink(docs / "loop2", docs / "loop1")
+    os.symlink(docs / "loop1", docs / "loop2")
+    kb, _ = make_kb()
+    report = kb.ingest([docs])
+    assert report.added_docs == 1 and report.failed == ()
+    assert report.warnings == ((str(docs), "skipped 1 file of unsupported types: .docx (supported: .md, .markdown, "
+                                           ".txt, .pdf)"),)
+    assert report.warned_documents == ()
