@@ -290,6 +290,10 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
         if not key.startswith(ENV_PREFIX) or key == ENV_PREFIX + "CONFIG":
             continue
         dotted = key[len(ENV_PREFIX):].lower().replace("__", ".")
+        if dotted == "paths.data_dir" and not value.strip():
+            # "" means the default folder: a script's unset variable ($DIR) silently wrote patients' consults there
+            raise ConfigError(f"{key} is set but empty; unset it to use the default data folder "
+                              "(~/.local/share/oncotui), or give a folder")
         out[dotted] = _parse_env_value(value)
     return out
 

@@ -76,3 +76,9 @@ def test_the_relevance_floor_must_be_a_finite_logit(value: str):
     with pytest.raises(ConfigError) as exc:
         load_settings(None, environ={"ONCOTUI_RAG__RELEVANCE_MIN_SCORE": value})
     assert "rag.relevance_min_score" in str(exc.value)
+
+
+def test_an_empty_data_dir_variable_is_refused_not_read_as_the_default():
+    # a script's unset $DIR put a patient's consult into the default data folder
+    with pytest.raises(ConfigError, match="ONCOTUI_PATHS__DATA_DIR is set but empty"):
+        load_settings(None, environ={"ONCOTUI_PATHS__DATA_DIR": ""})
