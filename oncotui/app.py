@@ -868,13 +868,14 @@ class OncoApp(App[None]):
     def binding_rows(self) -> list[HelpRow]:
         """Every binding the app defines (own classes only), with the key it is on after the user's keymap."""
         from oncotui.screens.help import HelpScreen
+        from oncotui.screens.ingest import IngestScreen
         from oncotui.screens.review import ReviewScreen
 
         keymap = dict(self.settings.ui.keymap) if self.settings else {}
         sources: list[tuple[str, type[Any]]] = [
             ("everywhere", OncoApp), ("patients", PatientPane), ("chat", ChatPane), ("prompt", PromptInput),
             ("evidence", EvidencePane), ("approvals", ApprovalsPane), ("review", ReviewScreen),
-            ("help", HelpScreen)]
+            ("ingest", IngestScreen), ("help", HelpScreen)]
         rows: list[HelpRow] = []
         for where, cls in sources:
             for binding in cls.__dict__.get("BINDINGS", []):

@@ -124,7 +124,8 @@ class IngestScreen(ModalScreen[None]):
     #ingest-result { height: auto; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close", id="ingest_close"),
+        Binding("escape", "close", "Close", id="ingest_close", tooltip="Close; ingest continues"),
+        Binding("f1", "app.help", "Keys", id="ingest_help", show=False, tooltip="Show the list of keys"),
     ]
 
     def __init__(self, open_kb: KBOpener, chunk_chars: int, demo_dir: Path, *,

@@ -66,6 +66,8 @@ class ReviewScreen(ModalScreen[ReviewResult | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close without deciding", id="review_close",
                 tooltip="Close undecided (edits kept)"),
+        # the app's F1 does not reach a modal screen
+        Binding("f1", "app.help", "Keys", id="review_help", show=False, tooltip="Show the list of keys"),
     ]
 
     def __init__(self, item: Any, reviewer: str, action: str | None = None, *, case_text: str = "", role: str = "",

@@ -347,3 +347,26 @@ async def test_the_clinician_who_asked_is_warned_only_when_approving(tmp_path: P
         assert not [m for s, m in notices if "cannot approve" in m]
         await open_review(pilot, "a")
         assert [m for s, m in notices if s == "warning" and "cannot approve" in m]
+
+
+async def test_f1_lists_the_keys_from_the_review_and_ingest_screens_too(tmp_path: Path) -> None:
+    """The app's F1 did not reach these modal screens, and the ingest screen's Esc was missing from the list."""
+    from oncotui.screens.help import HelpScreen
+    from oncotui.screens.ingest import IngestScreen
+
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        await open_review(pilot, "enter")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
+        app.action_ingest()
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert "ingest_close" in {row[3] for row in app.screen.rows}
