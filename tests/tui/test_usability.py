@@ -370,3 +370,27 @@ async def test_f1_lists_the_keys_from_the_review_and_ingest_screens_too(tmp_path
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert "ingest_close" in {row[3] for row in app.screen.rows}
+
+
+async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc_clears_it(tmp_path: Path) -> None:
+    """The filter stayed after picking a patient (one row of many shown), Esc did not clear it, and a search with
+    no match showed an empty list, as if there were no patients."""
+    from textual.widgets import OptionList
+
+    app, engine, _ = build(tmp_path)
+    for _ in range(3):
+        engine.store.ensure_patient(engine.store.new_patient_id())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.refresh_patients()
+        pane = app.patients_pane
+        options = pane.query_one("#patient-list", OptionList)
+        await wait_for(pilot, lambda: options.option_count == 3)
+        await pilot.press("slash", *"0002", "enter")
+        await wait_for(pilot, lambda: app.current_patient == "PT-0002")
+        await wait_for(pilot, lambda: options.option_count == 3 and not pane.query_one("#patient-search").value)
+        await pilot.press("f2", "slash", *"9999")
+        await wait_for(pilot, lambda: options.option_count == 1)
+        assert "No patient matches '9999'" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: options.option_count == 3 and app.focused is options)

@@ -40,6 +40,9 @@ class PatientPane(Vertical):
     ALLOW_MAXIMIZE = True  # ctrl+o zooms a pane; handy at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="search_patients", tooltip="Search patients by number"),
+        # only while the search field holds text (check_action); otherwise Esc is the app's (cancel a consult)
+        Binding("escape", "clear_search", "Clear search", id="clear_search", show=False,
+                tooltip="Clear the patient search"),
     ]
 
     class Selected(Message):
@@ -145,6 +148,8 @@ class PatientPane(Vertical):
         shown = [r for r in self._rows if q in r["id"].lower()]
         options.clear_options()
         options.add_options([Option(self._label(r), id=r["id"]) for r in shown])
+        if q and not shown:  # an empty list read as "no patients at all"
+            options.add_option(Option(f"No patient matches {query.strip()!r} (Esc clears)", disabled=True))
         ids = [r["id"] for r in shown]
         if ids:  # Enter must select something even before the cursor has moved
             options.highlighted = ids.index(self._current) if self._current in ids else 0
@@ -196,6 +201,15 @@ class PatientPane(Vertical):
     def action_search(self) -> None:
         self.query_one("#patient-search", Input).focus()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":
+            return bool(self.query_one("#patient-search", Input).value)
+        return True
+
+    def action_clear_search(self) -> None:
+        self.query_one("#patient-search", Input).value = ""  # Input.Changed refills the whole list
+        self.query_one("#patient-list", OptionList).focus()
+
     @on(Input.Changed, "#patient-search")
     def _search_changed(self, event: Input.Changed) -> None:
         self._fill(event.value)
@@ -207,6 +221,8 @@ class PatientPane(Vertical):
             option = options.get_option_at_index(options.highlighted or 0)
             if option.id:
                 self.post_message(self.Selected(option.id))
+                # the search has done its job: the list shows every patient again (it stayed filtered to one)
+                self.query_one("#patient-search", Input).value = ""
         options.focus()
 
     @on(OptionList.OptionSelected, "#patient-list")
