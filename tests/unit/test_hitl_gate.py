@@ -111,7 +111,7 @@ def off_subject(s: ConsultState) -> bool:
     return any("no retrieved guideline passage mentions" in r for r in review_reasons(s, 0.0))
 
 
-EGFR_LINES = ("EGFR tyrosine kinase inhibitors with or without chemotherapy.",
+EGFR_LINES = ("EGFR tyrosine kinase inhibitors with or without chemotherapy; skin toxicity is common.",
               "Osimertinib is a first-line option for EGFR exon 19 deletion.")
 
 
@@ -127,5 +127,7 @@ def test_asking_when_or_how_is_not_a_subject():
     for question in ("Stage IV NSCLC, EGFR exon 19 deletion. Which first-line targeted therapy?",
                      "Stage IV NSCLC, EGFR exon 19 deletion. What is the preferred treatment?",
                      "Stage IV NSCLC, EGFR exon 19 deletion. What are the treatment options?",
-                     "Stage IV NSCLC after chemoradiation. What consolidation therapy should follow?"):
+                     "Stage IV NSCLC after chemoradiation. What consolidation therapy should follow?",
+                     # a compound's part is enough (the held-out mycosis fungoides question; PDQ says "skin lesions")
+                     "Stage IV NSCLC with skin lesions. Which skin-directed treatments are used?"):
         assert not off_subject(with_passages(question, *EGFR_LINES)), question
