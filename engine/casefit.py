@@ -1541,7 +1541,9 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
 # "n = 389", "Evidence (...)").
 _RECOMMEND_RE = re.compile(
     r"\b(?:treatment|therapy|management|therapeutic)\s+(?:options?|approach(?:es)?)\b[^.;]*\binclude|"
-    r"\b(?:is|are|was|were|remains?|became|becomes|has\s+become)\s+(?:(?:a|an|the|one|now|also|considered|often|"
+    # present tense only: "the Roswell Park regimen became the preferred adjuvant regimen", "For many years,
+    # cisplatin-based chemotherapy was the standard" tell history (it had been offered first to a stage III colon case)
+    r"\b(?:is|are|remains?|becomes|has\s+become|have\s+become)\s+(?:(?:a|an|the|one|now|also|considered|often|"
     r"generally|widely|currently|particularly|usually|typically|strongly)\s+)*(?:standard|preferred|recommended|"
     r"reasonable|acceptable|appropriate|accepted|established|first-line|second-line|frontline|indicated|approved|"
     r"favou?red)\b|"
@@ -1554,6 +1556,7 @@ _RECOMMEND_RE = re.compile(
     r"preferred|combined|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
     r"\b(?:is|are)\s+(?:\w+ly\s+)?treated\s+with\b(?!\s+(?:palliative|curative)\s+intent)|"
     r"\b(?:FDA|EMA|Food\s+and\s+Drug\s+Administration)\b[^.;]{0,40}\bapprov|\bapproved\s+(?:for|as|in)\b|"
+    r"\bapproved\s+by\s+the\s+(?:U\.?S\.?\s+)?(?:FDA|EMA|Food\s+and\s+Drug)\b|"
     r"\bis\s+an?\s+(?:\w+\s+){0,3}option\b",
     re.IGNORECASE)
 _NARRATIVE_RE = re.compile(
