@@ -10,9 +10,10 @@ Types: PERSON, DATE, AGE (>89 only), ID, PHONE, EMAIL, URL, IP, SSN, ADDRESS, LO
 Deliberately kept (not identifiers under Safe Harbor, or clinical content):
   * a bare year standing alone, outside a calendar date ("relapsed in 2019", "diagnosed in 1960"): Safe Harbor
     permits the year of a date, and oncology prose needs years (approval years, trial names, citations).  Not
-    kept: a year or decade of birth after a birth cue ("born in 1929", "DOB 1931", "DOB: early 1930s": it may show
-    an age over 89), a year
-    given with the age at that time ("at age 40 in 1960", "in 1960, aged 40": that is a year of birth too) and
+    kept: a year or decade of birth after a birth cue ("born in 1929", "DOB 1931", "YOB 1929", "DOB: early
+    1930s", "In 1929 she was born": it may show an age over 89), a year given with the age at that time
+    ("at age 40 in 1960", "in 1960, aged 40", "Tonsillectomy 1938 at age 8", "in 1950 when she was 20": that
+    is a year of birth too) and
     the year inside any calendar date ("March 2021", "3/4/2021": the whole date goes).  The redactor does not know
     today's date, so a free year whose link to an age is looser ("diagnosed in 1960 ... she was 40 then") stays;
   * weekday names, ages up to 89 ("72-year-old");
@@ -27,7 +28,10 @@ How it works (all rule based):
      MBIs "1EG4-TE5-MK73"), ZIP codes,
      street addresses incl. international forms and multi-line address blocks (redacted line by line, each line
      with the block's placeholder, so line breaks and quoting stay), ages > 89: "94-year-old",
-     "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg"), pager numbers and phone
+     "94 yo", "aged 94", "age: 94", "he is 94", "ninety-four-year-old", not "he is 94 kg"; with a sex: "92M",
+     "HPI: 93 M", "Age/Sex: 92/M", "F, 95,", not "Tmax 99 F", "95M reads"), record numbers after "Acc#",
+     "HAR", "Path #",
+     a "/" between phone numbers ("617.555.0199 / +1 617 555 0123", not "mg/m2"), pager numbers and phone
      extensions after their label ("pager 4417", "pgr #2231", "ext. 3321", "x4521"; not "extranodal extension 2
      mm", "PgR 150", "x400 magnification");
   2. token rules for names: titles (Dr./Mr./Pt. ..., and a lower-case or ALL-CAPS name after a title in
@@ -46,8 +50,10 @@ How it works (all rule based):
      to be called "Buddy"'), a lower-case first name after a relative in mixed-case text ("partner jamal"), a first
      name in brackets after a relative in any case ("SON (GRANT)"), a first name that is a word after a relative
      with a surname or before a verb ("Daughter Hope Johnson", "Son Will is HCP"), dialogue speakers and
-     propagation of already-found name tokens; New York's boroughs and best-known districts are places ("Flushing,
-     Queens", "Staten Island", "lives in the bronx"; not the MANHATTAN trial in capitals);
+     propagation of already-found name tokens, a full name of listed names in the wrong case for mixed-case
+     text ("JOHN SMITH presents", a header line "SMITH, JOHN A", "patient bob jones"); New York's boroughs and
+     best-known districts are places ("Flushing, Queens", "Staten Island", "lives in the bronx"; not the
+     MANHATTAN trial in capitals);
   3. organisation names ending in Hospital/Clinic/Medical Center/Oncology/SNF/... or company suffixes (in lower-case
      text too: "seen at mercy hospital", "university of iowa hospitals", "allstate insurance group"; not "a
      teaching hospital", "the control group", "in the folfox group"; a name before its head stops at a capitalised
@@ -66,6 +72,13 @@ How it works (all rule based):
      placeholder already in the text, so a reviewer's edit of a redacted report keeps its numbers;
      ``redact_after(text, context)`` numbers them after the placeholders of already redacted text it will be read
      with too: a reviewer's note stored with the case).
+
+Before all this the text is put in plain form (``_ODD_RE``), and the redacted text returned is that plain
+form: terminal escape sequences and control, zero-width, bidi and tag characters are dropped, Unicode spaces
+become " ", hyphens (and en dashes inside dashed numbers) "-", full-width forms, ligatures and non-ASCII
+digits their ASCII form; superscripts and other compatibility forms stay ("10\u2079/L").  ``spans`` still
+point into the text given.  "Ann Arbor" is the staging except after a residence cue ("lives in Ann Arbor");
+"Bence Jones protein", "Heng risk" and "Memorial Sloan Kettering risk" stay.
 
 An ALL-CAPS text is read as a lower-case one (its case says nothing about names); in it a word of four letters or
 fewer, or an English or medical word, is a name only when it is a listed name ("CAUSED BY HL", "FOLLOWED BY IFRT"
@@ -88,8 +101,10 @@ date has month precision only ("March 2021", "03/2021") the offset is in calenda
 context given to ``redact_after`` already held placeholders) the suffix names it: ``(+5 days from DATE_3)``.
 Parsed with ``strptime``: ISO y-m-d; numeric dates with the year last are read month first (US m/d/y) for "/"
 and "-" and day first for "." (European d.m.y), the other order only when the first is impossible (13/03/2021);
-"March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "Mar 2021"; times are ignored.
-Two-digit years ("3/4/21": a birth year or a visit?) and dates without a year ("March 14"; "4/2" right after "on",
+"March 4, 2021", "4 Mar 2021", "4th of March 2021", "14-Mar-2021", "05MAR2021", "2021MAR05", "Mar 2021"; times
+are ignored.
+Two-digit years ("3/4/21", "3.4.21": a birth year or a visit?) and dates without a year ("March 14"; "4/2"
+right after "on",
 "since", "scheduled" ..., not a fraction: "on 1/2 tab", "on 3/4 items"; a month/day after an event of care up to
 three words back, before a colon or a time, at the head of a line before an event, or in a list after such a date:
 "CT chest 2/11:", "seen 3/4, labs 3/18", "Telephone encounter 4/17 9:40am"; not a score, ratio or count: "ECOG
@@ -120,6 +135,7 @@ not as part of a name, which is what keeps clinical terms intact.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -788,7 +804,14 @@ _DATE_RES = [
     re.compile(rf"{_MON}\.?,?[ ]{{1,3}}{_YEAR}\b"),
     # 14-Mar-2022
     re.compile(rf"{_DAY}-{_MON}-(?:{_YEAR}|\d\d)\b"),
+    # 05MAR2024, 2024MAR05 (as lab and pharmacy systems print them)
+    re.compile(rf"{_DAY}{_MON}(?:{_YEAR}|\d\d)(?!\w)"),
+    re.compile(rf"{_YEAR}{_MON}(?:0[1-9]|[12]\d|3[01])(?!\w)"),
+    # 3.4.24 (d.m.yy, read like 3/4/24: a two-digit year is not parsed)
+    re.compile(rf"{_DAY}\.{_DAY}\.\d\d(?![\w/]|[.-]\d)"),
 ]
+_NOT_DMY_BEFORE_RE = re.compile(r"(?<![\w])(?:version|ver|v|release|build|section|sect|sec|§|table|fig|"
+                                r"figure|chapter|ch|step|item|appendix|page|pp?|rule|no|number|#)\.?[ ]?\Z")
 # a month and day without a year right after "on", "since", "until", "dated", "through" ("f/u on 4/2"); not a
 # fraction of a dose or of a group ("on 1/2 tab", "on 1/3 of patients", "on 3/4 items")
 _MONTH_DAY_CUE_RE = re.compile(
@@ -890,10 +913,13 @@ _NOT_AGE_AFTER = (r"(?![.,]\d|[ ]?(?:%|°|/|-|kg|kilo|lb|pound|mg|mcg|g\b|cm|mm|
                   r"times|x\b|of\b|out\b|on\b|per\b|mmhg|miles?|mph|degrees?|f\b|c\b))")
 _NINETY = (r"(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|"
            r"(?:a|one)[ -]hundred(?:[- ](?:and[- ])?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)")
+# a sex right after an age ("92 M", "92/F", "92 yo male"): after an age cue "m" is no metre, "f" no Fahrenheit
+_SEX_AFTER = r"[ ]?/?[ ]?(?:m|f|male|female|man|woman)\b(?![-/'’]\w)"
 _AGE_RES = [  # matched against the lower-cased text
-    _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|y-o\b|-?year-old|year[ -]old)|"
-        r"y\b(?![.'’-]\w))"),
-    _ci(r"(?:aged?|age[: ]|turned|turns|turn|at the age of|nonagenarian)[ :]{0,3}(9\d|1[01]\d)\b" + _NOT_AGE_AFTER),
+    _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|y-o\b|-?year-old|year[ -]old|"
+        r"y/?o[mf]\b)|[ ]?y\b(?![.'’-]\w))"),  # "92yoM", "Patient 95 y."
+    _ci(r"(?:aged?|age[: ]|age[ ]?/[ ]?(?:sex|gender)[ ]?:?|turned|turns|turn|at the age of|nonagenarian)"
+        rf"[ :]{{0,3}}(9\d|1[01]\d)\b(?:(?={_SEX_AFTER})|{_NOT_AGE_AFTER})"),  # "Age 92 M", "Age/Sex: 92/M"
     # "he is 94", "she's 96 and lives alone", "the patient is now 91": a person's number with no unit is an age
     _ci(r"\b(?:he|she|patient|pt|who)(?:[ ](?:is|was|turns|turned)|['’]s)(?:[ ](?:now|currently|already|nearly|"
         r"almost|over))?[ ](9\d|1[01]\d)\b" + _NOT_AGE_AFTER),
@@ -901,9 +927,41 @@ _AGE_RES = [  # matched against the lower-cased text
     _ci(rf"\b({_NINETY})(?=[ -]years?[ -]old\b|[ -]y/?o\b)"),
     _ci(rf"(?:\baged?|\bage[:]|\bturned|\bat the age of)[ :]{{1,3}}({_NINETY})\b"),
 ]
+# more ages in short forms, read only near a number from 90 to 119 (``_AGE_NUM_ANCHOR_RE``)
+_AGE_NUM_RES = [
+    _ci(r"(?:sex|gender)[ ]?/[ ]?age[ ]?:?[ ]{0,3}(?:m|f|male|female)[ ]?/[ ]?(9\d|1[01]\d)\b(?![.,]?\d)"),
+    # an age and a sex heading a note or a line: "92M with AML", "HPI: 93 M", "- 91 yo F"; not "95 m walk"
+    _ci(r"(?:^|\n)[ \t>*•-]{0,6}(?:(?:hpi|cc|id|pt|patient|demographics|identification)[ ]?:?[ ]{0,3})?"
+        rf"(9\d|1[01]\d)(?=(?:[ ]?(?:y/?o|y\.o\.|yrs?|y))?{_SEX_AFTER}(?!\.?[ ](?:walk|distance|away|long|"
+        r"tall|reads|bases|bp|cells|copies|st|street|ave|avenue|rd|road|blvd|pl|place|ct|court|ln|lane|"
+        r"way)\b))"),
+    # "Patient now 96", "Mother, now 93, lives alone" ("platelets now 96" stays)
+    _ci(r"\b(?:he|she|patient|pt|who|mother|father|mom|dad|husband|wife|spouse|partner|"
+        r"grand(?:mother|father)|aunt|uncle|sister|brother)[ ,(]{1,2}(?:now|currently|today)[ ]"
+        r"(9\d|1[01]\d)\b" + _NOT_AGE_AFTER),
+]
+_AGE_NUM_ANCHOR_RE = re.compile(r"(?<![\d.,])(?:9\d|1[01]\d)(?!\d)")
+# in mixed-case text a capital M or F after a number is a sex ("a 92M with AML", "pt is 91 yo F"), not after a
+# temperature cue ("Tmax 99 F"), nor in "95M reads" or "$92M"
+_AGE_SEX_CASED_RE = re.compile(
+    r"(?<![\w.,/$€£#+=-])(9\d|1[01]\d)(?=(?:[ ]?y/?o)?[ ]?([MF])\b(?![-/'’]\w|"
+    r"[ ]?(?:reads|bases|bp|cells|copies)\b|[ ]?(?:and|/|,)[ ]?\d{1,4}[ ]?[MF]\b|"  # "95 M and 20 F": counts
+    r"\.?[ ](?:St|Street|Ave|Avenue|Rd|Road|Blvd|Pl|Place|Ct|Court|Ln|Lane|Dr|Drive|Way|Ter|Terrace)\b))")
+_TEMP_CUE_RE = _ci(r"(?:\b(?:t|tm|tmax|temps?|temperature|fevers?|febrile|afebrile|pyrexi\w*|spik\w*|"
+                   r"degrees?|oral|rectal|axillary|tympanic)\b|°)[^\n]{0,20}\Z")
+_ROOM_BEFORE_RE = re.compile(  # "Apt 92F"
+    r"(?<![\w])(?:apt|apartment|unit|suite|ste|room|rm|bed|flat|floor|fl|bldg|building|box|no|lot|space|bay|"
+    r"pod|locker|gate|seat|site|row)\.?[ ]?#?[ ]?\Z|#[ ]?\Z")
+# an age set off by commas after a sex or a name: "F, 95, with AML", "Mr X, 91, presents", "Ann Lee, 94, is"
+_AGE_APPOSITION_RE = re.compile(
+    r"(?:(?<![\w.])(?:[MF]|[Mm]ale|[Ff]emale|[Ww]oman|[Mm]an)|"
+    r"\b(?:Mr|Mrs|Ms|Miss|Mx)\.?(?:[ ][A-Z][\w'’-]*){1,3}),"
+    r"[ ]?(9\d|1[01]\d)(?=[ ]?(?:,|;|\)|\.(?!\d)|\n|$|[ ](?:y|yo|y/o|yrs?|years?)\b))|"
+    r"\b[A-Z][a-z'’-]+[ ][A-Z][a-z'’-]+,[ ](9\d|1[01]\d),[ ](?=[a-z])")
 # A date of birth: "DOB", "D.O.B.:", "date of birth", "birth date", "born on/in", "b." right before the date.
-_BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date|\bbirthday|\byear[ ]of[ ]birth|"
-              r"\bbirth[ ]?year|\bborn(?:[ ](?:on|in))?(?:[ ]the)?|(?<![\w.])b\.)"
+_BIRTH_CUE = (r"(?:\bd\.?[ ]?o\.?[ ]?b\b\.?|\by\.?[ ]?o\.?[ ]?b\b\.?|\bdate[ ]of[ ]birth|\bbirth[ -]?date|"
+              r"\bbirthday|\byear[ ]of[ ]birth|\bbirth[ ]?year|\bborn(?:[ ](?:on|in))?(?:[ ]the)?|"
+              r"(?<![\w.])b\.)"
               r"[ \t]*(?:\([^()\n]{0,12}\))?[ \t]*[:=#-]?[ \t]*")
 _BIRTH_CUE_END_RE = re.compile(_BIRTH_CUE + r"\Z", re.I)
 # a bare year of birth ("born in 1929"): Safe Harbor keeps years, but not one that shows an age over 89, and
@@ -919,9 +977,17 @@ _BIRTH_YEAR_RE = re.compile(
     r"fifties|sixties|seventies|eighties|nineties))(?![\w/]|[.-]\d)", re.I)
 # a year with the age at that time gives the year of birth ("at age 40 in 1960", "in 1960, aged 40"): it goes too
 _AGE_AT = r"(?:at[ ](?:the[ ])?age(?:[ ]of)?|aged?|age:?)[ ]\d{1,3}"
+# ("Tonsillectomy 1938 at age 8", "Appendectomy 1950 (age 20)", "in 1950 when she was 20", "In 1929 she was
+# born": a year of birth told in words)
+_WHEN_AGED = r"when[ ](?:he|she|they|the[ ]patient|patient|pt)[ ](?:was|turned)[ ](?:aged?[ ])?\d{1,3}\b"
 _YEAR_WITH_AGE_RE = re.compile(
     rf"\b{_AGE_AT}(?:[ ]?(?:years?|yrs?|y/?o))?,?[ ](?:in|during|since)[ ]({_YEAR})(?![\w/]|[.-]\d)|"
-    rf"\b(?:in|during|since)[ ]({_YEAR}),?[ ][(]?{_AGE_AT}\b", re.I)
+    rf"\b(?:in|during|since)[ ]({_YEAR}),?[ ][(]?{_AGE_AT}\b|"
+    rf"\b({_YEAR}),?[ ][(]?(?:at[ ](?:the[ ])?age(?:[ ]of)?|age:?)[ ]\d{{1,3}}\b|"
+    rf"\b(?:in|during)[ ]({_YEAR}),?[ ]"
+    rf"(?:{_WHEN_AGED}|(?:he|she|they|the[ ]patient|patient|pt)[ ]was[ ]born\b)|"
+    rf"\b{_WHEN_AGED}(?:[ ]years[ ]old)?,?[ ](?:in|during)[ ]({_YEAR})(?![\w/]|[.-]\d)", re.I)
+_YEAR_AGE_ANCHOR_RE = re.compile(r"\b(?:age|born|when)")
 # ages that stay in the text (<= 89): with them an interval could add up to an age over 89
 _KEPT_AGE_RE = _ci(r"\b(\d{1,2})(?:[ ]?-?[ ]?(?:years?|yrs?)[ -]?old|[ ]?(?:y/o|yo|y\.o\.)(?![\w]))|"
                    r"\b(?:aged?|age[ ]?:|at[ ]the[ ]age[ ]of)[ ]{0,3}(\d{1,2})\b"
@@ -960,6 +1026,14 @@ _ID_LABEL_RE = _ci(
     r"employee|routing|bank|specimen|requisition|order|user[ ]?name|user[ ]id|login|log-in)"
     r"(?:[ ](?:number|no\.?|num|#|id|code))?[ \t]{0,3}(?:is|was|#?:|#|-|=)?[ \t]{0,3}(?:(?:number|no\.?|#)[ \t]{0,3})?"
     r"((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b")
+# a record number after a short label that is also a word or an abbreviation of clinical prose ("ACC" is a
+# cancer, "path" a word), so only with "#", "no." or "number" ("Acc# 998877", "Path # S24-12345", "Surg path
+# no. S24-1"), and a hospital account record ("HAR 998877") with digits only
+_ID_HASH_LABEL_RE = _ci(
+    r"(?:acc|accn|path|surg(?:ical)?[ ]path(?:ology)?|pathology|cyto(?:logy)?|har)[ \t]{0,2}(?:#|no\.|number)"
+    r"[ \t]{0,3}:?[ \t]{0,3}((?=[A-Z0-9-]{0,30}\d)[A-Z0-9][A-Z0-9-]{3,30})\b|"
+    r"har[ \t]{1,3}:?[ \t]{0,3}(\d{5,15})\b")
+_ID_HASH_ANCHOR_RE = re.compile(r"#|no\.|number|har\b")
 # a licence or ID number after its issuing state ("License MA S1234567", "DL# CA D1234567", "license no. NY
 # 123-456-789"): the number goes, the state stays (a state alone is no identifier); the state must be written in
 # capitals in mixed-case text (checked where it is used), so "license in 2019" stays
@@ -1021,6 +1095,11 @@ _NOT_EXT_X_AFTER_RE = _ci(r"[ ]?(?:magnification|mag\b|objective|fields?|hpf|pow
 _UNIT_AFTER_RE = re.compile(
     r"[ \t]{0,2}(?:mg|mcg|µg|ug|g\b|kg|ml|mL|l\b|L\b|%|cells|copies|iu|IU|u\b|U\b|units?|/|x[ ]?10|×|"
     r"mm|cm|gy|Gy|cgy|cGy|mmol|µmol|pg|ng|mci|mbq|patients|cases|pts|people|women|men|subjects)")
+# a "/" that lists numbers, not a unit's ("mg/m2"): one before a space or another phone number ("617.555.0199
+# / +1 617 555 0123", "617-555-0199/617-555-0198"), unless a unit follows the space ("250 000 000 / L")
+_SLASH_LIST_AFTER_RE = re.compile(
+    r"[ \t]{0,2}/(?:[ \t]+(?!(?:mg|mcg|µg|ug|g|kg|m2|m²|ml|dl|l|µl|ul|mm3|hpf|d|day|h|hr|wk|week|cycle)\b)"
+    r"|\+?[ ]?\(?\d{1,3}\)?[ .-]?\d{3}[ .-]?\d{3,4}(?![\w]|[.-]\d))", re.I)
 
 _ZIP_LABEL_RE = _ci(
     r"(?:zip(?:[ ]?code)?|postal[ ]code|post[ ]?code)[ \t]{0,3}(?:is|:|#|=)?[ \t]{0,3}"
@@ -1324,8 +1403,23 @@ _PROTECTED_PHRASES_RE = _ci(
     r"(?:Sister[ ]Mary[ ]Joseph|Ann[ ]Arbor|Li-Fraumeni|Kaplan-Meier|Reed-Sternberg|Charcot-Marie-Tooth|"
     r"Von[ ]Hippel-Lindau|von[ ]Willebrand|Mary[ ]Joseph|Lou[ ]Gehrig|Johns[ ]Hopkins[ ]criteria|"
     r"St\.?[ ]John's[ ]wort|Hodgkin|Non-Hodgkin|Wilms|Ewing|Merkel|Burkitt|Kaposi|"
+    # "Bence Jones protein", "Heng risk", "IMDC (Heng)": a protein and a risk model ("Mr. Heng" is a name)
+    r"Bence[ -]Jones(?=[ ]?(?:proteins?|proteinuria|light|myeloma|urine|test|negative|positive)\b)|"
+    r"Heng(?=[ ](?:risk|criteria|model|score|prognostic|classification|group)\b)|IMDC[ ]?[(/-][ ]?Heng\b|"
     r"M\.?[ ]?D\.?[ ]Anderson(?:[ ]Cancer[ ]Center)?(?=[ ](?:Symptom|Dysphagia|Prognostic|Scor|Model|Risk|Index|"
     r"Inventory|Classification|Criteria|Scale|Staging|Nomogram)))\b")
+
+# "lives in Ann Arbor" is the city ("Ann Arbor stage" is the staging)
+_ARBOR_HOME_BEFORE_RE = re.compile(
+    r"(?:lives?|living|lived|resides?|residing|resided|moved|relocated|originally|grew[ ]up|born|visiting|"
+    r"home|house|apartment)[ ](?:back[ ]|here[ ])?(?:in|to|from|near|at)[ ]\Z")
+_ARBOR_STAGE_AFTER_RE = re.compile(r"[ ]?(?:stag|class|criteri|system|modifi|[(]?[iv]{1,3}[abe]?\b)")
+
+
+def _arbor_home(low: str, s: int, e: int) -> bool:
+    """The protected "Ann Arbor" at s..e is the city someone lives in, not the staging."""
+    home = _ARBOR_HOME_BEFORE_RE.search(low, max(0, s - 40), s) is not None
+    return home and low.startswith("ann arbor", s) and not _ARBOR_STAGE_AFTER_RE.match(low, e)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1419,7 +1513,7 @@ def _valid_phone(text: str, s: int, e: int, labelled: bool) -> bool:
     groups = [g for g in re.split(r"[ \t().-]+", core) if g]
     if len(groups) > 6:
         return False
-    if _UNIT_AFTER_RE.match(text, e) is not None:
+    if _UNIT_AFTER_RE.match(text, e) is not None and _SLASH_LIST_AFTER_RE.match(text, e) is None:
         return False
     if s > 0 and text[s - 1] in "$€£":
         return False
@@ -1498,9 +1592,11 @@ def _structured(text: str, low: str, lower_mode: bool, as_written: str = "") -> 
     num_wins = _windows(_NUMDATE_ANCHOR_RE, text, 12, 40)
     mon_wins = _windows(_MON_ANCHOR_RE, text, 12, 40)
     for k, rx in enumerate(_DATE_RES):
-        for m in _iter_win(rx, text, mon_wins if k in (4, 5, 6, 7) else num_wins, ".-/"):
+        for m in _iter_win(rx, text, mon_wins if 4 <= k <= 9 else num_wins, ".-/"):
             s, e = _trim(text, m.start(), m.end(), " \t,")
             v = text[s:e]
+            if k == 10 and _NOT_DMY_BEFORE_RE.search(low, max(0, s - 12), s):
+                continue  # "Section 3.4.24", "version 3.4.24"
             nums = re.findall(r"\d+", v)
             # numeric d/m/y: one of the first two fields must be a month
             if re.match(r"\d{1,2}[/.-]\d{1,2}[/.-]\d", v):
@@ -1546,17 +1642,37 @@ def _structured(text: str, low: str, lower_mode: bool, as_written: str = "") -> 
 
     for m in _BIRTH_YEAR_RE.finditer(text):
         add((m.start(1), m.end(1), "DATE"))
-    for m in _YEAR_WITH_AGE_RE.finditer(text):
-        g = 1 if m.group(1) else 2
-        add((m.start(g), m.end(g), "DATE"))
+    for a, b in _windows(_YEAR_AGE_ANCHOR_RE, low, 50, 50):
+        for m in _YEAR_WITH_AGE_RE.finditer(text, a, b):
+            g = next(i for i in range(1, 6) if m.group(i))
+            add((m.start(g), m.end(g), "DATE"))
     for rx in _AGE_RES:
         for m in _iter(rx, low):
             add((m.start(1), m.end(1), "AGE"))
+    age_wins = _windows(_AGE_NUM_ANCHOR_RE, low, 60, 40)
+    for rx in _AGE_NUM_RES:
+        for m in _iter_win(rx, low, age_wins):
+            add((m.start(1), m.end(1), "AGE"))
+    for a, b in age_wins:
+        if not lower_mode and not as_written:  # mixed case: the case of "M" and "F" tells a sex
+            for m in _AGE_SEX_CASED_RE.finditer(text, a, b):
+                before = max(0, m.start() - 40)
+                if (m.group(2) == "M" or not _TEMP_CUE_RE.search(low, before, m.start())) and \
+                        not _ROOM_BEFORE_RE.search(low, max(0, m.start() - 14), m.start()):
+                    add((m.start(1), m.end(1), "AGE"))
+        for m in _AGE_APPOSITION_RE.finditer(as_written or text, a, b):
+            g = 1 if m.group(1) else 2
+            add((m.start(g), m.end(g), "AGE"))
 
     for m in _iter(_ID_LABEL_RE, low):
         v = m.group(1)
         if sum(c.isdigit() for c in v) >= 3 and not v.lower().startswith(_ID_SAFE_PREFIX):
             s, e = _trim(text, m.start(1), m.end(1), "-")
+            add((s, _id_groups_end(text, s, e), "ID_LABEL"))
+    for m in _iter_win(_ID_HASH_LABEL_RE, low, _windows(_ID_HASH_ANCHOR_RE, low, 30, 40)):
+        g = 1 if m.group(1) else 2
+        if sum(c.isdigit() for c in m.group(g)) >= 3:
+            s, e = _trim(text, m.start(g), m.end(g), "-")
             add((s, _id_groups_end(text, s, e), "ID_LABEL"))
     for m in _iter_win(_ID_STATE_LABEL_RE, low, _windows(_ID_STATE_ANCHOR_RE, low, 20, 60)):
         state, v = text[m.start(1):m.end(1)], m.group(2)
@@ -2398,7 +2514,8 @@ _KNOWN_ORG_RE = re.compile(
     r"Beth[ ]Israel(?:[ ]Deaconess)?|MGH|BWH|BIDMC|UCSF|UPMC|OHSU|MDACC|NYULH|VUMC|UTSW|"
     r"(?:NYU[ ]Langone(?:[ ]Health)?|New[ ]?York[- ]Presbyterian|Weill[ ]Cornell|"
     r"(?:Memorial[ ])?Sloan[- ]Kettering|Mount[ ]Sinai|Montefiore)"
-    r"(?![ ](?:experience|nomogram|model|criteria|score|classification|system|series|prognostic))|"
+    r"(?![ ](?:experience|nomogram|model|criteria|score|classification|system|series|prognostic|risk|"
+    r"scale|index|categor))|"
     r"(?i:m\.?[ ]?d\.?[ ]anderson))(?![\w-])")  # "MD Anderson": MD is part of the name, not a title
 
 
@@ -3603,6 +3720,44 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
     return out
 
 
+# Full names the rules above miss because of their case, in mixed-case text only (where case is a choice): an
+# ALL-CAPS name ("JOHN SMITH presents with AML", a header line "SMITH, JOHN A") and a lower-case one after
+# "patient" ("patient bob jones").  Both words must be listed names: a first name of the built-in or
+# unambiguous census list and a common surname, neither a word of oncology prose, a unit, a service or test
+# abbreviation nor a drug.
+_CAPS_NAME_RE = re.compile(  # the second word in a look-ahead, so that "AML JOHN SMITH" is tried at "JOHN" too
+    r"([A-Z][A-Z'’-]+)[ ](?=([A-Z][A-Z'’-]+)(?:[ ]([A-Z])\.?)?(?![\w'’-]))")
+_CAPS_NAME_COMMA_RE = re.compile(
+    r"^[ \t>*•-]{0,6}([A-Z][A-Z'’-]+),[ ]?([A-Z][A-Z'’-]+)(?:[ ]([A-Z])\.?)?(?=[ \t]*(?:\n|$|,|;))", re.M)
+_LOWER_NAME_RE = re.compile(r"[Pp](?:atient|t\.?)[ ]([a-z][a-z'’-]+)[ ]([a-z][a-z'’-]+)(?![\w'’-])")
+
+
+def _cased_names(text: str, mask: _Mask) -> list[tuple[int, int, tuple[str, ...]]]:
+    def plain(f: str) -> bool:
+        return f not in _VOCAB and f.upper() not in _NOT_INITIALS and f not in _EPONYMS and \
+            f not in _UNITS and f not in _HARD_STOP and f not in _TITLES and f not in _COUNTRIES_STATES and \
+            not _is_drugish(f)
+
+    def first(f: str) -> bool:
+        return (f in _LISTED_FIRST_NAMES or (f in _FIRST_NAMES and f not in _AMBIGUOUS_NAMES)) and plain(f)
+
+    def last(f: str) -> bool:
+        return f in _SURNAMES and plain(f)
+
+    out = []
+    for rx, order in ((_CAPS_NAME_RE, 0), (_CAPS_NAME_COMMA_RE, 1), (_LOWER_NAME_RE, 0)):
+        for m in rx.finditer(text):
+            if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_'’-"):
+                continue
+            names = (_fold(m.group(1)), _fold(m.group(2)))
+            given, family = names[order], names[1 - order]
+            if first(given) and last(family) and given != family:
+                s, e = m.start(1), m.end(m.lastindex or 2)
+                if mask.free(s, e):
+                    out.append((s, e, names))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------
 # Locations (sub-state geography)
 # ---------------------------------------------------------------------------------------------------
@@ -3956,7 +4111,7 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     # protected clinical phrases are claimed first so that nothing else redacts them
     # ("Ann Arbor, MI 48109" is the city, not the staging)
     protected = [(m.start(), m.end()) for m in _iter(_PROTECTED_PHRASES_RE, low)
-                 if not _CITY_ZIP_AFTER_RE.match(text, m.end())]
+                 if not _CITY_ZIP_AFTER_RE.match(text, m.end()) and not _arbor_home(low, m.start(), m.end())]
 
     cands = _structured(text, low, lower_mode, as_written if shouted else "")
     table = _table_cells(text) if "|" in text or "\t" in text else []
@@ -4045,6 +4200,10 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
         if mask.free(s, e):
             mask.take(s, e)
             final.append([s, e, "PERSON", key])
+    for s, e, key in _cased_names(text, mask) if not lower_mode and not shouted else ():
+        if mask.free(s, e):
+            mask.take(s, e)
+            final.append([s, e, "PERSON", key])
 
     for s, e, _kind in table:  # a name under a name column that the name rules let through
         if _kind == "PERSON" and mask.free(s, e):
@@ -4130,8 +4289,105 @@ def _detect(text: str) -> list[tuple[int, int, str, object]]:
     return out
 
 
+# Text pasted from Word, the web or a terminal carries look-alikes and invisible characters that hid
+# identifiers from the rules ("617\u00a0555\u00a00199", "Mar\u200bgaret", "m.x\uff20example.org",
+# "\uff19\uff13-year-old") and control sequences that could hide text on a reviewer's terminal
+# ("\x1b[8m").  The text is read, and stored, in plain form: ESC/CSI/OSC sequences and control, zero-width,
+# bidi and tag characters dropped (a control that breaks a line becomes "\n"), Unicode spaces made " ",
+# hyphens (and en dashes inside a dashed number) "-", full-width forms, ligatures, mathematical letters and
+# non-ASCII digits NFKC'd.  Not NFKC for the whole text: it would turn "10\u2079/L" into "109/L".
+_ODD_RE = re.compile(  # an escape sequence, or any character but printable ASCII, "\t", "\n" and "\r"
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[PX^_][^\x1b\n]*(?:\x1b\\)?|[ -/]*[0-~]?)"
+    r"|\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c\n]*[\x07\x9c]?|[^\t\n\r -~]")
+_DIGITS_BEFORE_RE = re.compile(r"(?<!\d)(\d+[\u2013-])?\d+\Z")
+_DIGITS_AFTER_RE = re.compile(r"\d+([\u2013-]\d)?")
+_LINE_BREAKING = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85\u2028\u2029")
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0") | {chr(c) for c in range(0xfe00, 0xfe10)}  # + Cc, Cf
+_HYPHENS = frozenset("\u2010\u2011\u2012\u2212\ufe63\uff0d")
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_char(ch: str) -> str:
+    """The plain form of one character (not of an en dash: see ``_plain``)."""
+    if ch in _LINE_BREAKING:
+        return "\n"
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cf") or ch in _INVISIBLE:
+        return ""
+    if cat == "Zs":
+        return " "
+    if ch in _HYPHENS:
+        return "-"
+    if cat == "Nd":
+        return str(unicodedata.decimal(ch))
+    if "\uff01" <= ch <= "\uff5e" or "\ufb00" <= ch <= "\ufb06" or "\U0001d400" <= ch <= "\U0001d7ff":
+        return unicodedata.normalize("NFKC", ch)  # full-width forms, ligatures, mathematical letters, digits
+    return ch
+
+
+def _plain(m: re.Match) -> str:
+    v, text = m.group(), m.string
+    if len(v) > 1 or v in "\x1b\x9b\x9d":
+        return ""  # an escape sequence
+    if v == "\u2013":  # en dash: a hyphen in a number of three groups or more ("123\u201345\u20136789"),
+        # else a dash (a range: "pp 1319\u20131331", "22\u201324 January 2010"; "Digestive\u2013Société")
+        before = _DIGITS_BEFORE_RE.search(text, max(0, m.start() - 16), m.start())
+        after = _DIGITS_AFTER_RE.match(text, m.end())
+        return "-" if before and after and (before.group(1) or after.group(1)) else v
+    return _plain_char(v)
+
+
+@dataclass(frozen=True)
+class _Plain:
+    """``text`` in plain form, with what maps its offsets back to the original."""
+    text: str
+    starts: tuple[int, ...] = ()  # the replaced pieces: start in ``text``,
+    ends: tuple[int, ...] = ()  # end in ``text``,
+    orig: tuple[tuple[int, int], ...] = ()  # (start, end) in the original
+
+    def span(self, s: int, e: int) -> tuple[int, int]:
+        """The original span of ``text[s:e]`` (a replaced piece it touches is taken whole)."""
+        if not self.starts:
+            return s, e
+        j = bisect.bisect_right(self.starts, s) - 1  # the last piece starting at or before s
+        if j >= 0:
+            s = self.orig[j][0] if s < self.ends[j] else self.orig[j][1] + s - self.ends[j]
+        k = bisect.bisect_left(self.ends, e)  # the first piece ending at or after e
+        if k < len(self.ends) and self.starts[k] < e:  # e falls inside it
+            return s, self.orig[k][1]
+        k -= 1  # the last piece ending before e
+        return s, (self.orig[k][1] + e - self.ends[k]) if k >= 0 else e
+
+
+def _plain_text(text: str) -> _Plain:
+    if _ODD_RE.search(text) is None:
+        return _Plain(text)
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    orig: list[tuple[int, int]] = []
+    pos = n = 0
+    for m in _ODD_RE.finditer(text):
+        rep = _plain(m)
+        if rep == m.group():
+            continue
+        out.append(text[pos:m.start()])
+        n += m.start() - pos
+        starts.append(n)
+        out.append(rep)
+        n += len(rep)
+        ends.append(n)
+        orig.append((m.start(), m.end()))
+        pos = m.end()
+    out.append(text[pos:])
+    return _Plain("".join(out), tuple(starts), tuple(ends), tuple(orig))
+
+
 def redact(text: str) -> Redaction:
-    """Redact PHI from ``text``.  Never raises; a non-string input is converted with ``str()``."""
+    """Redact PHI from ``text``.  Never raises; a non-string input is converted with ``str()``.
+
+    The redacted text is that of ``text`` in plain form (see ``_ODD_RE``); ``spans`` point into ``text``
+    itself."""
     return _redact(text, {})
 
 
@@ -4167,8 +4423,12 @@ def _redact(text: str, context_offset: dict[str, int], context: str = "") -> Red
             text = str(text)
         except Exception:  # pragma: no cover - pathological __str__
             text = ""
+    plain = _plain_text(text)
+    text = plain.text
     if not text:
         return Redaction(text="", counts={}, spans=())
+    if context:
+        context = _plain_text(context).text
     try:
         found = _detect(text)
     except Exception:  # pragma: no cover - defensive: fall back to the structured detectors only
@@ -4240,7 +4500,7 @@ def _redact(text: str, context_offset: dict[str, int], context: str = "") -> Red
                     groups.append(_DateGroup(parsed[s], table[ident] + offset.get(typ, 0), day, day))
         out_parts.append(text[pos:s])
         out_parts.append(f"[{typ}_{table[ident] + offset.get(typ, 0)}{suffix.get(ident, '')}]")
-        spans.append((typ, s, e))
+        spans.append((typ, *plain.span(s, e)))
         pos = e
     out_parts.append(text[pos:])
     counts = {t: len(v) for t, v in numbering.items()}
@@ -4256,7 +4516,7 @@ _DATE_FORMATS: tuple[tuple[str, bool], ...] = (
     ("%m-%d-%Y", True), ("%d-%m-%Y", True),
     ("%d.%m.%Y", True), ("%m.%d.%Y", True),
     ("%m/%Y", False),
-    ("%B %d %Y", True), ("%b %d %Y", True), ("%d %B %Y", True), ("%d %b %Y", True),
+    ("%B %d %Y", True), ("%b %d %Y", True), ("%d %B %Y", True), ("%d %b %Y", True), ("%Y %b %d", True),
     ("%B %Y", False), ("%b %Y", False),
 )
 # the time part that the DATE patterns may include ("2022-03-14T10:00", "March 4, 2021 at 3:15 pm")
@@ -4268,7 +4528,7 @@ def _parse_date(surface: str) -> tuple[date, bool] | None:
     t = _DATE_TIME_TAIL_RE.sub("", surface.strip())
     if re.search(r"[A-Za-z]", t):  # "Mar. 14th, 2022", "14th of March", "14-MAR-2022" -> "Mar 14 2022"
         t = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", t, flags=re.I)
-        t = re.sub(r"\bof\b|[.,-]", " ", t, flags=re.I)
+        t = re.sub(r"\bof\b|[.,-]|(?<=\d)(?=[A-Za-z])|(?<=[A-Za-z])(?=\d)", " ", t, flags=re.I)  # "05MAR2024"
         t = re.sub(r"\bsept\b", "Sep", " ".join(t.split()), flags=re.I)
     for fmt, day_precision in _DATE_FORMATS:
         try:
