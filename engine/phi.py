@@ -915,9 +915,11 @@ _NINETY = (r"(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|
            r"(?:a|one)[ -]hundred(?:[- ](?:and[- ])?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)")
 # a sex right after an age ("92 M", "92/F", "92 yo male"): after an age cue "m" is no metre, "f" no Fahrenheit
 _SEX_AFTER = r"[ ]?/?[ ]?(?:m|f|male|female|man|woman)\b(?![-/'’]\w)"
+# yttrium-90 ("s/p 90Y radioembolization", "90Y microspheres"), not an age of 90
+_YTTRIUM_AFTER = r"[ -]?(?:radio|microsph|sirt|glass|resin|embol|segmentectomy|lobectomy|dosimetr|therap|treatment)"
 _AGE_RES = [  # matched against the lower-cased text
     _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|y-o\b|-?year-old|year[ -]old|"
-        r"y/?o[mf]\b)|[ ]?y\b(?![.'’-]\w))"),  # "92yoM", "Patient 95 y."
+        r"y/?o[mf]\b)|[ ]?y\b(?![.'’-]\w)(?!" + _YTTRIUM_AFTER + r"))"),  # "92yoM", "Patient 95 y."
     _ci(r"(?:aged?|age[: ]|age[ ]?/[ ]?(?:sex|gender)[ ]?:?|turned|turns|turn|at the age of|nonagenarian)"
         rf"[ :]{{0,3}}(9\d|1[01]\d)\b(?:(?={_SEX_AFTER})|{_NOT_AGE_AFTER})"),  # "Age 92 M", "Age/Sex: 92/M"
     # "he is 94", "she's 96 and lives alone", "the patient is now 91": a person's number with no unit is an age
@@ -2843,9 +2845,10 @@ FNA IHC PCR NGS MSI TMB HR PR CR SD PD NED AWD DOD OS PFS DFS EFS ORR AE SAE NPO
 UTI DVT PE MI CVA TIA AF OK NA NOS WNL ROS HPI PMH PSH FH SH CV GCS AOX CBC BMP CMP LFT INR PTT WBC ANC HGB PLT
 CEA PSA AFP LDH IV PO SC SQ SL PRN BID TID QD QID HS AM PM UK USA EU MG ML GY CM MM KG FU DX TX RX HX SX BX
 ADT TKI AI ICI CRT HCT SCT BCG KPS EOL GOC HCP POA ACD IDT NEG POS AND THE NOT TNM HIV HBV HCV
+AML APL CLL CML MDS MPN HCC RCC SCC BCC NHL HL CRC MCL MZL SLL NPC MTC ATC PTC GBM NET NEC CUP MCC UPS RMS
 MRN DOB SSN FIN CSN DOS MBI
 DR DRS MR MRS MS MX
-""".split())  # the second last line: form labels ("pt MRN: 4481920"); the last: titles ("Seen by DR SMITH"), the name after them is rule 1b's
+""".split())  # the third last line: cancers ("Pt AML in CR1": the disease the consult reads); the second last line: form labels ("pt MRN: 4481920"); the last: titles ("Seen by DR SMITH"), the name after them is rule 1b's
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
     r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|pt|signed(?:[ ]by)?|"

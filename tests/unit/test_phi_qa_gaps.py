@@ -243,3 +243,10 @@ def test_eponyms_models_and_headings_stay(text):
 def test_people_and_hospitals_with_those_names_still_go():
     assert redact("Mr. Heng was seen.").text == "Mr. [PERSON_1] was seen."
     assert redact("Seen at Memorial Sloan Kettering in 2019.").text == "Seen at [ORGANIZATION_1] in 2019."
+
+
+@pytest.mark.parametrize("text", ["Pt AML in CR1, now relapsed.", "Pt HCC BCLC C, Child-Pugh A.",
+                                  "s/p 90Y radioembolization to segment 8.", "Y-90 SIRT planned next month."])
+def test_a_cancer_s_capitals_and_yttrium_90_are_clinical_not_identifiers(text: str) -> None:
+    # "Pt AML" had been read as a patient's initials (the consult lost its cancer type), "90Y" as an age of 90
+    assert redact(text).text == text
