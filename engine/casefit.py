@@ -51,9 +51,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 "transplant-eligible", "Fit patients" (fit), each for one target (intensive, transplant, cisplatin,
                 chemotherapy, or general for the bare words). The case's statements imply others
                 (``_FITNESS_IMPLIES``: unfit for intensive therapy is unfit for a transplant). Like a line, a
-                sentence's own is judged only for a case that states its fitness; a heading's always qualifies.
-                A case that has had chemotherapy, without progression, poor performance or stated unfitness, was
-                a candidate for it ("after concurrent chemoradiation"): judged for that target only
+                sentence's own is judged only for a case that states its fitness; a heading's always
+                qualifies. A case that has had chemotherapy, without progression, poor performance or stated
+                unfitness, was a candidate for it ("after concurrent chemoradiation"): judged for that target
+                only
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
                 years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
                 60 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
@@ -771,20 +772,22 @@ _FITNESS_IMPLIES = {("chemotherapy", "unfit"): ("intensive", "transplant", "cisp
                     ("cisplatin", "fit"): ("chemotherapy",)}
 
 
-# Chemotherapy among a case's prior treatments (engine.facts ``prior_treatments``, the configured keywords): a case
-# that has had it was a candidate for chemotherapy
-_CHEMO_GIVEN_RE = re.compile(r"chemo|folf|xelox|capox|platin|taxel|gemcitabine|pemetrexed|capecitabine|irinotecan|"
-                             r"fluorouracil|\b5-?fu\b|\br-?chop\b|anthracycline|doxorubicin|cytarabine",
+# Chemotherapy among a case's prior treatments (engine.facts ``prior_treatments``, the configured keywords): a
+# case that has had it was a candidate for chemotherapy
+_CHEMO_GIVEN_RE = re.compile(r"chemo|folf|xelox|capox|platin|taxel|gemcitabine|pemetrexed|capecitabine|"
+                             r"irinotecan|fluorouracil|\b5-?fu\b|\br-?chop\b|anthracycline|doxorubicin|"
+                             r"cytarabine",
                              re.IGNORECASE)
 _POOR_PERFORMANCE_RE = re.compile(r"\bECOG\s*[34]\b|\bKPS\s*(?:[1-4]\d|50)\b", re.IGNORECASE)
 
 
 def _case_fitness(statements: Sequence[str], facts: CaseFacts | None = None) -> dict[str, tuple[str, str]]:
     """Target -> (fit/unfit, the statement as written): the stated ones (the last of a target wins), then what they
-    imply where they agree. With ``facts``, a case that has had chemotherapy ("after concurrent chemoradiation")
-    and states no unfitness, no progression and no poor performance status was a candidate for chemotherapy (the
-    audit's unresectable stage IIIB case after chemoradiation was offered "... in patients who are not candidates
-    for chemotherapy" first); a progressed or poorly performing case may no longer be one, so it stays unstated."""
+    imply where they agree. With ``facts``, a case that has had chemotherapy ("after concurrent
+    chemoradiation") and states no unfitness, no progression and no poor performance status was a candidate
+    for chemotherapy (the audit's unresectable stage IIIB case after chemoradiation was offered "... in
+    patients who are not candidates for chemotherapy" first); a progressed or poorly performing case may no
+    longer be one, so it stays unstated."""
     stated: dict[str, tuple[str, str]] = {}
     for text in statements:
         for _, _, target, value in fitness_readings(text):
@@ -1478,7 +1481,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         inherited = [c for c in inherited if c.family != "label:line"]
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
-    unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None)) if not known}
+    unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None))
+                if not known}
     if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
         unstated.add("surgery")
         inherited = [c for c in inherited if c.family != "surgery"]
@@ -1542,8 +1546,10 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
 _RECOMMEND_RE = re.compile(
     r"\b(?:treatment|therapy|management|therapeutic)\s+(?:options?|approach(?:es)?)\b[^.;]*\binclude|"
     # present tense only: "the Roswell Park regimen became the preferred adjuvant regimen", "For many years,
-    # cisplatin-based chemotherapy was the standard" tell history (it had been offered first to a stage III colon case)
-    r"\b(?:is|are|remains?|becomes|has\s+become|have\s+become)\s+(?:(?:a|an|the|one|now|also|considered|often|"
+    # cisplatin-based chemotherapy was the standard" tell history (it had been offered first to a stage III
+    # colon case)
+    r"\b(?:is|are|remains?|becomes|has\s+become|have\s+become)\s+"
+    r"(?:(?:a|an|the|one|now|also|considered|often|"
     r"generally|widely|currently|particularly|usually|typically|strongly)\s+)*(?:standard|preferred|recommended|"
     r"reasonable|acceptable|appropriate|accepted|established|first-line|second-line|frontline|indicated|approved|"
     r"favou?red)\b|"

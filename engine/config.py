@@ -263,8 +263,8 @@ class Settings(_Section):
 
 
 def url_for_display(url: str) -> str:
-    """``url`` with the password of any user:password@ part as ***: an error message or ``config show`` must not
-    carry it into the terminal, a checkpoint or the audit log."""
+    """``url`` with the password of any user:password@ part as ***: an error message or ``config show`` must
+    not carry it into the terminal, a checkpoint or the audit log."""
     import re
 
     return re.sub(r"(?<=://)([^/@:\s]*):[^/@\s]*@", r"\1:***@", url)
@@ -291,7 +291,8 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
             continue
         dotted = key[len(ENV_PREFIX):].lower().replace("__", ".")
         if dotted == "paths.data_dir" and not value.strip():
-            # "" means the default folder: a script's unset variable ($DIR) silently wrote patients' consults there
+            # "" means the default folder: a script's unset variable ($DIR) silently wrote patients' consults
+            # there
             raise ConfigError(f"{key} is set but empty; unset it to use the default data folder "
                               "(~/.local/share/oncotui), or give a folder")
         out[dotted] = _parse_env_value(value)

@@ -257,14 +257,15 @@ NOT_A_STAGE = (r"(?![ -](?:potential|propensity|capacity|ability|risk|rates?|spr
 _METASTATIC_RE = re.compile(
     r"(?<!non-)(?<!non )\b(?:metastatic" + NOT_A_STAGE + r"|metastases|metastasis|metastasi[sz]ed|mets)\b",
     re.IGNORECASE)
-# Metastases denied ("no distant metastases", "without evidence of metastatic disease", "negative for mets"): not
-# stage IV (a colon cancer "without metastases" had been read as metastatic)
+# Metastases denied ("no distant metastases", "without evidence of metastatic disease", "negative for mets"):
+# not stage IV (a colon cancer "without metastases" had been read as metastatic)
 _METASTATIC_NEGATED_RE = re.compile(
     r"\b(?:no|not|without|negative\s+for|free\s+of|absence\s+of|nor|ruled?\s+out)\s+(?:[\w-]+\s+){0,3}\Z",
     re.IGNORECASE)
 # An M category on its own ("NSCLC, M1c", "PDAC, M1"): distant metastases. Not AML's FAB subtype ("AML M1").
 _LONE_M1_RE = re.compile(r"(?<![\w/-])[cp]?M1[a-d]?(?![\w/-])")
-_FAB_BEFORE_RE = re.compile(r"\b(?:FAB|AML|ANLL|leuka?emia|subtype|type)\b[\s:,-]*(?:\w+[\s,-]+)?\Z", re.IGNORECASE)
+_FAB_BEFORE_RE = re.compile(r"\b(?:FAB|AML|ANLL|leuka?emia|subtype|type)\b[\s:,-]*(?:\w+[\s,-]+)?\Z",
+                            re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
 # SCLC's limited stage (I to III: no group), as written or as its definition ("confined to one radiation port")
 _LIMITED_RE = re.compile(r"\blimited[- ]stage\b|\blimited[- ]disease\b|\bconfined\s+to\s+(?:one|a\s+single)\s+"
@@ -652,7 +653,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
         elif (group := node_negative_stage(cancer_type, m)) is not None:
             derived.append((group, m.group(0)))
     if not derived and (m := next((m for m in _METASTATIC_RE.finditer(text)
-                                   if not _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40), m.start())),
+                                   if not _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40),
+                                                                        m.start())),
                                   None)):
         derived.append(("IV", m.group(0)))
     if not derived and "leuk" not in (cancer_type or "") and (m := next(

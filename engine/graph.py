@@ -179,10 +179,11 @@ class Engine:
         thread_id = cp.state.thread_id
         if cp.next_node == END:
             a = self.store.decided_for(cp.state.consult_id) if decision is not None else None
-            if a is not None:  # another reviewer (the CLI, another terminal) signed first: say who, not "finished"
+            # another reviewer (the CLI, another terminal) signed first: say who, not "finished"
+            if a is not None:
                 raise EngineError(f"{a.id} was already decided ({a.status} by {a.reviewer}"
-                                  + (f" at {a.decided_at}" if a.decided_at else "") + "); this decision was not "
-                                  "applied.")
+                                  + (f" at {a.decided_at}" if a.decided_at else "") + "); this decision was "
+                                  "not applied.")
             raise EngineError(f"The latest consult of {thread_id} has already finished.")
         state, node = cp.state, cp.next_node
         if node == HALT:

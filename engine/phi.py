@@ -916,7 +916,8 @@ _NINETY = (r"(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|
 # a sex right after an age ("92 M", "92/F", "92 yo male"): after an age cue "m" is no metre, "f" no Fahrenheit
 _SEX_AFTER = r"[ ]?/?[ ]?(?:m|f|male|female|man|woman)\b(?![-/'’]\w)"
 # yttrium-90 ("s/p 90Y radioembolization", "90Y microspheres"), not an age of 90
-_YTTRIUM_AFTER = r"[ -]?(?:radio|microsph|sirt|glass|resin|embol|segmentectomy|lobectomy|dosimetr|therap|treatment)"
+_YTTRIUM_AFTER = (r"[ -]?(?:radio|microsph|sirt|glass|resin|embol|segmentectomy|lobectomy|dosimetr|"
+                  r"therap|treatment)")
 _AGE_RES = [  # matched against the lower-cased text
     _ci(r"(9\d|1[01]\d)(?=[ ]?-?[ ]?(?:years?|yrs?|y\.?o\.?\b|y/o|yo\b|y-o\b|-?year-old|year[ -]old|"
         r"y/?o[mf]\b)|[ ]?y\b(?![.'’-]\w)(?!" + _YTTRIUM_AFTER + r"))"),  # "92yoM", "Patient 95 y."
@@ -2848,7 +2849,9 @@ ADT TKI AI ICI CRT HCT SCT BCG KPS EOL GOC HCP POA ACD IDT NEG POS AND THE NOT T
 AML APL CLL CML MDS MPN HCC RCC SCC BCC NHL HL CRC MCL MZL SLL NPC MTC ATC PTC GBM NET NEC CUP MCC UPS RMS
 MRN DOB SSN FIN CSN DOS MBI
 DR DRS MR MRS MS MX
-""".split())  # the third last line: cancers ("Pt AML in CR1": the disease the consult reads); the second last line: form labels ("pt MRN: 4481920"); the last: titles ("Seen by DR SMITH"), the name after them is rule 1b's
+""".split())  # the third last line: cancers ("Pt AML in CR1": the disease the consult reads); the second
+              # last line: form labels ("pt MRN: 4481920"); the last: titles ("Seen by DR SMITH"), the name
+              # after them is rule 1b's
 _LABEL_CUE_RE = _ci(
     r"((?:(?:patient|pt|full|first|last|maiden|middle|given|family|legal|preferred|patient's|"
     r"contact|client|member|insured|subscriber|guarantor|employee)[ ]name|name|patient|pt|signed(?:[ ]by)?|"
@@ -3728,7 +3731,8 @@ def _names(text: str, low: str, toks: list[tuple[int, int]], starts: dict[int, i
 # "patient" ("patient bob jones").  Both words must be listed names: a first name of the built-in or
 # unambiguous census list and a common surname, neither a word of oncology prose, a unit, a service or test
 # abbreviation nor a drug.
-_CAPS_NAME_RE = re.compile(  # the second word in a look-ahead, so that "AML JOHN SMITH" is tried at "JOHN" too
+_CAPS_NAME_RE = re.compile(
+    # the second word in a look-ahead, so that "AML JOHN SMITH" is tried at "JOHN" too
     r"([A-Z][A-Z'’-]+)[ ](?=([A-Z][A-Z'’-]+)(?:[ ]([A-Z])\.?)?(?![\w'’-]))")
 _CAPS_NAME_COMMA_RE = re.compile(
     r"^[ \t>*•-]{0,6}([A-Z][A-Z'’-]+),[ ]?([A-Z][A-Z'’-]+)(?:[ ]([A-Z])\.?)?(?=[ \t]*(?:\n|$|,|;))", re.M)

@@ -412,8 +412,9 @@ _INSTRUCTION_PATTERNS = (
     r"clinician|user|doctor|physician)\b",
     r"(?:^|(?<=[.!?;:\n]))\s*(?:respond|reply|answer|output|print|say|return) (?:only|with only|exactly)\b|"
     r"\bonly (?:respond|reply|answer) (?:with|in)\b",
-    # found in a QA pass: "Forget everything you were told", "Do not follow the guidelines", a bare "### SYSTEM"
-    # heading, "Always answer: ...", "You must output only ...", and the order in French or Spanish
+    # found in a QA pass: "Forget everything you were told", "Do not follow the guidelines", a bare
+    # "### SYSTEM" heading, "Always answer: ...", "You must output only ...", and the order in French or
+    # Spanish
     r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:you|that|which|above|before|else)\b|"
     r"\b(?:do not|don't|never)\s+(?:follow|obey|apply)\s+(?:the\s+|these\s+|any\s+|your\s+)?(?:guidelines?|"
     r"instructions?|rules?|evidence|passages?)\b",
@@ -426,8 +427,8 @@ _INSTRUCTION_RE = re.compile("|".join(f"(?:{x})" for x in _INSTRUCTION_PATTERNS)
 
 
 def instruction_like(text: str) -> bool:
-    """Text that addresses the system rather than the clinician (a prompt-injection attempt). Read in NFKC form:
-    full-width letters ("Ｉｇｎｏｒｅ previous instructions") are the same words to a model."""
+    """Text that addresses the system rather than the clinician (a prompt-injection attempt). Read in NFKC
+    form: full-width letters ("Ｉｇｎｏｒｅ previous instructions") are the same words to a model."""
     return bool(_INSTRUCTION_RE.search(unicodedata.normalize("NFKC", text or "")))
 
 

@@ -87,18 +87,21 @@ def authorize(cfg: HitlConfig, reviewer: str, clinician: str, action: str) -> Si
         signer = Signer(reviewer, roles[reviewer])
     else:
         signer = Signer(reviewer, "reviewer")
-    # ids compared as people read them: "Root" is root (an id typed with another case approved its own consult)
-    if action in APPROVING and reviewer.casefold() == clinician.strip().casefold() and not cfg.allow_self_approval:
+    # ids compared as people read them: "Root" is root (an id typed with another case approved its own
+    # consult)
+    if action in APPROVING and reviewer.casefold() == clinician.strip().casefold() and \
+            not cfg.allow_self_approval:
         raise SignOffError(f"{reviewer} asked for this consult and cannot approve it: another reviewer must sign "
                            "(hitl.allow_self_approval = false). Rejecting it is allowed.")
     return signer
 
 
 def redact_edits(edited: str, shown: str, context: tuple[str, ...]) -> str:
-    """The reviewer's edited text with identifiers redacted in the lines they changed or added. Lines of the draft
-    they were ``shown`` and left as they were stay as written: redacting those again had turned the footer's model
-    "Qwen2.5" and PDQ's "Roswell Park regimen" into [PERSON_n] (the draft holds no identifiers the store does not
-    already hold). Each run of changed lines is redacted whole, so a name split over two lines is still seen."""
+    """The reviewer's edited text with identifiers redacted in the lines they changed or added. Lines of the
+    draft they were ``shown`` and left as they were stay as written: redacting those again had turned the
+    footer's model "Qwen2.5" and PDQ's "Roswell Park regimen" into [PERSON_n] (the draft holds no identifiers
+    the store does not already hold). Each run of changed lines is redacted whole, so a name split over two
+    lines is still seen."""
     from engine.phi import redact_after
 
     unchanged = {line.strip() for line in shown.splitlines() if line.strip()}

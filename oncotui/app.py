@@ -251,8 +251,8 @@ class OncoApp(App[None]):
         if unknown:
             self.notify(f"ui.keymap names unknown binding ids {unknown}; F1 lists the ids.", severity="warning",
                         markup=False)
-        # a key the prompt edits text with (ctrl+k deletes to the end of the line) never reaches the app while one
-        # types: "cancel = ctrl+k" left no way to cancel, though F1 listed it
+        # a key the prompt edits text with (ctrl+k deletes to the end of the line) never reaches the app while
+        # one types: "cancel = ctrl+k" left no way to cancel, though F1 listed it
         prompt_ids = {b.id for b in PromptInput.BINDINGS if isinstance(b, Binding)}
         typing_keys = {k.strip() for b in Input.BINDINGS
                        for k in (b.key if isinstance(b, Binding) else b[0]).split(",")}
@@ -260,9 +260,9 @@ class OncoApp(App[None]):
                        and binding not in prompt_ids for key in keys.split(",") if key.strip() in typing_keys)
         if taken:
             self.notify(f"ui.keymap: {', '.join(taken)}: the prompt edits text with "
-                        f"{'this key' if len(taken) == 1 else 'these keys'}, so while it has the focus the key edits "
-                        "text instead; choose another (F1 lists the keys in use).", severity="warning", markup=False,
-                        timeout=10)
+                        f"{'this key' if len(taken) == 1 else 'these keys'}, so while it has the focus the "
+                        "key edits text instead; choose another (F1 lists the keys in use).",
+                        severity="warning", markup=False, timeout=10)
         self.set_keymap({k: v for k, v in keymap.items() if k in known})
         self.chat.show_welcome()  # it names keys
         self.reviewer = settings.ui.reviewer or _os_user()
@@ -416,7 +416,8 @@ class OncoApp(App[None]):
             return (signer.role if signer else ""), why, may_reject
 
         role, why, may_reject = rules(self.reviewer)
-        # the refusal is about approving: rejecting (allowed to the clinician who asked) or only reading says nothing
+        # the refusal is about approving: rejecting (allowed to the clinician who asked) or only reading says
+        # nothing
         if why and message.action in ("approve", "approve_with_edits"):
             self.notify(why + " Another reviewer can sign with their own id in the review screen.",
                         severity="warning", title="Sign-off refused", markup=False)
@@ -455,8 +456,9 @@ class OncoApp(App[None]):
             return
         if item.status != "pending":  # signed meanwhile from the CLI or another terminal
             at = f" at {shown(item.decided_at)}" if item.decided_at else ""
-            self.notify(f"{item.id} was already decided ({item.status} by {item.reviewer}{at}); your decision was "
-                        "not applied.", title="Already decided", severity="error", timeout=10, markup=False)
+            self.notify(f"{item.id} was already decided ({item.status} by {item.reviewer}{at}); your "
+                        "decision was not applied.", title="Already decided", severity="error", timeout=10,
+                        markup=False)
             self.refresh_approvals()
             return
         self._busy_approvals.add(item.id)
@@ -776,7 +778,8 @@ class OncoApp(App[None]):
         if self.consult_running:
             self.notify("A consult is already running.", severity="warning")
             return
-        if nothing := self._nothing_to_resume(self.current_patient):  # a notice, not a "Consult stopped" error
+        # a notice, not a "Consult stopped" error
+        if nothing := self._nothing_to_resume(self.current_patient):
             self.notify(nothing, title="Nothing to resume", severity="warning", markup=False)
             return
         self._start_consult_worker(self.resume(self.current_patient))
@@ -812,8 +815,8 @@ class OncoApp(App[None]):
         assert self.settings is not None
         if self.consult_running and (self._live is None or self._live[0] == self.current_patient):
             # it would export the consult half way ("Not finished", status running) and then it completes
-            self.notify(f"The consult of {self.current_patient} is still running; export it once it has finished.",
-                        severity="warning", markup=False)
+            self.notify(f"The consult of {self.current_patient} is still running; export it once it has "
+                        "finished.", severity="warning", markup=False)
             return
         try:
             path = export_consult(self.engine.store, self.current_patient, self.settings.data_dir / "exports")

@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("paths", nargs="*", type=Path, help="Markdown/.txt/PDF files, or folders searched recursively")
     ki.add_argument("--demo", action="store_true", help="index the demo guideline set shipped with oncotui")
     ki.add_argument("--rebuild", action="store_true",
-                    help="build a new index beside the old one and swap it in only when nothing failed (needed "
-                    "after changing embedding.model); on failure or Ctrl-C the old one stays as it was")
+                    help="build a new index beside the old one and swap it in only when nothing failed "
+                    "(needed after changing embedding.model); on failure or Ctrl-C the old one stays as "
+                    "it was")
     ki.add_argument("--include-patient-material", action="store_true",
                     help="also index patient-facing documents (patient versions, leaflets), which are skipped by "
                     "default: the heuristic is in the README and kb/audience.py")
@@ -357,8 +358,8 @@ def _engine(settings: Any) -> Any:
 
 # -- consult output --------------------------------------------------------------------------------------------
 def _console(**kwargs: Any) -> Any:
-    """A rich Console whose broken pipe (`oncotui ask ... | head`) ends as main() ends any other: exit 141. Rich's
-    own exits 1, which reads as "a check failed"."""
+    """A rich Console whose broken pipe (`oncotui ask ... | head`) ends as main() ends any other: exit 141.
+    Rich's own exits 1, which reads as "a check failed"."""
     from rich.console import Console
 
     class PipeConsole(Console):
@@ -1413,8 +1414,8 @@ def cmd_config(args: argparse.Namespace) -> int:
         print(settings.source)
         return 0
     # the note to stderr: stdout is the JSON alone, for scripts
-    print(f"# effective settings from {settings.source}; data under {settings.data_dir}; secrets shown as ***",
-          file=sys.stderr)
+    print(f"# effective settings from {settings.source}; data under {settings.data_dir}; "
+          "secrets shown as ***", file=sys.stderr)
     print(json.dumps(mask_secrets(settings.model_dump(exclude={"source"})), indent=2))
     return 0
 

@@ -1,5 +1,5 @@
-"""Times as the reviewer's clock shows them: the store keeps UTC (ISO 8601 with its offset); the app shows local
-time, so "waiting since 09:43" means what the wall clock says (it showed UTC, unlabelled)."""
+"""Times as the reviewer's clock shows them: the store keeps UTC (ISO 8601 with its offset); the app shows
+local time, so "waiting since 09:43" means what the wall clock says (it showed UTC, unlabelled)."""
 
 from __future__ import annotations
 

@@ -98,9 +98,9 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
 
 
 def claims_markdown(ledger: Any, *, released: bool = True) -> list[str]:
-    """Every claim of the ledger with its release state, support, citations and reason (blocked ones included).
-    ``released``: False while the consult waits for a reviewer or stopped: the claims are a draft (as `hitl show`
-    says), whatever state the governor gave them."""
+    """Every claim of the ledger with its release state, support, citations and reason (blocked ones
+    included). ``released``: False while the consult waits for a reviewer or stopped: the claims are a draft
+    (as `hitl show` says), whatever state the governor gave them."""
     heading = "## Claims" if released else "## Draft claims, NOT YET RELEASED"
     if ledger is None:
         return [heading, "", "_No claim ledger (the consult stopped before the governor)._", ""]

@@ -52,8 +52,8 @@ class OpenAICompatModel:
             hint = f" (check {_key(self.name, 'api_key')})"
         elif resp.status_code == 404:
             hint = f" (check {_key(self.name, 'base_url')} and {_key(self.name, 'model_name')})"
-        return ModelError(f"Model '{self.name}': {url_for_display(url)} answered HTTP {resp.status_code}{hint}: "
-                          f"{body[:300]}")
+        return ModelError(f"Model '{self.name}': {url_for_display(url)} answered HTTP "
+                          f"{resp.status_code}{hint}: {body[:300]}")
 
     # -- loading -----------------------------------------------------------------------------------------------
     def load(self) -> OpenAICompatModel:
@@ -61,8 +61,8 @@ class OpenAICompatModel:
         if not self.base_url:
             raise ModelError(f"{_key(self.name, 'base_url')}: is empty; set it to e.g. http://127.0.0.1:8080/v1")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ModelError(f"{_key(self.name, 'base_url')}: {url_for_display(self.base_url)!r} is not an http(s) "
-                             "URL")
+            raise ModelError(f"{_key(self.name, 'base_url')}: {url_for_display(self.base_url)!r} is not an "
+                             "http(s) URL")
         url = f"{self.base_url}/models"
         try:
             resp = self._client.get(url, timeout=min(CONNECT_TIMEOUT_S * 2, self.profile.timeout_s))

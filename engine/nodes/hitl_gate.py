@@ -50,30 +50,34 @@ def answers_with_trial_results_only(state: ConsultState) -> bool:
     return 0 not in kinds and 2 * kinds.count(2) >= len(kinds)
 
 
-# What the question asks for, by the words before "drug", "therapy", "regimen", ...: "Which antihypertensive drug
-# should be started?" asks about antihypertensives. Words that say when or how (first-line, adjuvant, preferred) or
-# join the phrase are not its subject.
+# What the question asks for, by the words before "drug", "therapy", "regimen", ...: "Which antihypertensive
+# drug should be started?" asks about antihypertensives. Words that say when or how (first-line, adjuvant,
+# preferred) or join the phrase are not its subject.
 _ASKED_RE = re.compile(
-    r"\b(?:which|what)\s+(?P<mod>(?:[\w/-]+\s+){1,3}?)(?P<head>drugs?|medications?|medicines?|agents?|treatments?|"
-    r"therap(?:y|ies)|regimens?|options?|doses?|antibiotics?|vaccines?)\b", re.IGNORECASE)
+    r"\b(?:which|what)\s+(?P<mod>(?:[\w/-]+\s+){1,3}?)(?P<head>drugs?|medications?|medicines?|agents?|"
+    r"treatments?|therap(?:y|ies)|regimens?|options?|doses?|antibiotics?|vaccines?)\b", re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset(
-    "is are was were the a an his her their its this that these of for to in class kind type types best preferred "
-    "primary recommended standard usual management first second third first-line second-line third-line later "
-    "later-line next initial further other additional new treatment therapy systemic targeted adjuvant neoadjuvant "
-    "perioperative postoperative preoperative maintenance consolidation induction reinduction salvage palliative "
-    "curative definitive local appropriate available approved possible current should would could can".split())
+    "is are was were the a an his her their its this that these of for to in class kind type types best "
+    "preferred primary recommended standard usual management first second third first-line second-line "
+    "third-line later later-line next initial further other additional new treatment therapy systemic "
+    "targeted adjuvant neoadjuvant perioperative postoperative preoperative maintenance consolidation "
+    "induction reinduction salvage palliative curative definitive local appropriate available approved "
+    "possible current should would could can".split())
 
 
 def asks_about_something_unretrieved(state: ConsultState) -> str:
-    """The subject of a "which X drug/therapy" question when no retrieved passage mentions it, else "". A released
-    answer to it answers something else: the QA pass's "stage IV NSCLC, EGFR exon 19 ... new uncontrolled
-    hypertension. Which antihypertensive drug should be started?" released EGFR TKIs, unreviewed."""
+    """The subject of a "which X drug/therapy" question when no retrieved passage mentions it, else "". A
+    released answer to it answers something else: the QA pass's "stage IV NSCLC, EGFR exon 19 ... new
+    uncontrolled hypertension. Which antihypertensive drug should be started?" released EGFR TKIs,
+    unreviewed."""
     if not state.retrieval or not state.retrieval.passages:
         return ""
     passages = " ".join(p.text for p in state.retrieval.passages).lower()
     for m in _ASKED_RE.finditer(state.case_text):
-        # a compound's parts count on their own: "skin-directed treatments" are about the skin the passages name
-        words = [w for w in re.split(r"[\s/-]+", m.group("mod").lower()) if w not in _NOT_A_SUBJECT and len(w) > 3]
+        # a compound's parts count on their own: "skin-directed treatments" are about the skin the passages
+        # name
+        words = [w for w in re.split(r"[\s/-]+", m.group("mod").lower())
+                 if w not in _NOT_A_SUBJECT and len(w) > 3]
         if words and not any(w[:max(5, len(w) - 3)] in passages for w in words):
             return f"{m.group('mod').strip()} {m.group('head')}"
     return ""
@@ -119,8 +123,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         reasons.append("The question asks what to do, but the released claims mostly report trials' results and "
                        "none is a guideline recommendation (a person should judge what they mean for this case)")
     if asked := asks_about_something_unretrieved(state):
-        reasons.append(f"The question asks about \u201c{asked}\u201d, which no retrieved guideline passage mentions: "
-                       "the answer may be about something else (a question outside these guidelines?)")
+        reasons.append(f"The question asks about \u201c{asked}\u201d, which no retrieved guideline passage "
+                       "mentions: the answer may be about something else (a question outside these "
+                       "guidelines?)")
     if mixed := guidelines_of_an_unnamed_cancer(state):
         reasons.append(f"The case names no cancer type the system recognises, and the released claims quote "
                        f"{len(mixed)} different guidelines ({'; '.join(mixed)}): a person should confirm which, if "

@@ -176,12 +176,12 @@ class IngestScreen(ModalScreen[None]):
         if self.running:
             return
         if not event.value.strip():
-            # never the demo set unasked: an Enter on the empty field had added it to a site's clinical guidelines,
-            # and consults quoted it. Offer its path instead; a second Enter ingests it.
+            # never the demo set unasked: an Enter on the empty field had added it to a site's clinical
+            # guidelines, and consults quoted it. Offer its path instead; a second Enter ingests it.
             event.input.value = str(self.demo_dir)
             event.input.cursor_position = len(event.input.value)
-            self._result(f"Enter again adds the demo set ({escape(str(self.demo_dir))}): demonstration guidelines, "
-                         "not for clinical use. Or type the paths of your own guidelines.")
+            self._result(f"Enter again adds the demo set ({escape(str(self.demo_dir))}): demonstration "
+                         "guidelines, not for clinical use. Or type the paths of your own guidelines.")
             return
         try:
             paths = parse_paths(event.value)

@@ -1,5 +1,6 @@
-"""Usage mistakes get exit 2 and a message saying what to give: a malformed patient id for `audit show --thread`
-(it listed nothing and exited 0), an empty `kb remove ""` (it said " is not in the knowledge base")."""
+"""Usage mistakes get exit 2 and a message saying what to give: a malformed patient id for
+`audit show --thread` (it listed nothing and exited 0), an empty `kb remove ""` (it said " is not in the
+knowledge base")."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def test_ctrl_c_before_the_first_step_says_to_ask_again(data_dir, capsys, monkey
 
 
 def test_a_reader_that_goes_away_ends_like_any_broken_pipe() -> None:
-    """`oncotui ask ... | head` exited 1 ("a check failed"): rich's console exits 1 on a broken pipe by itself; ours
-    raises it to main(), which exits 141 as for every other command."""
+    """`oncotui ask ... | head` exited 1 ("a check failed"): rich's console exits 1 on a broken pipe by
+    itself; ours raises it to main(), which exits 141 as for every other command."""
     from oncotui.cli import _console
 
     class GoneReader:

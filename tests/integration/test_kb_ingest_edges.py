@@ -478,8 +478,8 @@ def test_a_paragraph_without_sentence_ends_longer_than_a_chunk_is_named_in_a_war
 
 
 def test_a_folder_s_skipped_files_are_not_a_document_with_warnings_nor_are_looping_links(tmp_path, make_kb):
-    """The summary said "1 document(s) indexed with warnings" for a folder whose .docx files were skipped, and a
-    symbolic link loop was counted among "files of unsupported types: (none)"."""
+    """The summary said "1 document(s) indexed with warnings" for a folder whose .docx files were skipped, and
+    a symbolic link loop was counted among "files of unsupported types: (none)"."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "meso.md").write_text(GUIDE)
@@ -489,6 +489,6 @@ def test_a_folder_s_skipped_files_are_not_a_document_with_warnings_nor_are_loopi
     kb, _ = make_kb()
     report = kb.ingest([docs])
     assert report.added_docs == 1 and report.failed == ()
-    assert report.warnings == ((str(docs), "skipped 1 file of unsupported types: .docx (supported: .md, .markdown, "
-                                           ".txt, .pdf)"),)
+    assert report.warnings == ((str(docs), "skipped 1 file of unsupported types: .docx (supported: .md, "
+                                           ".markdown, .txt, .pdf)"),)
     assert report.warned_documents == ()

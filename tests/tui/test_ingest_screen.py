@@ -139,7 +139,8 @@ async def run_ingest(screen: IngestScreen, *, tick_patient: bool = False) -> str
             screen.query_one("#ingest-patient", Checkbox).value = True
         screen.query_one("#ingest-paths", Input).focus()
         await pilot.press("enter")  # empty: offers the demo set
-        await wait_for(pilot, lambda: "Enter again adds the demo set" in result_text(screen) and not screen.running)
+        await wait_for(pilot, lambda: "Enter again adds the demo set" in result_text(screen)
+                       and not screen.running)
         assert screen.query_one("#ingest-paths", Input).value == str(screen.demo_dir)
         await pilot.press("enter")  # the demo set, asked for
         await wait_for(pilot, lambda: "Esc closes" in result_text(screen) and not screen.running, timeout=20)

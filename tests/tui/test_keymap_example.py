@@ -32,8 +32,8 @@ async def test_the_documented_keymap_example_names_real_bindings(tmp_path: Path)
 
 
 async def test_a_key_the_prompt_edits_text_with_is_warned_about(tmp_path: Path) -> None:
-    """cancel = "ctrl+k" was accepted silently: the prompt (focused while a consult runs) deletes to the end of the
-    line with ctrl+k, so Esc no longer cancelled and ctrl+k never did, though F1 listed it."""
+    """cancel = "ctrl+k" was accepted silently: the prompt (focused while a consult runs) deletes to the end
+    of the line with ctrl+k, so Esc no longer cancelled and ctrl+k never did, though F1 listed it."""
     app, _engine, _ = build(tmp_path, overrides={"ui.keymap": {"cancel": "ctrl+k", "export": "f9"}})
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -166,7 +166,8 @@ async def test_a_tall_pane_shows_the_passage_in_place(tmp_path: Path) -> None:
 
 
 async def test_a_passage_is_shown_without_pdq_citation_markup(tmp_path: Path) -> None:
-    """The detail showed "[[27](#cit/section_8.27)]" after sentences, as stored; now as the report shows them."""
+    """The detail showed "[[27](#cit/section_8.27)]" after sentences, as stored; now as the report shows
+    them."""
     from dataclasses import replace as dc_replace
 
     from tests.fakes import PANCREAS_PASSAGE, FakeKB

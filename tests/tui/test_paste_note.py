@@ -1,6 +1,6 @@
-"""A note pasted from the record arrives whole: Textual's Input kept a paste's first line only, so a four-line note
-became its identifier line and the facts and question were lost; pasted on the patient list it kept raw newlines,
-which broke the prompt's row out of its pane."""
+"""A note pasted from the record arrives whole: Textual's Input kept a paste's first line only, so a four-line
+note became its identifier line and the facts and question were lost; pasted on the patient list it kept raw
+newlines, which broke the prompt's row out of its pane."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ NOTE = ("Seen today for stage IV non-small cell lung cancer,\n"
         "\n"
         "   ECOG 1.\n"
         "Question: what first-line treatment?")
-JOINED = ("Seen today for stage IV non-small cell lung cancer, adenocarcinoma, EGFR exon 19 deletion. ECOG 1. "
-          "Question: what first-line treatment?")
+JOINED = ("Seen today for stage IV non-small cell lung cancer, adenocarcinoma, EGFR exon 19 deletion. "
+          "ECOG 1. Question: what first-line treatment?")
 
 
 def test_a_note_s_lines_are_joined_as_prose() -> None:

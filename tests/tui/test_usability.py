@@ -165,7 +165,8 @@ async def test_quit_with_unsigned_review_edits_asks_first(tmp_path: Path, notice
 
 
 async def test_quit_with_the_review_still_open_and_typed_in_asks_first(tmp_path: Path, notices) -> None:
-    """The edits of a review still open were not counted (they are kept only when it closes): ctrl+q quit at once."""
+    """The edits of a review still open were not counted (they are kept only when it closes): ctrl+q quit at
+    once."""
     app, _engine, _ = build(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
@@ -318,7 +319,8 @@ async def test_signing_an_item_another_reviewer_decided_meanwhile_says_who(tmp_p
 
 
 async def test_export_while_the_consult_runs_waits_for_it(tmp_path: Path, notices) -> None:
-    """ctrl+s mid-consult wrote "Not finished (stopped before specialist)" with status running; then it finished."""
+    """ctrl+s mid-consult wrote "Not finished (stopped before specialist)" with status running; then it
+    finished."""
     model = FakeModel(delay_s=0.05)
     model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
     app, _engine, _ = build(tmp_path, model=model)
@@ -335,8 +337,10 @@ async def test_export_while_the_consult_runs_waits_for_it(tmp_path: Path, notice
 
 
 async def test_the_clinician_who_asked_is_warned_only_when_approving(tmp_path: Path, notices) -> None:
-    """Rejecting their own item is allowed and reading it is harmless: `r` and Enter had popped "Sign-off refused"."""
-    app, _engine, _ = build(tmp_path, overrides={"ui.reviewer": "dr-ask"})  # the clinician who asks (conftest)
+    """Rejecting their own item is allowed and reading it is harmless: `r` and Enter had popped
+    "Sign-off refused"."""
+    # the clinician who asks (conftest)
+    app, _engine, _ = build(tmp_path, overrides={"ui.reviewer": "dr-ask"})
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await submit(pilot, TIER2_CASE)
@@ -350,7 +354,8 @@ async def test_the_clinician_who_asked_is_warned_only_when_approving(tmp_path: P
 
 
 async def test_f1_lists_the_keys_from_the_review_and_ingest_screens_too(tmp_path: Path) -> None:
-    """The app's F1 did not reach these modal screens, and the ingest screen's Esc was missing from the list."""
+    """The app's F1 did not reach these modal screens, and the ingest screen's Esc was missing from the
+    list."""
     from oncotui.screens.help import HelpScreen
     from oncotui.screens.ingest import IngestScreen
 
@@ -372,9 +377,10 @@ async def test_f1_lists_the_keys_from_the_review_and_ingest_screens_too(tmp_path
         assert "ingest_close" in {row[3] for row in app.screen.rows}
 
 
-async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc_clears_it(tmp_path: Path) -> None:
-    """The filter stayed after picking a patient (one row of many shown), Esc did not clear it, and a search with
-    no match showed an empty list, as if there were no patients."""
+async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc_clears_it(
+        tmp_path: Path) -> None:
+    """The filter stayed after picking a patient (one row of many shown), Esc did not clear it, and a search
+    with no match showed an empty list, as if there were no patients."""
     from textual.widgets import OptionList
 
     app, engine, _ = build(tmp_path)
@@ -388,7 +394,8 @@ async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc
         await wait_for(pilot, lambda: options.option_count == 3)
         await pilot.press("slash", *"0002", "enter")
         await wait_for(pilot, lambda: app.current_patient == "PT-0002")
-        await wait_for(pilot, lambda: options.option_count == 3 and not pane.query_one("#patient-search").value)
+        await wait_for(pilot, lambda: options.option_count == 3
+                       and not pane.query_one("#patient-search").value)
         await pilot.press("f2", "slash", *"9999")
         await wait_for(pilot, lambda: options.option_count == 1)
         assert "No patient matches '9999'" in str(options.get_option_at_index(0).prompt)

@@ -78,14 +78,15 @@ def test_a_statement_repeated_in_another_passage_is_offered_once() -> None:
 
 
 def test_what_became_preferred_once_is_history_not_the_current_option() -> None:
-    """The stage III colon case was offered "... the Roswell Park regimen became the preferred adjuvant regimen used
-    in the United States and was often the control arm ..." first, above "FOLFOX ... standard of care"."""
-    history = ("Because of its ease of use and its good toxicity profile, the Roswell Park regimen became the "
-               "preferred adjuvant regimen used in the United States and was often the control arm in subsequent "
-               "randomized trials.")
-    p = passage("E1", STAGE_III_ADJUVANT, history + " Most physicians have adopted FOLFOX as the standard of care "
-                "because of toxicity concerns with weekly FLOX. For many years, radiation therapy was the standard "
-                "adjuvant treatment.")
+    """The stage III colon case was offered "... the Roswell Park regimen became the preferred adjuvant
+    regimen used in the United States and was often the control arm ..." first, above "FOLFOX ... standard of
+    care"."""
+    history = ("Because of its ease of use and its good toxicity profile, the Roswell Park regimen became "
+               "the preferred adjuvant regimen used in the United States and was often the control arm "
+               "in subsequent randomized trials.")
+    p = passage("E1", STAGE_III_ADJUVANT, history + " Most physicians have adopted FOLFOX as the standard of "
+                "care because of toxicity concerns with weekly FLOX. For many years, radiation therapy was "
+                "the standard adjuvant treatment.")
     kept, _ = locked_candidates([p], colon("III"))
     assert list(kept)[0] == "E1.s2"
     assert sentence_kind(history) == 2 and sentence_kind("Vemurafenib was approved by the FDA in 2011.") == 0

@@ -85,8 +85,10 @@ def test_tier2_halts_for_review_then_approval_releases(tmp_path):
     assert f.status == "reviewed" and "approve by dr.review" in f.report
     assert engine.store.approval(item.id).status == "approved"
     assert engine.store.approvals() == []
-    with pytest.raises(EngineError, match=rf"{item.id} was already decided \(approved by dr.review at .*not applied"):
-        collect(lambda: engine.resume("PT-0001", decision("approve", "dr.other")))  # a second sign-off: who signed
+    with pytest.raises(EngineError,
+                       match=rf"{item.id} was already decided \(approved by dr.review at .*not applied"):
+        # a second sign-off: who signed
+        collect(lambda: engine.resume("PT-0001", decision("approve", "dr.other")))
 
 
 def test_reviewer_rejection_gives_safe_refusal_and_edits_replace_draft(tmp_path):

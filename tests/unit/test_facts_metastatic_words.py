@@ -1,6 +1,7 @@
-"""Metastatic disease as clinicians write it: "brain mets" and an M category on its own ("NSCLC, M1c") are stage IV,
-so the router sends such a case with two mutations to Tier 2 and a reviewer (they had scored 0.30, Tier 1, and
-were released unreviewed); denied metastases ("without metastases") are not stage IV; AML's FAB "M1" is no stage."""
+"""Metastatic disease as clinicians write it: "brain mets" and an M category on its own ("NSCLC, M1c") are
+stage IV, so the router sends such a case with two mutations to Tier 2 and a reviewer (they had scored 0.30,
+Tier 1, and were released unreviewed); denied metastases ("without metastases") are not stage IV; AML's FAB
+"M1" is no stage."""
 
 import pytest
 
@@ -9,8 +10,8 @@ from engine.facts import extract_facts
 
 
 def stage(text: str) -> str | None:
-    return extract_facts(text, genes=["EGFR", "TP53", "KRAS", "FLT3"], treatment_keywords=DEFAULT_TREATMENT_KEYWORDS,
-                         rare_cancers=[]).stage
+    return extract_facts(text, genes=["EGFR", "TP53", "KRAS", "FLT3"],
+                         treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[]).stage
 
 
 @pytest.mark.parametrize("text", [

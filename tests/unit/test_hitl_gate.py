@@ -104,7 +104,8 @@ def with_passages(question: str, *texts: str) -> ConsultState:
     passages = tuple(Passage(f"E{i}", f"c{i}", "NSCLC", "x.md", "## Stage IV", None, t, 0.2, 4.0, True)
                      for i, t in enumerate(texts, 1))
     return replace(state(question, ("EGFR tyrosine kinase inhibitors are an option.", "supported")),
-                   retrieval=Retrieval(query=question, passages=passages, gate_passed=True, rag_confidence=0.99))
+                   retrieval=Retrieval(query=question, passages=passages, gate_passed=True,
+                                       rag_confidence=0.99))
 
 
 def off_subject(s: ConsultState) -> bool:
@@ -117,8 +118,8 @@ EGFR_LINES = ("EGFR tyrosine kinase inhibitors with or without chemotherapy; ski
 
 def test_a_question_about_something_no_passage_mentions_waits_for_a_reviewer():
     """The QA pass's hypertension question inside an NSCLC case was released as EGFR TKIs, unreviewed."""
-    question = ("62-year-old with stage IV NSCLC, EGFR exon 19 deletion, now has new uncontrolled hypertension. "
-                "Which antihypertensive drug should be started?")
+    question = ("62-year-old with stage IV NSCLC, EGFR exon 19 deletion, now has new uncontrolled "
+                "hypertension. Which antihypertensive drug should be started?")
     assert off_subject(with_passages(question, *EGFR_LINES))
     assert not off_subject(with_passages(question, *EGFR_LINES, "Antihypertensive drugs are needed with ..."))
 
@@ -128,6 +129,7 @@ def test_asking_when_or_how_is_not_a_subject():
                      "Stage IV NSCLC, EGFR exon 19 deletion. What is the preferred treatment?",
                      "Stage IV NSCLC, EGFR exon 19 deletion. What are the treatment options?",
                      "Stage IV NSCLC after chemoradiation. What consolidation therapy should follow?",
-                     # a compound's part is enough (the held-out mycosis fungoides question; PDQ says "skin lesions")
+                     # a compound's part is enough (the held-out mycosis fungoides question; PDQ says
+                     # "skin lesions")
                      "Stage IV NSCLC with skin lesions. Which skin-directed treatments are used?"):
         assert not off_subject(with_passages(question, *EGFR_LINES)), question

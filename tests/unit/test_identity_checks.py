@@ -1,6 +1,6 @@
-"""Ids compared as people mean them: a clinician cannot approve their own consult by typing their id with another
-case or a trailing space, and a patient id is PT- and ASCII digits, the whole of it (a trailing newline made a
-second "PT-0013", Arabic-Indic digits passed as a patient)."""
+"""Ids compared as people mean them: a clinician cannot approve their own consult by typing their id with
+another case or a trailing space, and a patient id is PT- and ASCII digits, the whole of it (a trailing
+newline made a second "PT-0013", Arabic-Indic digits passed as a patient)."""
 
 from __future__ import annotations
 

@@ -318,8 +318,8 @@ def test_the_export_of_a_consult_waiting_for_a_reviewer_labels_its_claims_a_draf
     from oncotui.export import consult_markdown
 
     engine, _, _ = make_engine(tmp_path)
-    collect(lambda: engine.stream("PT-0001", "58-year-old with stage IV pancreatic adenocarcinoma, KRAS G12D and "
-                                             "germline BRCA2 mutation, ECOG 1. First-line options?"))
+    collect(lambda: engine.stream("PT-0001", "58-year-old with stage IV pancreatic adenocarcinoma, KRAS G12D "
+                                             "and germline BRCA2 mutation, ECOG 1. First-line options?"))
     [item] = engine.store.approvals("pending")
     md = consult_markdown(engine.store, "PT-0001")
     assert "## Draft claims, NOT YET RELEASED" in md and "\n## Claims\n" not in md

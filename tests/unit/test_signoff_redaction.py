@@ -68,11 +68,13 @@ def test_edited_text_is_numbered_after_the_case_the_draft_and_the_note(tmp_path)
 
 
 def test_lines_of_the_draft_left_as_they_were_are_not_redacted_again(tmp_path):
-    """Re-redacting the whole edited text had turned the footer's "Qwen2.5" and PDQ's "Roswell Park regimen" into
-    [PERSON_n] though the reviewer never touched them; only the lines they changed or added are redacted."""
+    """Re-redacting the whole edited text had turned the footer's "Qwen2.5" and PDQ's "Roswell Park regimen"
+    into [PERSON_n] though the reviewer never touched them; only the lines they changed or added are
+    redacted."""
     engine, item, shown = _waiting(tmp_path)
     kept = "Per the Roswell Park regimen, leucovorin is given weekly [E1]."
-    with engine.store.db.conn:  # as if the draft shown had quoted it (the redactor reads "Roswell Park" as a name)
+    # as if the draft shown had quoted it (the redactor reads "Roswell Park" as a name)
+    with engine.store.db.conn:
         engine.store.db.conn.execute("UPDATE approvals SET preview = ? WHERE id = ?",
                                      (item.preview + "\n" + kept, item.id))
     edited = item.preview + "\n" + kept + "\nConfirmed with Dr. Olaf Brennerman on 01/08/2025."

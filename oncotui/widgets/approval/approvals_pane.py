@@ -49,7 +49,7 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
                "poisoned passage" if lowered.startswith("retrieved passage") and "instructions" in lowered else
                "no treatment named" if "names a treatment" in lowered else
                "trial results only" if "trials' results" in lowered else
-               "asks about what no passage mentions" if "no retrieved guideline passage mentions" in lowered else
+               "off-subject question" if "no retrieved guideline passage mentions" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
         if tag not in tags:
             tags.append(tag)
@@ -59,11 +59,13 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
 
 
 def since(created_at: str, wide: bool, today: str | None = None) -> str:
-    """'03-14 09:30' (local time) when there is room; else the time for an item queued today, the day if not."""
+    """'03-14 09:30' (local time) when there is room; else the time for an item queued today, the day if
+    not."""
     if wide:
         return shown(created_at, "%m-%d %H:%M")
     today = today or datetime.now().date().isoformat()
-    return shown(created_at, "%H:%M") if shown(created_at, "%Y-%m-%d") == today else shown(created_at, "%m-%d")
+    return (shown(created_at, "%H:%M") if shown(created_at, "%Y-%m-%d") == today
+            else shown(created_at, "%m-%d"))
 
 
 class ApprovalsPane(Vertical):

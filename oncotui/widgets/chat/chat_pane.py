@@ -18,8 +18,8 @@ from oncotui.widgets.chat.consult_view import ConsultView
 from oncotui.widgets.chat.prompt_input import PromptInput
 
 WELCOME = ("Type the case (identifiers are redacted before anything is stored) and a question, then Enter.\n"
-           "[dim]{cancel} cancels a running consult · {resume} continues an interrupted one · {help} lists every "
-           "key.[/dim]")
+           "[dim]{cancel} cancels a running consult · {resume} continues an interrupted one · {help} lists "
+           "every key.[/dim]")
 
 
 class ChatPane(Vertical):
@@ -46,8 +46,8 @@ class ChatPane(Vertical):
         self._rebuilding = asyncio.Lock()
 
     def _welcome(self) -> str:
-        return WELCOME.format(cancel=key_name(self, "cancel", "Esc"), resume=key_name(self, "resume", "ctrl+r"),
-                              help=key_name(self, "help", "F1"))
+        return WELCOME.format(cancel=key_name(self, "cancel", "Esc"),
+                              resume=key_name(self, "resume", "ctrl+r"), help=key_name(self, "help", "F1"))
 
     def show_welcome(self) -> None:
         """Name the keys as they are now (after ``[ui] keymap``)."""

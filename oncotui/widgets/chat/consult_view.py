@@ -214,5 +214,5 @@ class ConsultView(Vertical):
             await self.show_waiting(approval_id or "pending", state.hitl_reasons)
         else:
             label = NODE_LABELS.get(checkpoint.next_node, checkpoint.next_node)
-            await self.show_stopped(f"Interrupted before “{label}”. Press {key_name(self, 'resume', 'ctrl+r')} to "
-                                    "continue it.", "interrupted")
+            await self.show_stopped(f"Interrupted before “{label}”. Press "
+                                    f"{key_name(self, 'resume', 'ctrl+r')} to continue it.", "interrupted")

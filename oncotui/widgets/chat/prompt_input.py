@@ -10,8 +10,8 @@ from textual.widgets import Input
 
 
 def one_line(text: str) -> str:
-    """A pasted note as the one-line prompt holds it: its lines joined by spaces (hard-wrapped prose reads on), blank
-    lines and surrounding whitespace dropped."""
+    """A pasted note as the one-line prompt holds it: its lines joined by spaces (hard-wrapped prose reads
+    on), blank lines and surrounding whitespace dropped."""
     return " ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
@@ -42,8 +42,8 @@ class PromptInput(Input):
             self.replace(text, *self.selection)
 
     def _on_paste(self, event: events.Paste) -> None:
-        # Textual's Input keeps a paste's first line only: a note pasted from the record lost its facts and question
-        # (prevent_default: Textual would then run Input's own handler as well)
+        # Textual's Input keeps a paste's first line only: a note pasted from the record lost its facts and
+        # question (prevent_default: Textual would then run Input's own handler as well)
         if event.text:
             self.paste(event.text)
         event.stop()

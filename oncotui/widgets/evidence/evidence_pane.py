@@ -290,7 +290,8 @@ class EvidencePane(Vertical):
         self.query_one("#passage-text", Static).update(
             f"[b]{literal(passage.id)} · {literal(passage.title)}[/b] [dim]{literal(where)} · "
             f"{literal(passage.source)}[/dim]\n[dim]{grade} · {distance_words(passage)}{rerank}[/dim]\n"
-            # line by line, so lists and paragraphs keep their shape; citation markers ("[[27](#cit/...)]") dropped
+            # line by line, so lists and paragraphs keep their shape; citation markers ("[[27](#cit/...)]")
+            # dropped
             f"{literal(chr(10).join(_display_text(line) for line in passage.text.splitlines()))}")
         self._show_detail(zoom=isinstance(event, DataTable.RowSelected))
 
