@@ -1562,7 +1562,6 @@ _RECOMMEND_RE = re.compile(
     r"preferred|combined|an\s+option)\b|\bshould\s+(?:\w+\s+)?consider\b|"
     r"\b(?:is|are)\s+(?:\w+ly\s+)?treated\s+with\b(?!\s+(?:palliative|curative)\s+intent)|"
     r"\b(?:FDA|EMA|Food\s+and\s+Drug\s+Administration)\b[^.;]{0,40}\bapprov|\bapproved\s+(?:for|as|in)\b|"
-    r"\bapproved\s+by\s+the\s+(?:U\.?S\.?\s+)?(?:FDA|EMA|Food\s+and\s+Drug)\b|"
     r"\bis\s+an?\s+(?:\w+\s+){0,3}option\b",
     re.IGNORECASE)
 _NARRATIVE_RE = re.compile(

@@ -74,10 +74,10 @@ def asks_about_something_unretrieved(state: ConsultState) -> str:
         return ""
     passages = " ".join(p.text for p in state.retrieval.passages).lower()
     for m in _ASKED_RE.finditer(state.case_text):
-        # a compound's parts count on their own: "skin-directed treatments" are about the skin the passages
-        # name
-        words = [w for w in re.split(r"[\s/-]+", m.group("mod").lower())
-                 if w not in _NOT_A_SUBJECT and len(w) > 3]
+        # a compound's parts count on their own ("skin-directed treatments" are about the skin the passages
+        # name), once the compound itself is no phase or manner ("first-line")
+        words = [part for w in m.group("mod").lower().split() if w not in _NOT_A_SUBJECT
+                 for part in re.split(r"[/-]+", w) if part not in _NOT_A_SUBJECT and len(part) > 3]
         if words and not any(w[:max(5, len(w) - 3)] in passages for w in words):
             return f"{m.group('mod').strip()} {m.group('head')}"
     return ""

@@ -89,4 +89,7 @@ def test_what_became_preferred_once_is_history_not_the_current_option() -> None:
                 "the standard adjuvant treatment.")
     kept, _ = locked_candidates([p], colon("III"))
     assert list(kept)[0] == "E1.s2"
-    assert sentence_kind(history) == 2 and sentence_kind("Vemurafenib was approved by the FDA in 2011.") == 0
+    assert sentence_kind(history) == 2
+    # nor is a first approval's history a recommendation (the melanoma case had it first, above PD-1 therapy)
+    assert sentence_kind("Ipilimumab was the first checkpoint inhibitor to be approved by the FDA as adjuvant "
+                         "therapy.") != 0

@@ -133,3 +133,9 @@ def test_asking_when_or_how_is_not_a_subject():
                      # "skin lesions")
                      "Stage IV NSCLC with skin lesions. Which skin-directed treatments are used?"):
         assert not off_subject(with_passages(question, *EGFR_LINES)), question
+
+
+def test_a_phase_written_as_a_compound_is_not_a_subject():
+    # "first-line" split into "first" and "line" held the DLBCL case, whose passages never say "line"
+    question = "DLBCL stage III, IPI 3. What first-line treatment is standard?"
+    assert not off_subject(with_passages(question, "Pola-R-CHP (for IPI score of 2 to 5)."))
