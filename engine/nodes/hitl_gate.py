@@ -62,7 +62,8 @@ _NOT_A_SUBJECT = frozenset(
     "third-line later later-line next initial further other additional new treatment therapy systemic "
     "targeted adjuvant neoadjuvant perioperative postoperative preoperative maintenance consolidation "
     "induction reinduction salvage palliative curative definitive local appropriate available approved "
-    "possible current should would could can".split())
+    "possible current should would could can line dose doses dosing schedule duration length course cycles "
+    "number sequence combination drug drugs agent agents option options regimen regimens".split())
 
 
 def asks_about_something_unretrieved(state: ConsultState) -> str:

@@ -139,3 +139,6 @@ def test_a_phase_written_as_a_compound_is_not_a_subject():
     # "first-line" split into "first" and "line" held the DLBCL case, whose passages never say "line"
     question = "DLBCL stage III, IPI 3. What first-line treatment is standard?"
     assert not off_subject(with_passages(question, "Pola-R-CHP (for IPI score of 2 to 5)."))
+    # nor are the words of how much or how long ("What dose of radiation therapy?")
+    assert not off_subject(with_passages("Stage III NSCLC. What dose of radiation therapy?",
+                                         "Radiation therapy of 60 Gy in 30 fractions is standard."))
