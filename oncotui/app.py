@@ -59,6 +59,7 @@ HINTS = (("ModelError", "Check the model profile in config.toml, or run `oncotui
 # Help (F1): where a binding works when that is narrower than its pane says, and the keys every list and field has
 # (Textual's) that a newcomer still has to be told about. Rows without an id cannot be rebound.
 WHERE = {"cancel": "while a consult runs"}
+NARROW_STATUS_BELOW = 110  # columns: below, the status line names the model state in its short form
 PLAIN_KEYS = (("enter", "Open the highlighted row", "lists"),
               ("enter", "Submit the case and question", "prompt"),
               ("tab", "Next field or pane", "everywhere"),
@@ -124,7 +125,7 @@ class OncoApp(App[None]):
         self._live: tuple[str, str] | None = None  # (thread id, consult id) of the consult streaming now
         self._busy_approvals: set[str] = set()
         self._review_drafts: dict[str, ReviewDraft] = {}  # approval id -> what a reviewer typed and did not sign
-        self._model_status = "models load on first consult"
+        self._model_status = ("models load on first consult", "no model yet")  # (wide, narrow)
         self._models_ready: set[int] = set()
         self._tier_in_use: dict[str, int] = {}  # consult id -> tier chosen (for the model status line)
         self._model_trouble: set[str] = set()  # consults whose tier model fell back or failed (not "ready")
@@ -346,8 +347,11 @@ class OncoApp(App[None]):
 
     def _update_status(self) -> None:
         patient = self.current_patient or "no patient"
-        self.query_one(StatusBar).set_status(f"{patient} · tier {tier_value(self.tier_override)} · "
-                                             f"{self._model_status}")
+        model = self._model_status[0 if self.size.width >= NARROW_STATUS_BELOW else 1]
+        self.query_one(StatusBar).set_status(f"{patient} · tier {tier_value(self.tier_override)} · {model}")
+
+    def on_resize(self) -> None:
+        self._update_status()
 
     def set_tier(self, tier: int | None) -> None:
         self.tier_override = tier
@@ -565,7 +569,7 @@ class OncoApp(App[None]):
             if event.node == "specialist":
                 tier = self._tier_in_use.get(event.consult_id)
                 if tier is not None and tier not in self._models_ready:
-                    self._set_model_status(f"loading Tier {tier} model (first use)…")
+                    self._set_model_status(f"loading Tier {tier} model (first use)…", f"loading T{tier}…")
         elif kind == "NodeFinished":
             if view:
                 view.step_finished(event.node, event.label, event.seconds)
@@ -610,14 +614,15 @@ class OncoApp(App[None]):
 
             if fell_back := fallback_of(event.message):
                 self._model_trouble.add(event.consult_id)
-                self._set_model_status(f"Tier {fell_back[0]} model unavailable: using {fell_back[1]}")
+                self._set_model_status(f"Tier {fell_back[0]} model unavailable: using {fell_back[1]}",
+                                       f"T{fell_back[0]}→{fell_back[1]}")
             if view:
                 view.note(event.message, "warning")
             self.notify(event.message, severity="warning", markup=False)
         elif kind == "ErrorEvent":
             if event.node == "specialist" and (tier := self._tier_in_use.get(event.consult_id)) is not None:
                 self._model_trouble.add(event.consult_id)  # the node still finishes (into the safe refusal)
-                self._set_model_status(f"Tier {tier} model failed (see the error)")
+                self._set_model_status(f"Tier {tier} model failed (see the error)", f"T{tier} failed")
             if view:
                 view.note(event.message, "error")
             hint = hint_for(event.message)
@@ -662,11 +667,13 @@ class OncoApp(App[None]):
         if tier is not None and tier not in self._models_ready and self.settings is not None:
             self._models_ready.add(tier)
             _, profile = self.settings.profile_for_tier(tier)
-            self._set_model_status(f"Tier {tier} model ready")
+            self._set_model_status(f"Tier {tier} model ready", f"T{tier} ready")
             log.info("tier %s model ready: %s", tier, profile.label)
 
-    def _set_model_status(self, text: str) -> None:
-        self._model_status = text
+    def _set_model_status(self, text: str, short: str) -> None:
+        """``short``: the same in at most 16 characters, for a narrow terminal, where the demo badge leaves the
+        status line 38 columns (at 80 the long form was cut, the fallback model's name with it)."""
+        self._model_status = (text, short)
         self._update_status()
 
     async def on_consult_ended(self, message: ConsultEnded) -> None:

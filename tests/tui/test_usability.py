@@ -401,3 +401,24 @@ async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc
         assert "No patient matches '9999'" in str(options.get_option_at_index(0).prompt)
         await pilot.press("escape")
         await wait_for(pilot, lambda: options.option_count == 3 and app.focused is options)
+
+
+async def test_at_80_columns_the_status_line_still_names_the_fallback_model(tmp_path: Path) -> None:
+    """The status line was cut at 80 columns ("PT-0001 · tier auto · Tier 2 model un…"): which model wrote the
+    draft was not to be read there."""
+    from engine.models.manager import LoadedModel
+    from tests.fakes import FakeModels
+
+    class FallbackModels(FakeModels):
+        def get(self, tier: int) -> LoadedModel:
+            loaded = super().get(tier)
+            return LoadedModel(loaded.model, "smollm2", tier, (FALLBACK_NOTICE,) if tier == 2 else ())
+
+    app, engine, model = build(tmp_path)
+    engine.models = FallbackModels(model)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER2_CASE)
+        status = app.query_one("#status")
+        text = str(status.content)
+        assert "T2→smollm2" in text and len(text) <= status.content_region.width, (text, status.content_region)
