@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     msub.add_parser("setup", help="verify sha256 of the embedded models, unpack the Tier 2 GGUF, then check the "
                     "configured profiles (exit 1 when a tier's profile is unusable)")
     ml = msub.add_parser("list", help="configured profiles and tiers, each profile's model checked (file exists, "
-                         "GGUF magic bytes, Hugging Face folder with config.json); exit 1 when a tier's is unusable")
+                         "GGUF header, Hugging Face folder with config.json); exit 1 when a tier's is unusable")
     ml.add_argument("--json", action="store_true", help="print one JSON object per profile")
 
     ft = sub.add_parser("finetune", help="fine-tune a tier model: prepare, train, merge, export-gguf, verify",

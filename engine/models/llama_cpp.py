@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from engine.config import ModelProfile
 from engine.models.base import GenerationParams, Message, ModelError, chat_request
 
 GGUF_MAGIC = b"GGUF"
+GGUF_VERSIONS = (1, 2, 3)  # the format versions llama.cpp has written
 
 
 def profile_key(name: str, field: str) -> str:
@@ -34,11 +36,20 @@ def check_gguf(path: Path, key: str) -> None:
         raise ModelError(f"{key}: {path} is not a regular file (a pipe or a device?); point it at the GGUF file")
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4)
+            header = fh.read(24)
     except OSError as exc:
         raise ModelError(f"{key}: cannot read {path}: {exc.strerror or exc}") from None
+    head = header[:4]
     if head != GGUF_MAGIC:
         raise ModelError(f"{key}: {path} is not a GGUF file (it starts with {head!r}, expected {GGUF_MAGIC!r})")
+    # the header after the magic (version, tensor count, metadata count): a file with the magic and anything after
+    # it passed `models list` as "ok", and only the consult found out
+    if len(header) < 24:
+        raise ModelError(f"{key}: {path} is cut short ({len(header)} bytes): copy the GGUF file again")
+    version, tensors, kvs = struct.unpack("<IQQ", header[4:24])
+    if version not in GGUF_VERSIONS or tensors > 10**6 or kvs > 10**5:
+        raise ModelError(f"{key}: {path} has the GGUF magic but not a GGUF header (version {version}, "
+                         f"{tensors} tensors, {kvs} metadata keys): a damaged file? copy or export it again")
 
 
 class LlamaCppModel:

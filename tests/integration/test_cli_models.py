@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ def models_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("ONCOTUI_CONFIG", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
     good = tmp_path / "good.gguf"
-    good.write_bytes(b"GGUF" + b"\0" * 64)
+    good.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 0) + b"\0" * 40)  # a GGUF header, no tensors
     monkeypatch.setenv("ONCOTUI_MODELS__PROFILES__SMOLLM2__PATH", str(good))
     monkeypatch.setenv("ONCOTUI_MODELS__PROFILES__QWEN_CODER__PATH", str(good))
     return tmp_path

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import socket
+import struct
 import sys
 import time
 from pathlib import Path
@@ -241,10 +242,23 @@ def test_llama_cpp_refuses_bad_files_naming_the_key(tmp_path: Path, content: byt
     assert reason in str(err.value) and str(path) in str(err.value)
 
 
+def test_a_file_with_the_gguf_magic_but_no_gguf_header_is_named_before_loading(tmp_path: Path) -> None:
+    """`models list` said "ok" for the magic bytes followed by garbage; only a consult found out (exit 3)."""
+    from engine.models.llama_cpp import check_gguf
+
+    path = tmp_path / "garbage.gguf"
+    path.write_bytes(b"GGUF" + b"garbage" * 100)
+    with pytest.raises(ModelError, match=r"models\.profiles\.x\.path: .* has the GGUF magic but not a GGUF header"):
+        check_gguf(path, "models.profiles.x.path")
+    path.write_bytes(b"GGUF\3\0")
+    with pytest.raises(ModelError, match="cut short"):
+        check_gguf(path, "models.profiles.x.path")
+
+
 def test_llama_cpp_corrupt_gguf_fails_cleanly(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     _need("llama_cpp", "llama-cpp-python runs the GGUF")
     path = tmp_path / "broken.gguf"
-    path.write_bytes(b"GGUF" + os.urandom(4096))
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 2, 1) + os.urandom(4096))  # a header, then garbage
     with pytest.raises(ModelError, match=r"models\.profiles\.broken\.path: llama\.cpp could not load"):
         LlamaCppModel("broken", ModelProfile(backend="llama_cpp"), path).load()
     assert "Traceback" not in capfd.readouterr().err
