@@ -795,7 +795,9 @@ class OncoApp(App[None]):
         """Why ``resume`` would find nothing to continue ("" when it would, or when the store cannot say)."""
         assert self.engine is not None
         try:
-            if self.engine.store.latest(thread_id, unfinished=True) is not None:
+            if (stopped := self.engine.store.latest(thread_id, unfinished=True)) is not None:
+                if stopped.state.routing is not None:  # no RoutingDecided comes again: the status line's tier
+                    self._tier_in_use[stopped.state.consult_id] = stopped.state.routing.tier
                 return ""
             latest = self.engine.store.latest(thread_id)
         except Exception:  # noqa: BLE001 - a damaged checkpoint: resume itself says what is wrong

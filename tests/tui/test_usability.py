@@ -422,3 +422,28 @@ async def test_at_80_columns_the_status_line_still_names_the_fallback_model(tmp_
         status = app.query_one("#status")
         text = str(status.content)
         assert "T2→smollm2" in text and len(text) <= status.content_region.width, (text, status.content_region)
+
+
+async def test_after_a_restart_ctrl_r_shows_the_model_of_the_consult_it_continues(tmp_path: Path) -> None:
+    """A consult continued in a fresh session left the status line at "models load on first consult": the tier
+    was learnt from the routing step only, which a continued consult does not run again."""
+    from tests.fakes import GOOD_DRAFT
+
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]
+    app, _engine, _ = build(tmp_path, model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, TIER1_CASE, wait=False)
+        await wait_for(pilot, lambda: bool(app.chat.views) and app.chat.pending is None)
+        await wait_for(pilot, lambda: any(v.query_one(".drafting").display for v in app.chat.views.values()))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.consult_running)
+    again, _engine, model = build(tmp_path)  # a new session on the same store
+    model.outputs = [GOOD_DRAFT]
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await again.open_patient("PT-0001")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: again._consult is not None and not again.consult_running, timeout=10)
+        assert "Tier 1 model ready" in str(again.query_one("#status").content)
