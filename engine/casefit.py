@@ -169,9 +169,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, NOT_A_STAGE, PDL1_RE,
-                          TNM_RE, age_readings, bladder_stage, fitness_readings, head_neck_stage, her2_ish, her2_score,
-                          mmr_readings, pdl1_range, subsite_readings)
+from engine.facts import (DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE,
+                          NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, bladder_stage, fitness_readings,
+                          head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -227,7 +227,7 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # TNM's M category ("Radical nephrectomy (for T4, M0 lesions)" was offered to a metastatic kidney case), not
     # the FAB subtype of AML ("FAB classification M0", "M0 AML")
     ("non-metastatic", re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M0(?![\w-])(?!\s+AML)")),
-    ("metastatic", re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M1[a-d]?(?![\w-])(?!\s+AML)")),
+    ("metastatic", LONE_M1_RE),
     ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
     ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
                             r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),

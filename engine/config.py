@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 import typing
 from pathlib import Path
@@ -265,8 +266,6 @@ class Settings(_Section):
 def url_for_display(url: str) -> str:
     """``url`` with the password of any user:password@ part as ***: an error message or ``config show`` must
     not carry it into the terminal, a checkpoint or the audit log."""
-    import re
-
     return re.sub(r"(?<=://)([^/@:\s]*):[^/@\s]*@", r"\1:***@", url)
 
 

@@ -262,8 +262,9 @@ _METASTATIC_RE = re.compile(
 _METASTATIC_NEGATED_RE = re.compile(
     r"\b(?:no|not|without|negative\s+for|free\s+of|absence\s+of|nor|ruled?\s+out)\s+(?:[\w-]+\s+){0,3}\Z",
     re.IGNORECASE)
-# An M category on its own ("NSCLC, M1c", "PDAC, M1"): distant metastases. Not AML's FAB subtype ("AML M1").
-_LONE_M1_RE = re.compile(r"(?<![\w/-])[cp]?M1[a-d]?(?![\w/-])")
+# An M category on its own ("NSCLC, M1c", "PDAC, M1"): distant metastases. Not AML's FAB subtype ("FAB
+# classification M1", "M1 AML"; in a note also "AML M1", ``_FAB_BEFORE_RE``). Shared with case fit.
+LONE_M1_RE = re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M1[a-d]?(?![\w-])(?!\s+AML)")
 _FAB_BEFORE_RE = re.compile(r"\b(?:FAB|AML|ANLL|leuka?emia|subtype|type)\b[\s:,-]*(?:\w+[\s,-]+)?\Z",
                             re.IGNORECASE)
 _EXTENSIVE_RE = re.compile(r"\bextensive[- ]stage\b", re.IGNORECASE)  # SCLC staging: extensive ~ IV
@@ -658,7 +659,7 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
                                   None)):
         derived.append(("IV", m.group(0)))
     if not derived and "leuk" not in (cancer_type or "") and (m := next(
-            (m for m in _LONE_M1_RE.finditer(text) if not _FAB_BEFORE_RE.search(text, max(0, m.start() - 30),
+            (m for m in LONE_M1_RE.finditer(text) if not _FAB_BEFORE_RE.search(text, max(0, m.start() - 30),
                                                                                  m.start())), None)):
         derived.append(("IV", m.group(0)))
     if not derived and cancer_type in _TN_ONLY_GROUPS:

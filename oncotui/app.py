@@ -785,31 +785,33 @@ class OncoApp(App[None]):
         if self.consult_running:
             self.notify("A consult is already running.", severity="warning")
             return
-        # a notice, not a "Consult stopped" error
-        if nothing := self._nothing_to_resume(self.current_patient):
+        stopped, nothing = self._to_resume(self.current_patient)
+        if nothing:  # a notice, not a "Consult stopped" error
             self.notify(nothing, title="Nothing to resume", severity="warning", markup=False)
             return
+        if stopped is not None and stopped.state.routing is not None:
+            # no RoutingDecided comes again: the status line learns the tier here
+            self._tier_in_use[stopped.state.consult_id] = stopped.state.routing.tier
         self._start_consult_worker(self.resume(self.current_patient))
 
-    def _nothing_to_resume(self, thread_id: str) -> str:
-        """Why ``resume`` would find nothing to continue ("" when it would, or when the store cannot say)."""
+    def _to_resume(self, thread_id: str) -> tuple[Any, str]:
+        """(the stopped consult's checkpoint ``resume`` would continue, or None; why there is nothing to continue,
+        or "" when there is, or when the store cannot say)."""
         assert self.engine is not None
         try:
             if (stopped := self.engine.store.latest(thread_id, unfinished=True)) is not None:
-                if stopped.state.routing is not None:  # no RoutingDecided comes again: the status line's tier
-                    self._tier_in_use[stopped.state.consult_id] = stopped.state.routing.tier
-                return ""
+                return stopped, ""
             latest = self.engine.store.latest(thread_id)
         except Exception:  # noqa: BLE001 - a damaged checkpoint: resume itself says what is wrong
-            return ""
+            return None, ""
         if latest is None:
-            return f"{thread_id} has no consult to continue."
+            return None, f"{thread_id} has no consult to continue."
         if latest.next_node == "__halt__":
-            return (f"The latest consult of {thread_id} is waiting for a reviewer: "
-                    f"{key_name(self, 'focus_approvals', 'F5')} opens the queue.")
+            return None, (f"The latest consult of {thread_id} is waiting for a reviewer: "
+                          f"{key_name(self, 'focus_approvals', 'F5')} opens the queue.")
         if latest.next_node == "__end__":
-            return f"The latest consult of {thread_id} has already finished; there is nothing to continue."
-        return ""
+            return None, f"The latest consult of {thread_id} has already finished; there is nothing to continue."
+        return None, ""
 
     def action_cycle_tier(self) -> None:
         self.tier_override = {None: 1, 1: 2, 2: None}[self.tier_override]

@@ -109,3 +109,11 @@ def pytest_configure(config: pytest.Config) -> None:
         import tempfile
 
         config.option.snapshot_report = str(Path(tempfile.gettempdir()) / "oncotui-snapshot-report.html")
+
+
+def streaming_model() -> FakeModel:
+    """A model that streams its draft for about 8 s: time to press Esc, ctrl+q or ctrl+s while a consult runs."""
+    model = FakeModel(delay_s=0.05)
+    model.outputs = [model.outputs[0] * 4]
+    return model
+

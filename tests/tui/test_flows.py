@@ -12,7 +12,8 @@ from oncotui.screens.help import HelpScreen
 from oncotui.screens.review import ReviewScreen
 from oncotui.widgets.chat.consult_view import ConsultView
 from tests.fakes import GOOD_DRAFT, FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, run_palette_command, signed, submit, wait_for
+from tests.tui.conftest import (TIER1_CASE, TIER2_CASE, build, run_palette_command, signed, streaming_model, submit,
+                                wait_for)
 
 SIZE = (120, 40)
 
@@ -120,8 +121,7 @@ async def test_approve_with_edits_and_reject_from_the_review_screen(tmp_path: Pa
 
 
 async def test_escape_cancels_mid_stream_and_ctrl_r_resumes(tmp_path: Path) -> None:
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming unless cancelled
+    model = streaming_model()
     app, engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
@@ -145,8 +145,7 @@ async def test_escape_cancels_mid_stream_and_ctrl_r_resumes(tmp_path: Path) -> N
 
 async def test_escape_cancels_a_running_consult_with_a_pane_zoomed(tmp_path: Path) -> None:
     """The footer says "esc Cancel consult"; with the chat zoomed Esc only restored the pane and the consult ran on."""
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from textual.widgets._footer import FooterKey
 
-from tests.fakes import FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, streaming_model, submit, wait_for
 
 PANE_KEYS = {"patients": "f2", "chat": "f3", "evidence": "f4", "approvals": "f5"}
 
@@ -38,8 +37,7 @@ def footer_is_current(app: Any) -> bool:
 async def test_every_footer_key_is_on_screen(tmp_path: Path, size: tuple[int, int]) -> None:
     """With each pane focused, and while a consult runs (Esc cancel is added), every key the footer offers is on
     screen, left of the command palette's key; the keys it leaves out are in help (F1)."""
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming: Esc (cancel) is in the footer meanwhile
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=size) as pilot:
         await pilot.press("n")

@@ -7,12 +7,13 @@ that fell back or failed 'ready', and the patient pane shows the new case's fact
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual import events
 
 from oncotui.screens.review import ReviewScreen
 from tests.fakes import FakeModel
-from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, signed, submit, wait_for
+from tests.tui.conftest import TIER1_CASE, TIER2_CASE, build, signed, streaming_model, submit, wait_for
 from tests.tui.test_flows import SIZE, _first_view, open_review
 
 
@@ -121,8 +122,7 @@ async def test_closing_an_untouched_review_keeps_nothing(tmp_path: Path, notices
 
 
 async def test_quit_mid_consult_asks_first(tmp_path: Path, notices) -> None:
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
@@ -206,9 +206,8 @@ FALLBACK_NOTICE = ("Tier 2 model 'qwen-coder' unavailable (models.profiles.qwen-
                    "'qwen-coder-0.5b' is not installed yet); using 'smollm2' instead.")
 
 
-async def test_status_line_says_when_tier_2_fell_back_to_another_model(tmp_path: Path) -> None:
-    """The status line said 'Tier 2 model ready' while the Tier 2 model was missing and the Tier 1 model wrote the
-    draft: the clinician reads which model answered from it."""
+def fallback_models(model: FakeModel) -> Any:
+    """The fake models, with Tier 2's missing: the engine walks the fallback chain to smollm2 and says so."""
     from engine.models.manager import LoadedModel
     from tests.fakes import FakeModels
 
@@ -217,8 +216,14 @@ async def test_status_line_says_when_tier_2_fell_back_to_another_model(tmp_path:
             loaded = super().get(tier)
             return LoadedModel(loaded.model, "smollm2", tier, (FALLBACK_NOTICE,) if tier == 2 else ())
 
+    return FallbackModels(model)
+
+
+async def test_status_line_says_when_tier_2_fell_back_to_another_model(tmp_path: Path) -> None:
+    """The status line said 'Tier 2 model ready' while the Tier 2 model was missing and the Tier 1 model wrote the
+    draft: the clinician reads which model answered from it."""
     app, engine, model = build(tmp_path)
-    engine.models = FallbackModels(model)
+    engine.models = fallback_models(model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await submit(pilot, TIER2_CASE)
@@ -246,8 +251,7 @@ async def test_status_line_does_not_call_a_model_that_failed_ready(tmp_path: Pat
 async def test_case_summary_shows_the_new_cases_facts_while_the_consult_runs(tmp_path: Path) -> None:
     """The patient pane kept 'No consult yet' (or the previous case's facts) until the consult ended: what the
     engine understood of the case (cancer, stage, markers) is worth reading while the draft is written."""
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
@@ -321,8 +325,7 @@ async def test_signing_an_item_another_reviewer_decided_meanwhile_says_who(tmp_p
 async def test_export_while_the_consult_runs_waits_for_it(tmp_path: Path, notices) -> None:
     """ctrl+s mid-consult wrote "Not finished (stopped before specialist)" with status running; then it
     finished."""
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]  # ~8 s of streaming
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
@@ -406,16 +409,8 @@ async def test_patient_search_clears_once_used_says_when_nothing_matches_and_esc
 async def test_at_80_columns_the_status_line_still_names_the_fallback_model(tmp_path: Path) -> None:
     """The status line was cut at 80 columns ("PT-0001 · tier auto · Tier 2 model un…"): which model wrote the
     draft was not to be read there."""
-    from engine.models.manager import LoadedModel
-    from tests.fakes import FakeModels
-
-    class FallbackModels(FakeModels):
-        def get(self, tier: int) -> LoadedModel:
-            loaded = super().get(tier)
-            return LoadedModel(loaded.model, "smollm2", tier, (FALLBACK_NOTICE,) if tier == 2 else ())
-
     app, engine, model = build(tmp_path)
-    engine.models = FallbackModels(model)
+    engine.models = fallback_models(model)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
         await submit(pilot, TIER2_CASE)
@@ -429,8 +424,7 @@ async def test_after_a_restart_ctrl_r_shows_the_model_of_the_consult_it_continue
     was learnt from the routing step only, which a continued consult does not run again."""
     from tests.fakes import GOOD_DRAFT
 
-    model = FakeModel(delay_s=0.05)
-    model.outputs = [model.outputs[0] * 4]
+    model = streaming_model()
     app, _engine, _ = build(tmp_path, model=model)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
