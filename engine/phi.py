@@ -1266,7 +1266,8 @@ _MOVED_RE = re.compile(r"(?:[Mm]oved[ ](?:here[ ]|back[ ])?(?:from|to)|[Oo]rigin
 _LOWER_RESIDENCE_IN_RE = re.compile(r"(?:lives|living|resides|residing|lived|resided)[ ]in[ ](?:the[ ])?\Z")
 # the word then ends its clause or a function word or ", <state>" follows it
 _TOWN_ALONE_AFTER_RE = re.compile(
-    r"[ ]?[,;.)\n]|\Z|[ ](?:with|and|since|for|near|in|at|on|until|from|by|but|alone|who|where|per)\b")
+    r"[ ]?[,;.)\n]|\Z|[ ](?:with|and|since|for|near|in|at|on|until|from|by|but|alone|who|where|per|last|this|"
+    r"when|after|before|about|around|\d+[ ](?:years?|months?|weeks?)[ ]ago)\b")
 # ", AL", ", Alabama" after a city: it names a town even when it is a word ("resides in Mobile, AL")
 _STATE_AFTER_RE = re.compile(
     r",?[ ]{1,2}(?:(?:" + "|".join(sorted(_US_STATE_ABBR)) + r")\b(?![\w-])|"
@@ -1414,8 +1415,9 @@ _PROTECTED_PHRASES_RE = _ci(
 
 # "lives in Ann Arbor" is the city ("Ann Arbor stage" is the staging)
 _ARBOR_HOME_BEFORE_RE = re.compile(
-    r"(?:lives?|living|lived|resides?|residing|resided|moved|relocated|originally|grew[ ]up|born|visiting|"
-    r"home|house|apartment)[ ](?:back[ ]|here[ ])?(?:in|to|from|near|at)[ ]\Z")
+    r"(?:(?:lives?|living|lived|resides?|residing|resided|moved|relocated|originally|grew[ ]up|born|visiting|"
+    r"home|house|apartment)[ ](?:back[ ]|here[ ])?(?:in|to|from|near|at)|(?:is|are|was|comes?|came)[ ]from|"
+    r"native[ ]of)[ ]\Z")
 _ARBOR_STAGE_AFTER_RE = re.compile(r"[ ]?(?:stag|class|criteri|system|modifi|[(]?[iv]{1,3}[abe]?\b)")
 
 
@@ -3912,6 +3914,10 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                     elif _MOVED_RE.match(text, m.start()) and text[s0 + 1:e0].islower() and \
                             low[s0:e0] not in _DWELLINGS and _TOWN_ALONE_AFTER_RE.match(text, e0):
                         residence.add(i)  # "moved here from Independence in 2019"
+    for m in re.finditer(r"\bann[ ]arbor\b", low):
+        if _arbor_home(low, m.start(), m.end()) and m.start() in starts:
+            hits.append(starts[m.start()])  # "grew up in Ann Arbor": "Ann" is also a word of the staging
+            residence.add(starts[m.start()])
     weak: set[int] = set()
     strong_hits = set(hits)
     if not lower_mode:
@@ -4003,7 +4009,7 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                     alone = False
             elif j == k and lower_mode and _LOWER_RESIDENCE_IN_RE.search(low, max(0, s - 24), s):
                 break  # "LIVES IN SHELTER", "lives in assisted living"
-            if not (w[0].isupper() or alone or (lower_mode and lw not in _VOCAB)):
+            if not (w[0].isupper() or alone or (j == k and k in residence) or (lower_mode and lw not in _VOCAB)):
                 break
             if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES and not w.isupper():
                 last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end

@@ -228,6 +228,28 @@ def test_ann_arbor_staging_stays_next_to_the_city():
         "He lives in [LOCATION_1]. Ann Arbor stage IIIA."
 
 
+@pytest.mark.parametrize("text, out", [
+    ("She grew up in Ann Arbor. Ann Arbor stage II.", "She grew up in [LOCATION_1]. Ann Arbor stage II."),
+    ("She moved from Ann Arbor to Ohio.", "She moved from [LOCATION_1] to Ohio."),
+    ("Pt is from Ann Arbor; Ann Arbor IIIA.", "Pt is from [LOCATION_1]; Ann Arbor IIIA."),
+    ("he is a native of ann arbor, ann arbor stage ii.", "he is a native of [LOCATION_1], ann arbor stage ii."),
+    ("SHE GREW UP IN ANN ARBOR. ANN ARBOR STAGE II.", "SHE GREW UP IN [LOCATION_1]. ANN ARBOR STAGE II."),
+    ("He moved from Flushing last year.", "He moved from [LOCATION_1] last year."),
+    ("He moved from Flushing 2 years ago.", "He moved from [LOCATION_1] 2 years ago."),
+])
+def test_a_town_after_other_cues_of_where_someone_lived_is_redacted(text, out):
+    assert redact(text).text == out
+
+
+@pytest.mark.parametrize("text", [
+    "Restaged by Ann Arbor criteria; Lugano classification replaced Ann Arbor.",
+    "Converted from Ann Arbor staging to Lugano.",
+    "Flushing and diarrhea resolved last week.",
+])
+def test_the_staging_and_the_symptom_stay(text):
+    _kept(text)
+
+
 @pytest.mark.parametrize("text", [
     "Bence Jones proteinuria was present.",
     "IMDC (Heng) risk: intermediate.",
