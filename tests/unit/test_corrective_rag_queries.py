@@ -272,3 +272,23 @@ def test_the_rule_rewrite_keeps_the_disease_words_when_no_cancer_type_is_read():
     named = "Metastatic gallbladder adenocarcinoma, ECOG 1. What systemic therapy?"
     assert rule_rewrite(extract_facts(named, genes=[], treatment_keywords=[], rare_cancers=[]), named) == \
         "gallbladder cancer stage IV treatment options"
+
+
+def test_lines_that_only_say_who_and_where_are_left_out_of_the_query():
+    note = ("Patient: [PERSON_1], MRN [ID_1], DOB [DATE_1].\n"
+            "Address: [ADDRESS_1]. Phone [PHONE_1], cell [PHONE_2].\n"
+            "Seen on [DATE_2] by Dr. [PERSON_2] at [ORGANIZATION_1].\n"
+            "Mrs. [PERSON_3], 71, has stage IV pancreatic adenocarcinoma, KRAS G12D, germline BRCA2.\n"
+            "Her daughter [PERSON_4] (phone [PHONE_3]) accompanies her. She is a retired veteran, VA claim number "
+            "[ID_2].\nQuestion: first-line options?")
+    assert corrective_rag.query_text(note) == ("Mrs. , 71, has stage IV pancreatic adenocarcinoma, KRAS G12D, "
+                                               "germline BRCA2. Question: first-line options?")
+
+
+def test_a_line_with_a_placeholder_and_a_clinical_word_stays():
+    note = "Diagnosed [DATE_1] with stage IV NSCLC at [ORGANIZATION_1].\nLives alone. First-line treatment?"
+    assert corrective_rag.query_text(note) == "Diagnosed with stage IV NSCLC . First-line treatment?"
+
+
+def test_a_note_of_only_such_words_is_kept_whole():
+    assert corrective_rag.query_text("Her daughter accompanies her.") == "Her daughter accompanies her"
