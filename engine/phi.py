@@ -4009,7 +4009,8 @@ def _locations(text: str, low: str, toks: list[tuple[int, int]], starts: dict[in
                     alone = False
             elif j == k and lower_mode and _LOWER_RESIDENCE_IN_RE.search(low, max(0, s - 24), s):
                 break  # "LIVES IN SHELTER", "lives in assisted living"
-            if not (w[0].isupper() or alone or (j == k and k in residence) or (lower_mode and lw not in _VOCAB)):
+            if not (w[0].isupper() or alone or (j == k and k in residence) or
+                    (lower_mode and lw not in _VOCAB)):
                 break
             if j > k and w[0].isupper() and lw in _PLACE_SUFFIXES and not w.isupper():
                 last = j  # "Jersey City", "Oak Park", "Palm Springs": a place word after a place name is its end

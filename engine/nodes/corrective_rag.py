@@ -49,23 +49,25 @@ _PLACEHOLDER_LABEL_RE = re.compile(
     r"\s*[:#]?\s*)?(?:" + PLACEHOLDER_RE.pattern + r")", re.IGNORECASE)
 
 
-# words of a note's header and social lines ("Pt name: [PERSON_1], [AGE_1] y/o M, admitted [DATE_1]", "VA claim number
-# [ID_1]", "Her daughter accompanies her."): a line or sentence of only these words (placeholders aside) is left out
-# of the query; such lines had moved a whole case's vector past the gate ("outside the guidelines")
+# words of a note's header and social lines ("Pt name: [PERSON_1], [AGE_1] y/o M, admitted [DATE_1]", "VA
+# claim number [ID_1]", "Her daughter accompanies her."): a line or sentence of only these words (placeholders
+# aside) is left out of the query; such lines had moved a whole case's vector past the gate ("outside the
+# guidelines")
 _ADMIN_WORDS = frozenset("""
-pt pts patient patient's name names goes go by age aged sex gender dob mrn acct account accounts encounter visit
-contact contacts phone phones tel telephone cell mobile fax email e-mail address addresses lives living lived live
-resides reside residing alone at in on of to for from with and or the a an his her hers he she him they them their
-is was are be been has had have who which that this also wife husband son sons daughter daughters partner spouse
-mother father brother sister family friend friends caregiver children grandchildren married widowed divorced single
-accompanies accompanied accompanying today here came comes brought seen by dr mr mrs ms md pcp referred referring y o
-referral clinic admitted admission discharged born years year yrs yr old y/o yo yof yom m f male female ip url
-vehicle plate device serial license licence number no id ids claim va retired veteran insurance insured policy
-member group plan medicare medicaid mbi ssn emergency next kin nok home work works worked employer occupation apt
-unit room bed
+pt pts patient patient's name names goes go by age aged sex gender dob mrn acct account accounts encounter
+visit contact contacts phone phones tel telephone cell mobile fax email e-mail address addresses lives
+living lived live resides reside residing alone at in on of to for from with and or the a an his her hers he
+she him they them their is was are be been has had have who which that this also wife husband son sons
+daughter daughters partner spouse mother father brother sister family friend friends caregiver children
+grandchildren married widowed divorced single accompanies accompanied accompanying today here came comes
+brought seen by dr mr mrs ms md pcp referred referring y o referral clinic admitted admission discharged
+born years year yrs yr old y/o yo yof yom m f male female ip url vehicle plate device serial license licence
+number no id ids claim va retired veteran insurance insured policy member group plan medicare medicaid mbi
+ssn emergency next kin nok home work works worked employer occupation apt unit room bed
 """.split())
-# a segment ends at a line end, ";", "?", "!" or a full stop before a capital ("Dr. [PERSON_1]" is one segment)
-_SEGMENT_END_RE = re.compile(r"(?<=\n)|(?<=[;?!])\s+|(?<!Dr\.)(?<!Mr\.)(?<!Ms\.)(?<!Mrs\.)(?<=\.)\s+(?=[A-Z])")
+# a segment ends at a line end, ";", "?", "!" or a full stop before a capital ("Dr. [PERSON_1]" is one)
+_SEGMENT_END_RE = re.compile(
+    r"(?<=\n)|(?<=[;?!])\s+|(?<!Dr\.)(?<!Mr\.)(?<!Ms\.)(?<!Mrs\.)(?<=\.)\s+(?=[A-Z])")
 _WORD_RE = re.compile(r"[^\W\d_][\w'.-]*")
 
 
@@ -74,15 +76,15 @@ def _drop_who_and_where(text: str) -> str:
     placeholders); one with any other word ("Diagnosed [DATE_1] with stage IV NSCLC") stays, and so does the
     text when nothing else would."""
     segments = _SEGMENT_END_RE.split(text)
-    kept = [seg for seg in segments
-            if not all(w.lower().rstrip(".") in _ADMIN_WORDS for w in _WORD_RE.findall(PLACEHOLDER_RE.sub(" ", seg)))]
+    kept = [seg for seg in segments if not all(w.lower().rstrip(".") in _ADMIN_WORDS
+                                               for w in _WORD_RE.findall(PLACEHOLDER_RE.sub(" ", seg)))]
     return " ".join(kept) if kept else text
 
 
 def query_text(text: str) -> str:
-    """The redacted case as a retrieval query: without lines that only identify the patient, without placeholders
-    and their labels, and without sentences that address the system (injected text is data, not a topic to search
-    for)."""
+    """The redacted case as a retrieval query: without lines that only identify the patient, without
+    placeholders and their labels, and without sentences that address the system (injected text is data, not a
+    topic to search for)."""
     text = _PLACEHOLDER_LABEL_RE.sub(" ", _drop_who_and_where(drop_instruction_sentences(text)))
     text = re.sub(r"(?:\s*[,;:]\s*){2,}", ", ", text)  # ", , ," left between removed placeholders
     return " ".join(text.split()).strip(" ,;:.")

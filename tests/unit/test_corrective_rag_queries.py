@@ -279,10 +279,11 @@ def test_lines_that_only_say_who_and_where_are_left_out_of_the_query():
             "Address: [ADDRESS_1]. Phone [PHONE_1], cell [PHONE_2].\n"
             "Seen on [DATE_2] by Dr. [PERSON_2] at [ORGANIZATION_1].\n"
             "Mrs. [PERSON_3], 71, has stage IV pancreatic adenocarcinoma, KRAS G12D, germline BRCA2.\n"
-            "Her daughter [PERSON_4] (phone [PHONE_3]) accompanies her. She is a retired veteran, VA claim number "
-            "[ID_2].\nQuestion: first-line options?")
-    assert corrective_rag.query_text(note) == ("Mrs. , 71, has stage IV pancreatic adenocarcinoma, KRAS G12D, "
-                                               "germline BRCA2. Question: first-line options?")
+            "Her daughter [PERSON_4] (phone [PHONE_3]) accompanies her. She is a retired veteran, VA claim "
+            "number [ID_2].\nQuestion: first-line options?")
+    assert corrective_rag.query_text(note) == (
+        "Mrs. , 71, has stage IV pancreatic adenocarcinoma, KRAS G12D, germline BRCA2. "
+        "Question: first-line options?")
 
 
 def test_a_line_with_a_placeholder_and_a_clinical_word_stays():
