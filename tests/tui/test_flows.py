@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rich.text import Text
@@ -402,3 +403,27 @@ async def test_the_case_summary_shows_the_age_and_fitness_the_answer_was_fitted_
         summary = Text.from_markup(str(app.patients_pane.query_one("#case-summary").content)).plain
         assert "Age: over 89" in summary and "Age: 93" not in summary  # a redacted age is never shown
         assert "Fitness: frail" in summary
+
+
+async def test_a_long_step_counts_its_seconds_and_stops_counting_when_done(tmp_path: Path) -> None:
+    """A long case on a small CPU model streams nothing for minutes while the prompt is read; the running step's
+    line counts the seconds so the clinician sees it is still working (session 15's QA: 142 s of a bare "…")."""
+    import threading
+
+    drafting = threading.Event()
+    app, _engine, _ = build(tmp_path, model=FakeModel(block=drafting))
+    async with app.run_test(size=SIZE) as pilot:
+        try:
+            await pilot.press("n")
+            await submit(pilot, TIER1_CASE, wait=False)
+            view = await _first_view(pilot)
+            await wait_for(pilot, lambda: "specialist" in view._step_started)
+            view._step_started["specialist"] -= 40  # as if drafting had started 40 s ago
+            await wait_for(pilot, lambda: any(re.search(r"Drafting a recommendation….*\b4\d s\b", line)
+                                              for line in view.step_lines), timeout=3)
+        finally:
+            drafting.set()
+        await wait_for(pilot, lambda: not app.consult_running)
+        await pilot.pause()
+        assert not any(line.lstrip().startswith("[b $accent]▸") for line in view.step_lines)
+        assert view._ticker is None

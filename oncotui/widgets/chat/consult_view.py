@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from textual import work
@@ -42,6 +43,8 @@ class ConsultView(Vertical):
         self._step_lines: list[str] = []  # step lines (markup)
         self._open_steps: dict[str, int] = {}  # node -> index of its running line (a node re-runs on a critic retry)
         self._step_labels: dict[str, str] = {}
+        self._step_started: dict[str, float] = {}  # node -> monotonic start of its running line
+        self._ticker: Any = None  # a 1-second timer while a step runs: its line counts the seconds
         self._attempt = 0
 
     def compose(self) -> ComposeResult:
@@ -94,12 +97,38 @@ class ConsultView(Vertical):
     def step_started(self, node: str, label: str) -> None:
         self._open_steps[node] = len(self._step_lines)
         self._step_labels[node] = label
-        self._step_lines.append(f"[b $accent]▸[/] {literal(label)}…")
+        self._step_started[node] = time.monotonic()
+        self._step_lines.append(self._running_line(node))
         self._render_steps()
+        if self._ticker is None and self.is_attached:
+            self._ticker = self.set_interval(1.0, self._tick)
+
+    def _running_line(self, node: str) -> str:
+        """A running step; after a few seconds with its time so far (a long case read by a small model on a CPU
+        streams nothing for minutes while the prompt is processed: the count says it is still working)."""
+        line = f"[b $accent]▸[/] {literal(self._step_labels[node])}…"
+        seconds = time.monotonic() - self._step_started.get(node, time.monotonic())
+        return line + (f" [dim]{seconds:.0f} s[/dim]" if seconds >= 3 else "")
+
+    def _tick(self) -> None:
+        if not self._open_steps:
+            self._stop_ticker()
+            return
+        for node, index in self._open_steps.items():
+            self._step_lines[index] = self._running_line(node)
+        self._render_steps()
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
 
     def step_finished(self, node: str, label: str, seconds: float) -> None:
         text = f"[green]✓[/green] {literal(label)} [dim]{seconds:.2f} s[/dim]"
         index = self._open_steps.pop(node, None)
+        self._step_started.pop(node, None)
+        if not self._open_steps:
+            self._stop_ticker()
         if index is None:
             self._step_lines.append(text)
         else:
@@ -120,6 +149,8 @@ class ConsultView(Vertical):
         for node, index in self._open_steps.items():
             self._step_lines[index] = f"[red]✗[/red] {literal(self._step_labels[node])} [dim]({literal(why)})[/dim]"
         self._open_steps.clear()
+        self._step_started.clear()
+        self._stop_ticker()
         self._render_steps()
 
     # -- the draft, streamed ------------------------------------------------------------------------------
