@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -12,7 +13,8 @@ import re
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -378,9 +380,22 @@ class ConsultPrinter:
         self.err = _console(stderr=True, highlight=False)
         self.out = _console(highlight=False)
         self.streaming = False
+        self.running: tuple[str, float] | None = None  # the step under way: its label and when it started
+
+    def still_working(self) -> None:
+        """Called when no event came for a while: a long step (a long case's prompt read by a small model on a
+        CPU streams nothing for minutes) says it is still under way, with its time so far."""
+        if self.running is not None and not self.streaming:
+            label, started = self.running
+            self.err.print(f"  [dim]… still {label[:1].lower() + label[1:]} ({time.monotonic() - started:.0f} s)"
+                           "[/dim]")
 
     def __call__(self, event: Any) -> None:
         kind = event.kind
+        if kind == "NodeStarted":
+            self.running = (event.label, time.monotonic())
+        elif kind == "NodeFinished":
+            self.running = None
         if kind == "Token":
             if not self.streaming:
                 self.err.print(f"  [dim]draft (attempt {event.attempt}):[/dim] ", end="")
@@ -560,7 +575,7 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
     logging.getLogger("oncotui.engine").addFilter(_NodeFailedFilter)
     printer = None if as_json else ConsultPrinter(settings)
     status, model_failed, empty_kb, bad_setting = "", False, False, False
-    async for event in stream:
+    async for event in _with_pauses(stream, printer.still_working if printer else None):
         if as_json:
             data = event.to_json()
             if event.kind == "HitlRequired":  # an added key: what to run next
@@ -584,6 +599,33 @@ async def _consume(stream: Any, as_json: bool, settings: Any = None) -> str:
     if bad_setting:
         return "bad_setting"
     return "empty_kb" if empty_kb and status != "pending_review" else status
+
+
+STILL_WORKING_S = 30.0  # seconds without an event before `ask` says the running step is still under way
+
+
+async def _with_pauses(stream: Any, pause: Callable[[], None] | None) -> Any:
+    """``stream``'s events; ``pause()`` is called after every STILL_WORKING_S seconds without one."""
+    if pause is None:
+        async for event in stream:
+            yield event
+        return
+    events = stream.__aiter__()
+    while True:
+        nxt = asyncio.ensure_future(events.__anext__())
+        try:
+            while not (await asyncio.wait({nxt}, timeout=STILL_WORKING_S))[0]:
+                pause()
+        except BaseException:  # Ctrl-C: the consult's own step is cancelled, as when it was awaited directly
+            nxt.cancel()
+            with contextlib.suppress(BaseException):
+                await nxt
+            raise
+        try:
+            event = nxt.result()
+        except StopAsyncIteration:
+            return
+        yield event
 
 
 # The knowledge base's error naming a retrieval model setting that cannot be used (kb/models.py, kb/store.py):
