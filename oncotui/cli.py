@@ -387,8 +387,8 @@ class ConsultPrinter:
         CPU streams nothing for minutes) says it is still under way, with its time so far."""
         if self.running is not None and not self.streaming:
             label, started = self.running
-            self.err.print(f"  [dim]… still {label[:1].lower() + label[1:]} ({time.monotonic() - started:.0f} s)"
-                           "[/dim]")
+            doing = label[:1].lower() + label[1:]
+            self.err.print(f"  [dim]… still {doing} ({time.monotonic() - started:.0f} s)[/dim]")
 
     def __call__(self, event: Any) -> None:
         kind = event.kind

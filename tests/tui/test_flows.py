@@ -406,8 +406,9 @@ async def test_the_case_summary_shows_the_age_and_fitness_the_answer_was_fitted_
 
 
 async def test_a_long_step_counts_its_seconds_and_stops_counting_when_done(tmp_path: Path) -> None:
-    """A long case on a small CPU model streams nothing for minutes while the prompt is read; the running step's
-    line counts the seconds so the clinician sees it is still working (session 15's QA: 142 s of a bare "…")."""
+    """A long case on a small CPU model streams nothing for minutes while the prompt is read; the running
+    step's line counts the seconds so the clinician sees it is still working (session 15's QA: 142 s of a bare
+    "…")."""
     import threading
 
     drafting = threading.Event()

@@ -104,8 +104,8 @@ class ConsultView(Vertical):
             self._ticker = self.set_interval(1.0, self._tick)
 
     def _running_line(self, node: str) -> str:
-        """A running step; after a few seconds with its time so far (a long case read by a small model on a CPU
-        streams nothing for minutes while the prompt is processed: the count says it is still working)."""
+        """A running step; after a few seconds with its time so far (a long case read by a small model on a
+        CPU streams nothing for minutes while the prompt is processed: the count says it is still working)."""
         line = f"[b $accent]▸[/] {literal(self._step_labels[node])}…"
         seconds = time.monotonic() - self._step_started.get(node, time.monotonic())
         return line + (f" [dim]{seconds:.0f} s[/dim]" if seconds >= 3 else "")
