@@ -1,5 +1,6 @@
-"""`oncotui ask` on a long case: a small CPU model reads the prompt for minutes before its first token, and stderr
-showed only "▸ Drafting a recommendation…". A line now says the step is still under way, with its time so far."""
+"""`oncotui ask` on a long case: a small CPU model reads the prompt for minutes before its first token, and
+stderr showed only "▸ Drafting a recommendation…". A line now says the step is still under way, with its time
+so far."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ async def _slow_consult(pause_s: float) -> Any:
     yield NodeFinished("PT-0001", "c1", "specialist", "Drafting a recommendation", pause_s)
 
 
-def test_a_step_without_events_says_it_is_still_under_way(monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_step_without_events_says_it_is_still_under_way(monkeypatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(cli, "STILL_WORKING_S", 0.1)
     asyncio.run(cli._consume(_slow_consult(0.35), as_json=False))
     err = capsys.readouterr().err
