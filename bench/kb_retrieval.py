@@ -76,7 +76,7 @@ def main() -> int:
     params = retrieval_params(settings, rerank=not args.no_rerank, distance_threshold=2.0)  # every stage runs
     from dataclasses import replace
 
-    sent: list[tuple[str, tuple[str, ...], tuple[str, ...], Any]] = [(q, (), (), None) for q in queries]
+    sent: list[tuple[str, dict[str, Any]]] = [(q, {}) for q in queries]
     if args.as_consult:
         from engine.nodes.corrective_rag import consult_queries
 
@@ -86,9 +86,8 @@ def main() -> int:
                                                        "no_rerank")}
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    for q, extras, grades, demote in sent:
-        tm = kb.retrieve(q, replace(params, extra_queries=tuple(extras), grade_queries=tuple(grades),
-                                    demote=demote)).timings
+    for q, fields in sent:
+        tm = kb.retrieve(q, replace(params, **fields)).timings
         recall = tm.get("embed", 0) + tm.get("search", 0) + tm.get("lexical", 0) + tm.get("multi_query", 0)
         stages["recall"].append(recall)
         for k in ("gate", "rerank", "options", "trim", "total"):

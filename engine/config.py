@@ -168,6 +168,9 @@ class RagConfig(_Section):
     # a case's focused facts + intent query also scores (grades) the first retrieval's passages: max logit of the
     # two (kb/EVAL.md round 5b); only with a cancer type and two or more sentences
     grade_focused_query: bool = True
+    # the gate also judges the focused query when a cancer type is read: a case is in the domain when the
+    # whole case or its facts query lies close enough (kb/EVAL.md round 14)
+    gate_focused_query: bool = True
     prefer_fitting: bool = True
 
 

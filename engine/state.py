@@ -90,6 +90,8 @@ class Retrieval:
     threshold: float | None = None  # the distance gate actually applied (configured or calibrated)
     gate_k: int = 1  # the gate compared the mean distance of this many nearest chunks (1: the closest) ...
     gate_value: float | None = None  # ... and this is that mean
+    # the facts query the gate admitted the case on ("" = the whole case; rag.gate_focused_query)
+    gate_query: str = ""
     rewritten_query: str | None = None
     rag_confidence: float = 0.0
     attempts: int = 1

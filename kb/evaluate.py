@@ -15,8 +15,9 @@ A level with no rows to count (no ``relevant_section`` anywhere) gets None for i
 * answer level (only rows with ``answer_terms``, a list of lower-case words or phrases): a hit is a chunk from
   ``relevant_doc`` whose text contains every one of them (case-insensitive), i.e. the passage that names the
   answer ("atezolizumab" and "bevacizumab"), not just one from the right section;
-* ``query_fn`` (``oncotui eval retrieval --as-consult``) turns each row's text into what a consult sends: the query
-  and its extra queries (``RetrievalParams.extra_queries``); by default the row's text is the query, alone;
+* ``query_fn`` (``oncotui eval retrieval --as-consult``) turns each row's text into what a consult sends: the
+  query and the ``RetrievalParams`` fields it sets (extra, grade and gate queries, case fit); by default the
+  row's text is the query, alone;
 * ``answer_recall@kept`` (rows with ``answer_terms``): share of queries with an answer hit among the passages a
   consult is given, the top ``rerank_k`` and the options lists they bring (``RetrievalParams.options_lists``,
   kb/outline.py), before the character budget;
@@ -148,7 +149,7 @@ def unknown_documents(rows: list[dict[str, Any]], known_sources: Iterable[str]) 
 
 def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: bool = True,
                    progress: Callable[[int, int], None] | None = None,
-                   query_fn: Callable[[str], tuple[str, tuple[str, ...], tuple[str, ...], Any]] | None = None
+                   query_fn: Callable[[str], tuple[str, dict[str, Any]]] | None = None
                    ) -> dict[str, Any]:
     """The metrics of the module docstring; keys ``doc_recall@1/5/15``, ``doc_mrr``, ``section_recall@1/5/15``,
     ``section_mrr``, ``answer_recall@1/5/15``, ``answer_mrr``, ``answer_recall@kept``, ``n`` (queries),
@@ -163,12 +164,10 @@ def eval_retrieval(kb: Any, rows: list[dict[str, Any]], params: Any, rerank: boo
         if not rel:
             raise KBError(f"row {i} has no relevant_doc: {row.get('query')!r}")
         terms = answer_terms(row, i)
-        # query_fn: what a consult sends instead of the row's text (the query, extra queries, grade queries and the
-        # case-fit test that orders what is kept)
-        query, extras, grades, demote = query_fn(row["query"]) if query_fn is not None else (row["query"], (), (),
-                                                                                             None)
-        result = kb.retrieve(query, replace(p, extra_queries=tuple(extras), grade_queries=tuple(grades),
-                                            demote=demote))
+        # query_fn: what a consult sends instead of the row's text (the query and the RetrievalParams fields
+        # it sets: extra, grade and gate queries, the case-fit test that orders what is kept)
+        query, sent = query_fn(row["query"]) if query_fn is not None else (row["query"], {})
+        result = kb.retrieve(query, replace(p, **sent))
         ranked = result.ranked
         doc.add(first_hit(ranked, Path(rel).name, None))
         if terms:

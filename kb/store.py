@@ -116,6 +116,12 @@ class RetrievalParams:
     # the answer irrelevant). Recall and the gate are unchanged; with rerank_order "rerank" the order uses the max.
     # Empty (the default): the query alone, no extra cross-encoder pass.
     grade_queries: tuple[str, ...] = ()
+    # Phrasings the gate may judge instead of ``query`` (a consult's facts query: the cancer, its stage and
+    # markers, what is asked): the question is in the domain when ``query`` or one of these is close enough on
+    # average. A note's own words about the patient ("She is 71 ... her daughter accompanies her") moved a
+    # whole case past the threshold although its facts query lay far inside (kb/EVAL.md round 14). Passages
+    # are still judged against ``query``. Empty (the default): ``query`` alone.
+    gate_queries: tuple[str, ...] = ()
     # Options lists (kb/outline.py): for each passage kept that sits under a treatment section's options list, that
     # list's lead-in and the item naming the passage's option are added after the rerank_k passages (at most this
     # many, in the order of the passages that led to them; the cross-encoder scores each on its lead-in and option
@@ -157,6 +163,7 @@ class RetrievalResult:
     ranked: tuple[Hit, ...] = ()  # Stage 3 output: every gate survivor in final order, before the rerank_k cut
     gate_k: int = 1  # the gate compared the mean distance of this many nearest chunks with the threshold
     gate_value: float | None = None  # that mean (with gate_k = 1: the closest chunk's distance)
+    gate_query: str = ""  # the gate query whose mean is gate_value (RetrievalParams.gate_queries); "" = query
 
 
 @dataclass(frozen=True)
@@ -1208,12 +1215,21 @@ class KnowledgeBase:
         near = [h.distance for h in dense[:gate_k]]
         gate_value = sum(near) / len(near) if near else None
         in_domain = gate_value is not None and gate_value <= threshold
+        gate_query, main_value = "", gate_value
+        for phrasing in params.gate_queries if gate_value is not None and not in_domain else ():
+            near = self._nearest(self._query_vector(phrasing), gate_k, n)["distances"]
+            if near and sum(near) / len(near) <= threshold:
+                in_domain, gate_value, gate_query = True, sum(near) / len(near), phrasing
+                break
         passed = [h for h in candidates if h.distance <= threshold] if in_domain else []
+        if not passed:  # the refusal explains the query's own distances
+            gate_value, gate_query = main_value, ""
         t = lap("gate", t)
         if not passed:
             timings["total"] = time.perf_counter() - t_start
             return RetrievalResult(query, (), False, closest, len(candidates), 0, timings, threshold,
-                                   tuple(candidates), gate_k=gate_k, gate_value=gate_value)
+                                   tuple(candidates), gate_k=gate_k, gate_value=gate_value,
+                                   gate_query=gate_query)
         if params.demote is not None:
             misfits = [h for h in passed if params.demote(h)]
             passed = [h for h in passed if h not in misfits] + misfits
@@ -1243,7 +1259,8 @@ class KnowledgeBase:
         lap("trim", t)
         timings["total"] = time.perf_counter() - t_start
         return RetrievalResult(query, hits, True, closest, len(candidates), len(passed), timings, threshold,
-                               tuple(candidates), tuple(ranked), gate_k=gate_k, gate_value=gate_value)
+                               tuple(candidates), tuple(ranked), gate_k=gate_k, gate_value=gate_value,
+                               gate_query=gate_query)
 
     def _scores(self, query: str, params: RetrievalParams, hits: Sequence[Hit]) -> list[float]:
         """Stage 3 logits of ``hits``: the cross-encoder's, of the query and of each grade query, the highest."""

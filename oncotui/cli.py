@@ -1137,24 +1137,25 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     from dataclasses import replace
 
     text = args.question
-    extras: tuple[str, ...] = ()
-    grades: tuple[str, ...] = ()
     if args.as_consult:
         from engine.nodes.corrective_rag import consult_queries
 
-        text, extras, grades, demote = consult_queries(text, settings)
-        params = replace(params, demote=demote)
-    result = kb.retrieve(text, replace(params, extra_queries=extras, grade_queries=grades))
+        text, sent = consult_queries(text, settings)
+        params = replace(params, **sent)
+    result = kb.retrieve(text, params)
     if args.json:
         _print_json(result)
         return 0
     if args.explain:
         if args.as_consult:
             print(f"Sent as a consult: query {text!r}")
-            for q in extras:
+            for q in params.extra_queries:
                 print(f"  extra phrasing (recall, weight {params.multi_query_weight}): {q!r}")
-            for q in grades:
+            for q in params.grade_queries:
                 print(f"  grade query (Stage 3 logit = the higher of the query's and this one's): {q!r}")
+            for q in params.gate_queries:
+                print(f"  gate query (in the domain when the query or this one is close enough): {q!r}"
+                      + ("  <- admitted the case" if result.gate_query == q else ""))
             if params.demote is not None:
                 print("  case fit: passages that cannot apply to the case (another stage, receptor status or cancer) "
                       "go after the others before the cut (marked 'misfit')")
@@ -1265,7 +1266,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.as_consult:
             from engine.nodes.corrective_rag import consult_queries
 
-            def query_fn(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...], Any]:
+            def query_fn(text: str) -> tuple[str, dict[str, Any]]:
                 return consult_queries(text, settings)
         metrics = eval_retrieval(kb, rows, params, rerank=not args.no_rerank, query_fn=query_fn)
         stage3 = "none" if args.no_rerank else params.rerank_order

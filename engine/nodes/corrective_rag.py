@@ -238,12 +238,24 @@ def grade_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
     return (focused,) if focused and focused != cleaned else ()
 
 
-def first_queries(text: str, facts: CaseFacts, settings: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The extra phrasings and the grade queries a consult's first retrieval sends (each off by its setting:
-    ``kb.multi_query_weight`` 0, ``rag.grade_focused_query`` false)."""
-    extras = extra_queries(text, facts) if settings.kb.multi_query_weight > 0 else ()
-    grades = grade_queries(text, facts) if settings.rag.grade_focused_query else ()
-    return extras, grades
+def gate_queries(text: str, facts: CaseFacts) -> tuple[str, ...]:
+    """The phrasing the gate may judge instead of the whole case (kb.store.RetrievalParams.gate_queries):
+    the ``focused_query`` when a cancer type is read. Case questions' focused queries lay at most 0.25 from
+    their 10 nearest chunks, non-oncology cases (no cancer type read) at 0.30 or more (kb/EVAL.md round
+    14)."""
+    if not facts.cancer_type:
+        return ()
+    focused = focused_query(text, facts)
+    return (focused,) if focused and focused != query_text(text) else ()
+
+
+def first_queries(text: str, facts: CaseFacts, settings: Any) -> dict[str, Any]:
+    """What a consult's first retrieval sends besides the query, as ``RetrievalParams`` fields: the extra
+    phrasings, the grade queries and the gate queries (each off by its setting: ``kb.multi_query_weight`` 0,
+    ``rag.grade_focused_query`` false, ``rag.gate_focused_query`` false)."""
+    return {"extra_queries": extra_queries(text, facts) if settings.kb.multi_query_weight > 0 else (),
+            "grade_queries": grade_queries(text, facts) if settings.rag.grade_focused_query else (),
+            "gate_queries": gate_queries(text, facts) if settings.rag.gate_focused_query else ()}
 
 
 # A heading about background rather than treatment: prognosis, staging, classification, diagnosis ... (the audit's
@@ -277,13 +289,12 @@ def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], b
     return lambda hit: misfit(hit) or background_section(hit.section)
 
 
-def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tuple[str, ...],
-                                                     Callable[[Any], bool] | None]:
-    """What a consult's first retrieval sends for a clinician's raw text: the query (``build_query`` over the redacted
-    text and the facts ingestion extracts from it), the extra queries (none when ``kb.multi_query_weight`` is 0), the
-    grade queries (none when ``rag.grade_focused_query`` is off) and the case-fit test that orders what is kept
-    (``case_demote``). For ``oncotui eval retrieval --as-consult`` and ``bench/kb_retrieval.py --as-consult``; the
-    node itself works from the state ingestion wrote."""
+def consult_queries(text: str, settings: Any) -> tuple[str, dict[str, Any]]:
+    """What a consult's first retrieval sends for a clinician's raw text: the query (``build_query`` over the
+    redacted text and the facts ingestion extracts from it) and the ``RetrievalParams`` fields it sets:
+    ``first_queries`` and ``demote``, the case-fit test that orders what is kept (``case_demote``). For
+    ``oncotui eval retrieval --as-consult``, ``kb query --as-consult`` and ``bench/kb_retrieval.py
+    --as-consult``; the node itself works from the state ingestion wrote."""
     from engine.facts import extract_facts
     from engine.phi import redact
 
@@ -291,8 +302,8 @@ def consult_queries(text: str, settings: Any) -> tuple[str, tuple[str, ...], tup
     r = settings.router
     facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
-    return (build_query(redacted, facts), *first_queries(redacted, facts, settings),
-            case_demote(redacted, facts, settings))
+    return build_query(redacted, facts), {**first_queries(redacted, facts, settings),
+                                          "demote": case_demote(redacted, facts, settings)}
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -370,11 +381,11 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     if ctx.settings.rag.hyde:
         anchor = await _llm_json(ctx, state, "Write a short clinical guideline paragraph that would answer: "
                                  + query, None, 160) or None
-    # multi-query recall and focused grading: the gate still judges ``query``, the clinician's whole question, and
-    # each passage's logit is the max over ``query`` and the focused facts + intent query
-    extras, grades = first_queries(state.case_text, state.facts, ctx.settings)
+    # multi-query recall, focused grading and gating: each passage is judged against ``query``, the
+    # clinician's whole question, and its logit is the max over ``query`` and the focused facts + intent
+    # query; the gate admits the case when either lies close enough to the guidelines
     params = replace(params, demote=case_demote(state.case_text, state.facts, ctx.settings))
-    first = replace(params, extra_queries=extras, grade_queries=grades) if extras or grades else params
+    first = replace(params, **first_queries(state.case_text, state.facts, ctx.settings))
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)
 
     async def graded(q: str, found: Any) -> tuple[Passage, ...]:
@@ -402,7 +413,8 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
         closest_title=closest.title if closest else None,
         closest_distance=round(float(closest.distance), 4) if closest else None,
         threshold=result.threshold or None, rewritten_query=rewritten, rag_confidence=confidence(passages),
-        attempts=attempts, gate_k=result.gate_k, gate_value=_rounded(result.gate_value))
+        attempts=attempts, gate_k=result.gate_k, gate_value=_rounded(result.gate_value),
+        gate_query=result.gate_query)
     ctx.emit(EvidenceReady(state.thread_id, state.consult_id, query, passages, retrieval.gate_passed,
                            retrieval.rag_confidence, retrieval.closest_title, retrieval.closest_distance,
                            retrieval.threshold, retrieval.gate_k, retrieval.gate_value))

@@ -246,3 +246,34 @@ def test_calibrated_gate_can_average_the_k_nearest_chunks(kb):
     assert res.closest is not None and res.closest.distance == pytest.approx(near[0], abs=1e-6)
     assert kb.gate_k(configured=0.5) == 1  # a threshold from config.toml is a nearest-chunk threshold
     assert kb.retrieve(query, RetrievalParams(distance_threshold=between)).gate_passed
+
+
+def test_a_gate_query_admits_a_case_its_own_words_moved_past_the_threshold(kb):
+    """A note's words about the patient pull the whole case's vector away from the guidelines; the gate also
+    judges a consult's facts query (RetrievalParams.gate_queries), while passages are still judged against the
+    whole case."""
+    case = ("Anal canal squamous cell carcinoma. She is retired and lives with her husband and their two "
+            "dogs; her daughter drives her to every visit and she enjoys gardening. What treatment?")
+    facts = "anal cancer squamous cell carcinoma treatment options"
+    (whole,), (focused,) = kb.nearest_distances(case, 1), kb.nearest_distances(facts, 1)
+    assert focused < whole
+    threshold = (focused + whole) / 2
+    kb.set_threshold(threshold, gate_k=1)
+    refused = kb.retrieve(case)
+    assert not refused.gate_passed and refused.gate_value == pytest.approx(whole, abs=1e-6)
+    far = kb.retrieve(case, RetrievalParams(gate_queries=("gardening with dogs and grandchildren",)))
+    assert not far.gate_passed and far.gate_query == ""
+    loose = RetrievalParams(distance_threshold=whole + 0.05, gate_queries=(facts,))
+    assert kb.retrieve(case, loose).gate_query == ""  # the whole case passes by itself: no gate query needed
+    admitted = kb.retrieve(case, RetrievalParams(gate_queries=(facts,)))
+    # the facts query admits the case, but a passage must still lie within the threshold of the whole case:
+    # none does here (the nearest is beyond it), so the refusal explains the whole case's own distance
+    assert not admitted.gate_passed and admitted.gate_value == pytest.approx(whole, abs=1e-6)
+    kb.set_threshold(whole + 1e-4, gate_k=3)  # the nearest chunk passes, the mean of three does not
+    mean3 = sum(kb.nearest_distances(case, 3)) / 3
+    assert mean3 > whole + 1e-4 and not kb.retrieve(case).gate_passed
+    assert sum(kb.nearest_distances(facts, 3)) / 3 <= whole + 1e-4
+    admitted = kb.retrieve(case, RetrievalParams(gate_queries=(facts,)))
+    assert admitted.gate_passed and admitted.gate_query == facts
+    assert admitted.gate_value == pytest.approx(sum(kb.nearest_distances(facts, 3)) / 3, abs=1e-6)
+    assert admitted.hits and all(h.distance <= whole + 1e-4 for h in admitted.hits if h.origin != "options")

@@ -49,12 +49,13 @@ def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
 
 def test_consult_queries_redact_first_and_follow_the_setting():
     settings = Settings()
-    query, extras, _grades, _demote = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
+    query, sent = consult_queries("Jane Doe, MRN 483920117, has " + HCC, settings)
+    extras = sent["extra_queries"]
     assert "Jane" not in query and "483920117" not in query
     assert query.split(" | ")[0].endswith("systemic therapy?")  # the facts ingestion finds may follow
     assert extras[0] == "What first-line systemic therapy?" and "first-line treatment" in extras[-1]
     off = settings.model_copy(update={"kb": settings.kb.model_copy(update={"multi_query_weight": 0.0})})
-    assert consult_queries(HCC, off)[1] == ()
+    assert consult_queries(HCC, off)[1]["extra_queries"] == ()
 
 
 class RecordingKB:
@@ -141,11 +142,12 @@ def test_only_the_first_retrieval_sends_the_grade_query_and_the_setting_turns_it
 
 def test_consult_queries_expose_the_grade_query():
     text = HCC.replace("cirrhosis", "cirrhosis and hepatocellular carcinoma")
-    query, extras, grades, _demote = consult_queries(text, Settings())
+    query, sent = consult_queries(text, Settings())
+    extras, grades = sent["extra_queries"], sent["grade_queries"]
     assert len(grades) == 1 and grades[0] in extras and "hepatocellular carcinoma" in grades[0]
     settings = Settings()
     off = settings.model_copy(update={"rag": settings.rag.model_copy(update={"grade_focused_query": False})})
-    assert consult_queries(text, off)[2] == ()
+    assert consult_queries(text, off)[1]["grade_queries"] == ()
 
 
 class _Embedder:
@@ -293,3 +295,21 @@ def test_a_line_with_a_placeholder_and_a_clinical_word_stays():
 
 def test_a_note_of_only_such_words_is_kept_whole():
     assert corrective_rag.query_text("Her daughter accompanies her.") == "Her daughter accompanies her"
+
+
+def test_the_gate_may_judge_the_facts_query_when_a_cancer_type_is_read():
+    from engine.nodes.corrective_rag import first_queries
+
+    note = ("She is 71 and has stage IV pancreatic adenocarcinoma, KRAS G12D, germline BRCA2. Her daughter "
+            "accompanies her. What are the first-line options?")
+    _query, sent = consult_queries(note, Settings())
+    focused = "pancreatic adenocarcinoma stage IV KRAS G12D BRCA2 first-line treatment"
+    assert sent["gate_queries"] == (focused,)
+    # no cancer type read: the whole question alone (a non-oncology case keeps its distance from the
+    # guidelines)
+    assert consult_queries("65-year-old with type 2 diabetes on metformin, HbA1c 8.6%. What should be added?",
+                           Settings())[1]["gate_queries"] == ()
+    off = Settings.model_validate({"rag": {"gate_focused_query": False}})
+    assert consult_queries(note, off)[1]["gate_queries"] == ()
+    assert first_queries("Stage IV pancreatic cancer. What is the capital of France?", CaseFacts(),
+                         Settings())["gate_queries"] == ()

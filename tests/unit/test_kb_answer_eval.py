@@ -83,7 +83,9 @@ def test_eval_retrieval_sends_what_query_fn_builds():
     def misfit(hit: object) -> bool:
         return False
     m = eval_retrieval(kb, rows, RetrievalParams(),
-                       query_fn=lambda q: (q.upper() + " | liver", ("question?",), ("liver first-line",), misfit))
+                       query_fn=lambda q: (q.upper() + " | liver", {
+                           "extra_queries": ("question?",), "grade_queries": ("liver first-line",),
+                           "demote": misfit}))
     # the case-fit test a consult sends goes with the queries (kb RetrievalParams.demote)
     assert kb.seen == [("CASE | liver", ("question?",), ("liver first-line",), misfit)]
     assert m["answer_recall@1"] == 1.0

@@ -86,9 +86,9 @@ def test_a_consult_demotes_sections_of_another_stage_receptor_status_or_cancer()
 
 def test_the_setting_turns_it_off():
     text = "Stage IIA breast cancer, ER-positive, HER2-negative. What adjuvant therapy?"
-    assert consult_queries(text, Settings())[3] is not None
+    assert consult_queries(text, Settings())[1]["demote"] is not None
     off = Settings.model_validate({"rag": {"prefer_fitting": False}})
-    assert consult_queries(text, off)[3] is None
+    assert consult_queries(text, off)[1]["demote"] is None
 
 
 def test_a_key_references_section_is_neither_chunked_nor_retrieved_from_an_older_store(kb):
@@ -116,7 +116,7 @@ def test_a_treatment_question_prefers_treatment_sections_to_background_ones():
     settings = Settings()
     text = ("70-year-old with stage III diffuse large B-cell lymphoma, IPI 3, LVEF 60%. What is the recommended "
             "first-line treatment?")
-    demote = consult_queries(text, settings)[3]
+    demote = consult_queries(text, settings)[1]["demote"]
     title = "Aggressive B-Cell Non-Hodgkin Lymphoma Treatment (PDQ®) - NCI"
     options = "## Treatment of Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL > ### Treatment Options for " \
               "Aggressive, Noncontiguous Stage II/III/IV B-Cell NHL"
@@ -128,8 +128,9 @@ def test_a_treatment_question_prefers_treatment_sections_to_background_ones():
     assert not background_section("## Treatment of Good-Prognosis Nonseminoma")  # a heading naming a treatment
     follow_up = "## General Information About Colon Cancer > ### Follow-Up and Survivorship"
     colon = "Stage II colon cancer resected 2 years ago, CEA normal. What follow-up surveillance is recommended?"
-    assert not consult_queries(colon, settings)[3](hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
-    assert consult_queries("Stage II colon cancer resected. What adjuvant therapy?", settings)[3](
+    demote = consult_queries(colon, settings)[1]["demote"]
+    assert not demote(hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
+    assert consult_queries("Stage II colon cancer resected. What adjuvant therapy?", settings)[1]["demote"](
         hit("Colon Cancer Treatment (PDQ®) - NCI", follow_up))
 
 
