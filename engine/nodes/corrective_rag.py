@@ -8,8 +8,9 @@
   the HITL floor compares. A passage about another cancer (``Passage.other_cancer``) is never counted, and when
   only such passages are relevant the query is rewritten once, as when none is.
 - Multi-query recall: a case of several sentences also recalls with its question sentence alone and a focused
-  facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the gate, the
-  per-passage distance check and the grading still judge the whole query (plus the focused grade query below).
+  facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the per-passage
+  distance check and the grading still judge the whole query (plus the focused grade query below), the gate the
+  whole query or, when a cancer type is read, the focused one (``rag.gate_focused_query``, kb/EVAL.md round 14).
   The rewrite's retrieval uses none.
 - Focused grading (``rag.grade_focused_query``, kb/EVAL.md round 5b): for a case of several sentences whose cancer
   type is known and that states a marker or asks an intent, the focused query ("hepatocellular carcinoma first-line
