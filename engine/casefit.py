@@ -304,6 +304,8 @@ _STATUS = r"(?:[- ]?((?i:positive|negative|low|ultralow))\b|\s?(\+|-)(?=[\s,.;:/
 _COMBO_RE = re.compile(r"\b(HR|ER|(?i:hormone[- ]receptors?|o?estrogen[- ]receptors?))" + _STATUS
                        + r"\s*/\s*(HER2)" + _STATUS)
 _RECEPTOR_RE = re.compile(r"\b" + _REC + _STATUS)
+# a suspended hyphen: "ER- and/or PR-positive" is ER-positive and/or PR-positive, not ER-negative
+_SUSPENDED_RE = re.compile(r"\s+(?:and/or|or|and)\s+" + _REC + r"[- ]((?i:positive|negative|low))\b")
 _HER2_AMP_RE = re.compile(r"\b(?:HER2|ERBB2)[- ](?:amplification|amplified|overexpress(?:ion|ing|ed))\b")
 _TNBC_RE = re.compile(r"\btriple[- ]negative\b|\bTNBC\b", re.IGNORECASE)
 
@@ -447,8 +449,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HER2", "positive"),)))
     for m in _RECEPTOR_RE.finditer(text):
         if free(m):
-            add(m, Condition("receptor", "receptor", m.group(0).strip(),
-                             receptors=((_receptor_key(m.group(1)), _status(m.group(2), m.group(3))),)))
+            later = _SUSPENDED_RE.match(text, m.end()) if m.group(3) == "-" else None
+            status = _status(later.group(2), None) if later else _status(m.group(2), m.group(3))
+            shown = f"{m.group(1)}-{later.group(2)}" if later else m.group(0).strip()
+            add(m, Condition("receptor", "receptor", shown, receptors=((_receptor_key(m.group(1)), status),)))
     for m in _TNBC_RE.finditer(text):
         if free(m):
             add(m, Condition("receptor", "receptor", m.group(0), receptors=(("HR", "negative"), ("HER2", "negative"))))

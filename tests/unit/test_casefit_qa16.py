@@ -1,0 +1,37 @@
+"""Case fit misreads a clinician QA pass found (session 16)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import assess, case_from_facts, spans
+from engine.config import Settings
+from engine.facts import extract_facts
+
+
+def case(note: str):
+    r = Settings().router
+    return case_from_facts(extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords,
+                                         rare_cancers=r.rare_cancers))
+
+
+HER2_POSITIVE = case("52-year-old woman, invasive ductal carcinoma, ER-negative, PR-negative, HER2 3+. Neoadjuvant?")
+
+
+def test_a_suspended_hyphen_is_read_with_the_status_after_it():
+    """"ER- and/or PR-positive/HER2-negative" had been read as ER-negative (which the case is) or PR-positive:
+    alternatives, one of which fitted, so a HER2-negative eligibility line was released for a HER2 3+ case."""
+    fit = assess("Patients with ER- and/or PR-positive/HER2-negative disease were required to have a high "
+                 "recurrence score.", HER2_POSITIVE)
+    assert fit.verdict == "contradicts"
+    assert "states ER-positive; the case is ER-negative" in fit.contradicted
+
+
+@pytest.mark.parametrize("sentence, read", [
+    ("For ER- or PR-negative disease, chemotherapy is given.", [("ER", "negative"), ("PR", "negative")]),
+    ("Tumors that were ER-, PR-, and HER2-negative were excluded.",
+     [("ER", "negative"), ("PR", "negative"), ("HER2", "negative")]),
+    ("ER- tumors and PR-positive ones differ.", [("ER", "negative"), ("PR", "positive")]),
+])
+def test_a_plain_minus_sign_stays_negative(sentence: str, read: list[tuple[str, str]]) -> None:
+    assert [r for _a, _b, c in spans(sentence) for r in c.receptors] == read
