@@ -24,6 +24,9 @@ _TREATMENT_TERM_RE = re.compile(
     r"\b(?:\w*therap(?:y|ies)|chemo\w*|radiat\w*|radiosurg\w*|surg\w*|resect\w*|\w+ectomy|transplant\w*|"
     r"ablat\w*|emboli[sz]\w*|surveillance|observation|watchful|watch and wait|inhibitors?|maintenance|"
     r"regimens?|trastuzumab\w*|tamoxifen|aromatase|hormon\w*)\b", re.IGNORECASE)
+# the registry's name is no surveillance of a patient: five epidemiology claims citing "the Surveillance,
+# Epidemiology, and End Results (SEER) program" had passed as an answer to a treatment question
+_SEER_RE = re.compile(r"\bSurveillance,?\s+Epidemiology,?\s+and\s+End\s+Results\b", re.IGNORECASE)
 
 
 def answers_no_treatment(state: ConsultState) -> bool:
@@ -31,7 +34,7 @@ def answers_no_treatment(state: ConsultState) -> bool:
     released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
     if not released or not _TREATMENT_QUESTION_RE.search(state.case_text):
         return False
-    text = " ".join(released)
+    text = _SEER_RE.sub(" ", " ".join(released))
     return not (_TREATMENT_TERM_RE.search(text) or drug_names(text))
 
 
@@ -97,6 +100,30 @@ def guidelines_of_an_unnamed_cancer(state: ConsultState) -> tuple[str, ...]:
     return tuple(cited) if len(cited) > 1 else ()
 
 
+# the population a guideline is written for, by its title ("Adult Acute Lymphoblastic Leukemia Treatment",
+# "Childhood Hodgkin Lymphoma Treatment"), and a note that says the patient is a child without giving an age
+_ADULT_TITLE_RE = re.compile(r"^\s*adults?\b", re.IGNORECASE)
+_CHILD_TITLE_RE = re.compile(r"^\s*(?:childhood|pediatric|paediatric)\b", re.IGNORECASE)
+_CHILD_NOTE_RE = re.compile(r"\b(?:child|boy|girl|infant|toddler|pediatric|paediatric|childhood)\b",
+                            re.IGNORECASE)
+
+
+def guidelines_of_another_age_group(state: ConsultState) -> tuple[bool, tuple[str, ...]]:
+    """Whether the patient is a child (under 18, or a note without an age that says "child", "boy", ...), and
+    the titles of the guidelines released claims quote that are written for the other age group: adults' for a
+    child, children's for an adult. The QA pass's 8-year-old with newly diagnosed B-ALL was released "ongoing
+    treatment with a BCR::ABL1 tyrosine kinase inhibitor" from the adult ALL summary, unreviewed."""
+    age = state.facts.age
+    child = age < 18 if age is not None else bool(_CHILD_NOTE_RE.search(state.case_text))
+    if not state.ledger or not state.retrieval or (age is None and not child):
+        return child, ()
+    other = _ADULT_TITLE_RE if child else _CHILD_TITLE_RE
+    titles = {p.id: p.title for p in state.retrieval.passages}
+    released = [c for c in state.ledger.claims if c.state in ("supported", "qualified")]
+    return child, tuple(dict.fromkeys(titles[e] for c in released for e in c.evidence
+                                      if e in titles and other.search(titles[e])))
+
+
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:
     reasons: list[str] = []
     r = state.routing
@@ -127,6 +154,11 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         reasons.append(f"The question asks about \u201c{asked}\u201d, which no retrieved guideline passage "
                        "mentions: the answer may be about something else (a question outside these "
                        "guidelines?)")
+    child, elsewhere = guidelines_of_another_age_group(state)
+    if elsewhere:
+        patient, group = ("a child", "adults") if child else ("an adult", "children")
+        reasons.append(f"The patient is {patient}, but released claims quote a guideline written for {group} "
+                       f"({'; '.join(elsewhere)}): a person should judge whether it applies")
     if mixed := guidelines_of_an_unnamed_cancer(state):
         reasons.append(f"The case names no cancer type the system recognises, and the released claims quote "
                        f"{len(mixed)} different guidelines ({'; '.join(mixed)}): a person should confirm which, if "

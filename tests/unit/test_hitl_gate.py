@@ -142,3 +142,49 @@ def test_a_phase_written_as_a_compound_is_not_a_subject():
     # nor are the words of how much or how long ("What dose of radiation therapy?")
     assert not off_subject(with_passages("Stage III NSCLC. What dose of radiation therapy?",
                                          "Radiation therapy of 60 Gy in 30 fractions is standard."))
+
+
+def _with_titles(question: str, age: int | None, title: str) -> ConsultState:
+    s = state(question, ("Ongoing treatment with a BCR::ABL1 tyrosine kinase inhibitor.", "supported"))
+    passage = Passage(id="E1", chunk_id="c1", title=title, source="x.md", section="## Treatment", page=None,
+                      text="Ongoing treatment with a BCR::ABL1 tyrosine kinase inhibitor.", distance=0.2,
+                      rerank_score=3.0, relevant=True)
+    retrieval = Retrieval(query=question, passages=(passage,), gate_passed=True, rag_confidence=0.9)
+    return replace(s, facts=replace(s.facts, age=age), retrieval=retrieval)
+
+
+def age_group(s: ConsultState) -> list[str]:
+    return [r for r in review_reasons(s, 0.0) if "written for" in r]
+
+
+def test_a_child_answered_from_an_adult_guideline_waits_for_a_reviewer():
+    adult_all = "Adult Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI"
+    question = "8-year-old with newly diagnosed standard-risk B-ALL. What induction therapy?"
+    (reason,) = age_group(_with_titles(question, 8, adult_all))
+    assert reason.startswith("The patient is a child") and adult_all in reason
+    # a child without an age: the note's words
+    assert age_group(_with_titles("A boy with newly diagnosed B-ALL. Induction?", None, adult_all))
+    # the same guideline for an adult, or a child's own guideline: nothing to say
+    assert not age_group(_with_titles(question.replace("8-year-old", "48-year-old"), 48, adult_all))
+    childhood_all = "Childhood Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI"
+    assert not age_group(_with_titles(question, 8, childhood_all))
+    assert not age_group(_with_titles("Newly diagnosed B-ALL. Induction?", None, adult_all))  # no age known
+
+
+def test_an_adult_answered_from_a_childrens_guideline_waits_for_a_reviewer():
+    childhood = "Childhood Hodgkin Lymphoma Treatment (PDQ®) - NCI"
+    hodgkin = "52-year-old with stage II Hodgkin lymphoma. Treatment?"
+    (reason,) = age_group(_with_titles(hodgkin, 52, childhood))
+    assert reason.startswith("The patient is an adult") and childhood in reason
+
+
+def test_the_seer_registry_is_no_surveillance_answer():
+    """Five epidemiology claims citing "the Surveillance, Epidemiology, and End Results (SEER) program"
+    had passed as naming an approach ("surveillance") for "HPV-positive tonsil cancer: primary treatment
+    options?"."""
+    seer = ("According to the Surveillance, Epidemiology, and End Results (SEER) program, incidence rose "
+            "by 2% a year.")
+    assert waits(state("HPV-positive tonsil cancer, T2N1. What are the primary treatment options?",
+                       (seer, "supported")))
+    assert not waits(state("Low-risk prostate cancer. What management options?",
+                           ("Active surveillance is an option for low-risk disease.", "supported")))
