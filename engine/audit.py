@@ -69,6 +69,8 @@ class Verification:
     def message(self) -> str:
         if self.ok:
             return f"{self.entries} entries, chain intact; head {self.head_hash}"
+        if self.seq is None:  # a record the log never saw: it was written around the engine
+            return f"audit log tampered: {self.problem}"
         where = f"entry #{self.seq}" + (f" ({self.kind})" if self.kind else "")
         return f"audit log tampered at {where}: {self.problem}"
 
@@ -158,7 +160,40 @@ class AuditLog:
             problem = check()
             if problem is not None:
                 return Verification(count, False, problem[0], kind, problem[1])
+        unlogged = self._unlogged()
+        if unlogged is not None:
+            return Verification(count, False, None, unlogged[0], unlogged[1])
         return Verification(count, True, head_hash=prev)
+
+    def _unlogged(self) -> tuple[str, str] | None:
+        """The other direction: every consult, checkpoint and decided approval is written with its entry in
+        one transaction, so a row without one was written (or its entries deleted) around the engine: an
+        approval set to "approved" in the database, or a log emptied with its head while the consults stay. A
+        consult's status must also be the one its last checkpoint's entry recorded ("released" set by hand)."""
+        logged: dict[str, set[Any]] = {"consult": set(), "node": set(), "decision": set()}
+        last_status: dict[str, str] = {}
+        for e in self.entries():
+            if e.kind == "consult":
+                logged["consult"].add(e.consult_id)
+            elif e.kind == "node":
+                logged["node"].add((e.consult_id, e.data.get("checkpoint")))
+                last_status[e.consult_id] = str(e.data.get("status"))
+            elif e.kind == "decision":
+                logged["decision"].add(e.data.get("approval_id"))
+        for (cid,) in self.conn.execute("select id from consults order by started_at"):
+            if cid not in logged["consult"]:
+                return "consult", (f"consult {cid} has no entry in the log (its entries were deleted, or it "
+                                   "was added around the engine)")
+        for cid, seq in self.conn.execute("select consult_id, seq from checkpoints order by rowid"):
+            if (cid, seq) not in logged["node"]:
+                return "node", f"checkpoint {seq} of consult {cid} has no entry in the log"
+        for aid, status in self.conn.execute("select id, status from approvals where status != 'pending'"):
+            if aid not in logged["decision"]:
+                return "decision", f"approval item {aid} is {status} but no reviewer's decision is in the log"
+        for cid, status in self.conn.execute("select id, status from consults"):
+            if cid in last_status and status != last_status[cid]:
+                return "node", f"consult {cid} is {status!r} but its last logged step left it {last_status[cid]!r}"
+        return None
 
     def _kind(self, seq: int) -> str:
         row = self.conn.execute("select kind from audit_log where seq = ?", [seq]).fetchone()

@@ -155,3 +155,35 @@ def test_export_is_recorded_with_the_file_hash(tmp_path):
     text = path.read_text()
     assert "decided by dr.review (oncologist)" in text and "asked by dr.ask" in text
     assert engine.store.audit.verify().ok
+
+
+def test_an_approval_forged_in_the_database_is_detected(tmp_path):
+    """QA: a pending item set to approved by plain SQL (no decision in the log) passed `audit verify`; `hitl
+    show` then said "approved by dr.forger"."""
+    engine, _, _ = make_engine(tmp_path, overrides=REVIEWER)
+    collect(lambda: engine.stream("PT-0002", TIER2))
+    [item] = engine.store.approvals("pending")
+    assert engine.store.audit.verify().ok
+    tamper(engine.settings.db_path,
+           "update approvals set status = 'approved', reviewer = 'dr.forger' where id = ?", [item.id])
+    result = engine.store.audit.verify()
+    assert not result.ok and result.kind == "decision" and item.id in result.problem
+    assert "no reviewer's decision is in the log" in result.message and result.seq is None
+
+
+def test_a_consult_released_by_hand_is_detected(tmp_path):
+    engine, _, _ = make_engine(tmp_path, overrides=REVIEWER)
+    collect(lambda: engine.stream("PT-0002", TIER2))
+    tamper(engine.settings.db_path, "update consults set status = 'released'")
+    result = engine.store.audit.verify()
+    assert not result.ok and "'released' but its last logged step left it 'pending_review'" in result.problem
+
+
+def test_a_log_emptied_with_its_head_is_detected(tmp_path):
+    """Deleting every entry and the head left "0 entries, chain intact" while the consults stayed."""
+    engine = consults(tmp_path)
+    db = engine.settings.db_path
+    tamper(db, "delete from audit_log")
+    tamper(db, "delete from audit_head")
+    result = engine.store.audit.verify()
+    assert not result.ok and result.entries == 0 and "has no entry in the log" in result.problem
