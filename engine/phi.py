@@ -1065,6 +1065,10 @@ _PHONE_LABEL_RE = _ci(
     r"ph|mob|direct|landline|number|"
     r"(?:answering|reach(?:ed)?|call(?:ed)?|text|ring|contact)(?:[ ](?:me|him|her|us|them|the[ ]\w+))?[ ](?:at|on))\b\.?[ \t]{0,3}(?:#|no\.?|number|num)?[ \t]{0,3}[:\-]?\s{0,4}"
     r"(\+?[\d(][\d \t().-]{5,24}\d(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?)")
+# a sentence ends after a labelled number and the next one starts with a number that is no part of it: an age
+# or a count ("Phone (617) 555-0142. 64F with ...", "Tel 617-555-0142. 64-year-old man", "... 0958. 71 y/o")
+_PHONE_SENTENCE_END_RE = re.compile(r"(?<=\d)\.[ \t]+(?=\d)")
+_WORD_AFTER_NUMBER_RE = re.compile(r"[ \t]?-?[^\W\d_]")
 # after a country code, a one-digit area or mobile prefix ("+33 6 12 34 56 78") or a bracketed trunk zero
 # ("+44 (0)20 7946 0958"); an area code and a long subscriber number ("+49 30 12345678")
 _PHONE_RE = re.compile(
@@ -1717,6 +1721,9 @@ def _structured(text: str, low: str, lower_mode: bool, as_written: str = "") -> 
         s, e = _trim(text, m.start(1), m.end(1), " \t.-(")
         if ")" in text[s:e] and "(" not in text[s:e]:  # "(beeper 2207). 72 yo": the bracket closes the number
             s, e = _trim(text, s, text.index(")", s), " \t.-(")
+        if (dot := _PHONE_SENTENCE_END_RE.search(text, s, e)) and _WORD_AFTER_NUMBER_RE.match(text, e) and \
+                _valid_phone(text, s, dot.start(), True):
+            e = dot.start()  # "Tel 617-555-0142. 64-year-old man": the age after the full stop stays
         if _valid_phone(text, s, e, True):
             add((s, e, "PHONE_LABEL"))
     for m in _iter_win(_PAGER_RE, low, _windows(_PAGER_ANCHOR_RE, low, 0, 30)):
