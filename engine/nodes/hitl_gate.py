@@ -69,22 +69,69 @@ _NOT_A_SUBJECT = frozenset(
     "number sequence combination drug drugs agent agents option options regimen regimens".split())
 
 
+# "How should febrile neutropenia be managed?", "How do we treat her hypercalcemia?", "What is the management
+# of tumor lysis syndrome?": what is to be managed is the question's subject
+_MANAGED_RE = re.compile(
+    r"\bhow\s+(?:should|would|can|could|is|are|do|does)\s+(?P<a>[^?.;:]{3,60}?)\s+be\s+(?:best\s+)?"
+    r"(?:managed|treated|handled|controlled|prevented)\b|"
+    r"\bhow\s+(?:should|do|does|can|would|to)\s+(?:(?:we|i|you|one)\s+)?(?:best\s+)?"
+    r"(?:manage|treat|handle|control|prevent)\s+(?P<b>[^?.;:]{3,60}?)\s*(?:[?.;:]|$)|"
+    r"\b(?:management|treatment|prevention)\s+of\s+(?P<c>[^?.;:]{3,60}?)\s*\?", re.IGNORECASE)
+_NOT_A_TOPIC = _NOT_A_SUBJECT | frozenset(
+    "her his their this that these those patient patient's patients case disease cancer cancers tumor tumour "
+    "tumors tumours condition symptoms symptom problem issue now currently best".split())
+
+
+def _subject_words(phrase: str, case_words: set[str]) -> list[str]:
+    """The words of a question's subject that say what it is about: not a phase, manner or pronoun, nor a word
+    of the case's own cancer (a compound's parts count on their own)."""
+    return [part for w in phrase.lower().split() if w not in _NOT_A_TOPIC
+            for part in re.split(r"[/-]+", w.strip("()'\"")) if part not in _NOT_A_TOPIC and len(part) > 3
+            and part not in case_words]
+
+
 def asks_about_something_unretrieved(state: ConsultState) -> str:
-    """The subject of a "which X drug/therapy" question when no retrieved passage mentions it, else "". A
-    released answer to it answers something else: the QA pass's "stage IV NSCLC, EGFR exon 19 ... new
-    uncontrolled hypertension. Which antihypertensive drug should be started?" released EGFR TKIs,
-    unreviewed."""
+    """The subject of a "which X drug/therapy" question when no retrieved passage mentions it, or of a "how
+    should X be managed" question when one of its words is in none, else "". A released answer to it answers
+    something else: the QA pass's "stage IV NSCLC, EGFR exon 19 ... new uncontrolled hypertension. Which
+    antihypertensive drug should be started?" released EGFR TKIs, and "Patient on FOLFOX for colon cancer ...
+    How should febrile neutropenia be managed?" FOLFOX's adoption as adjuvant therapy, both unreviewed."""
     if not state.retrieval or not state.retrieval.passages:
         return ""
     passages = " ".join(p.text for p in state.retrieval.passages).lower()
+
+    def found(word: str) -> bool:
+        return word[:max(5, len(word) - 3)] in passages
+
     for m in _ASKED_RE.finditer(state.case_text):
-        # a compound's parts count on their own ("skin-directed treatments" are about the skin the passages
-        # name), once the compound itself is no phase or manner ("first-line")
-        words = [part for w in m.group("mod").lower().split() if w not in _NOT_A_SUBJECT
-                 for part in re.split(r"[/-]+", w) if part not in _NOT_A_SUBJECT and len(part) > 3]
-        if words and not any(w[:max(5, len(w) - 3)] in passages for w in words):
+        words = _subject_words(m.group("mod"), set())
+        if words and not any(found(w) for w in words):
             return f"{m.group('mod').strip()} {m.group('head')}"
+    cancer = set((state.facts.cancer_type or "").lower().split())
+    for m in _MANAGED_RE.finditer(state.case_text):
+        subject = next(g for g in m.group("a", "b", "c") if g)
+        words = _subject_words(subject, cancer)
+        # all of them: FOLFOX's trials name neutropenia, not "febrile neutropenia"
+        if words and not all(found(w) for w in words):
+            return subject.strip()
     return ""
+
+
+# a pregnant patient: a guideline's treatment is judged differently, so a passage must say so
+_PREGNANT_RE = re.compile(r"\b(?:pregnan\w*|gestation\w*|gravid\w*|trimester)\b", re.IGNORECASE)
+_NOT_PREGNANT_RE = re.compile(r"\b(?:not|no|denies|negative)\s+(?:\w+\s+){0,2}(?:pregnan\w*)", re.IGNORECASE)
+
+
+def pregnant_and_unaddressed(state: ConsultState) -> bool:
+    """The note says the patient is pregnant and no retrieved passage mentions pregnancy: the QA pass's stage
+    II Hodgkin lymphoma at 22 weeks was released general Hodgkin statements."""
+    text = state.case_text
+    if not state.retrieval or not state.retrieval.passages or not _PREGNANT_RE.search(text):
+        return False
+    denied = len(_NOT_PREGNANT_RE.findall(text))
+    if denied and len(_PREGNANT_RE.findall(text)) <= denied:  # "not pregnant": every mention is denied
+        return False
+    return not any(_PREGNANT_RE.search(p.text) for p in state.retrieval.passages)
 
 
 def guidelines_of_an_unnamed_cancer(state: ConsultState) -> tuple[str, ...]:
@@ -154,6 +201,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         reasons.append(f"The question asks about \u201c{asked}\u201d, which no retrieved guideline passage "
                        "mentions: the answer may be about something else (a question outside these "
                        "guidelines?)")
+    if pregnant_and_unaddressed(state):
+        reasons.append("The patient is pregnant, and no retrieved guideline passage mentions pregnancy: a "
+                       "person should judge whether the answer applies")
     child, elsewhere = guidelines_of_another_age_group(state)
     if elsewhere:
         patient, group = ("a child", "adults") if child else ("an adult", "children")

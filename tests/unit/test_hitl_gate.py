@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from engine.nodes.hitl_gate import review_reasons
 from dataclasses import replace
+
+import pytest
+
+from engine.nodes.hitl_gate import review_reasons
 
 from engine.state import Claim, ConsultState, Ledger, Passage, Retrieval
 
@@ -188,3 +191,41 @@ def test_the_seer_registry_is_no_surveillance_answer():
                        (seer, "supported")))
     assert not waits(state("Low-risk prostate cancer. What management options?",
                            ("Active surveillance is an option for low-risk disease.", "supported")))
+
+
+FOLFOX_LINES = ("Most physicians have adopted FOLFOX as the standard of care because of toxicity concerns "
+                "with weekly FLOX; grade 3 neutropenia was more common.",)
+
+
+@pytest.mark.parametrize("question", [
+    "Patient on FOLFOX for colon cancer, 38.6 C, ANC 300. How should febrile neutropenia be managed?",
+    "Colon cancer on FOLFOX. How do we treat her febrile neutropenia?",
+    "Colon cancer on FOLFOX, fever and ANC 300. What is the management of febrile neutropenia?",
+])
+def test_how_to_manage_something_no_passage_is_about_waits_for_a_reviewer(question: str) -> None:
+    """A released FOLFOX adoption line answered a febrile neutropenia question (QA session 16): one word of
+    the subject ("neutropenia", a toxicity the trials name) is not enough, all must be there."""
+    assert off_subject(with_passages(question, *FOLFOX_LINES))
+    assert not off_subject(with_passages(question, *FOLFOX_LINES,
+                                         "Febrile neutropenia is managed with empiric antibiotics."))
+
+
+def test_how_to_treat_the_case_s_own_cancer_is_no_other_subject():
+    for question in ("Stage III colon cancer after resection. How should this be treated?",
+                     "Stage III colon cancer after resection. How should her colon cancer be managed?",
+                     "What is the treatment of stage III colon cancer?"):
+        s = with_passages(question, *FOLFOX_LINES, "Stage III colon cancer is treated with adjuvant therapy.")
+        assert not off_subject(replace(s, facts=replace(s.facts, cancer_type="colon cancer"))), question
+
+
+def pregnancy(s: ConsultState) -> bool:
+    return any(r.startswith("The patient is pregnant") for r in review_reasons(s, 0.0))
+
+
+def test_a_pregnant_patient_answered_without_a_word_on_pregnancy_waits_for_a_reviewer():
+    question = "31 years old, 22 weeks pregnant, stage II Hodgkin lymphoma. Which regimen?"
+    hodgkin = "ABVD is a standard regimen for early-stage Hodgkin lymphoma."
+    assert pregnancy(with_passages(question, hodgkin))
+    assert not pregnancy(with_passages(question, hodgkin, "During pregnancy, treatment may be delayed."))
+    assert not pregnancy(with_passages("Stage II Hodgkin lymphoma, not pregnant. Which regimen?", hodgkin))
+    assert not pregnancy(with_passages("Stage II Hodgkin lymphoma. Which regimen?", hodgkin))
