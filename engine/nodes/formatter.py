@@ -205,7 +205,9 @@ def withheld_lines(state: ConsultState) -> list[str]:
     blocked = [c for c in ledger.claims if c.state == "blocked"]
     if blocked or ledger.withheld_text:
         out += ["## Withheld (not released)", ""]
-        out += [f"- {c.id} (from recommendation {c.recommendation}) — blocked: "
+        # the draft's numbering, not the list above (which numbers what was released): "from recommendation 2"
+        # read as the released recommendation 2, another sentence
+        out += [f"- {c.id} (from the draft's recommendation {c.recommendation}; not in the list above) — blocked: "
                 f"{c.reasons[0] if c.reasons else 'not governed'}" for c in blocked]
         out += [f"- {w}" for w in ledger.withheld_text] + [""]
     if ledger.contradictions:

@@ -189,7 +189,7 @@ def test_blocked_claims_never_appear_as_recommendations_but_are_listed_as_withhe
     recs = final.report.split("## Recommendations")[1].split("##")[0]
     assert "FOLFIRINOX" in recs and "wonderdrugumab" not in recs
     withheld = final.report.split("## Withheld (not released)")[1].split("##")[0]
-    assert "C2 (from recommendation 1) — blocked" in withheld
+    assert "C2 (from the draft's recommendation 1; not in the list above) — blocked" in withheld
     state = engine.store.latest("PT-0001").state
     assert [c.state for c in state.ledger.claims] == ["qualified", "blocked"]  # no stage stated; the line is metastatic
 
