@@ -603,16 +603,33 @@ def text_units(text: str) -> list[tuple[str, str]]:
     return [(kind, body) for kind, body in units]
 
 
+def _bracketed(text: str) -> list[tuple[int, int]]:
+    """The spans inside matched round brackets: a statistic "(13.3 months vs. 11.7 months; HR, 0.84; P =
+    .0219)" holds sentence marks that end nothing (an unmatched bracket spans nothing)."""
+    spans, opened = [], []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            start = opened.pop()
+            if not opened:
+                spans.append((start, i))
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
     """Deterministic sentence split of a passage's prose: its paragraphs and list items (``text_units``, hard-wrapped
     lines joined), each cut at . ! ? ; before a capital letter (after any citation markers), not after "e.g."/"i.e."/
-    "vs.". Headings, table rows, images and their captions are not statements and are left out, as are fragments of
-    fewer than MIN_SENTENCE_WORDS words and instruction-like text; bullets and quote marks are dropped."""
+    "vs." nor inside round brackets. Headings, table rows, images and their captions are not statements and are
+    left out, as are fragments of fewer than MIN_SENTENCE_WORDS words and instruction-like text; bullets and quote
+    marks are dropped."""
     out = []
     for kind, unit in text_units(text):
         if kind not in ("text", "list"):
             continue
-        cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(unit)), len(unit)]
+        inside = _bracketed(unit)
+        cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(unit)
+                     if not any(a < m.end() <= b for a, b in inside)), len(unit)]
         for piece in (unit[a:b] for a, b in zip(cuts, cuts[1:])):
             piece = piece.strip().lstrip(">-*\u2022 ").strip()
             if (not piece or piece.startswith("#")

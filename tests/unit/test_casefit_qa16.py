@@ -35,3 +35,16 @@ def test_a_suspended_hyphen_is_read_with_the_status_after_it():
 ])
 def test_a_plain_minus_sign_stays_negative(sentence: str, read: list[tuple[str, str]]) -> None:
     assert [r for _a, _b, c in spans(sentence) for r in c.receptors] == read
+
+
+def test_a_statistic_in_brackets_is_not_cut_into_sentences():
+    """"HR, 0.84; P = .0219) and PFS (5.7 months vs. 4.5 months;" had been released as a claim of its own."""
+    from engine.safety import split_sentences
+
+    text = ("Patients assigned to FOLFIRI/ramucirumab had a significant improvement in median OS (13.3 months "
+            "vs. 11.7 months; HR, 0.84; P = .0219) and PFS (5.7 months vs. 4.5 months; HR, 0.79; P < .0001). "
+            "Grade 3 neutropenia was more common with the combination. "
+            "An unmatched ( bracket ends nothing here. The next sentence stands alone.")
+    assert split_sentences(text) == [
+        text[:text.index(" Grade")], "Grade 3 neutropenia was more common with the combination.",
+        "An unmatched ( bracket ends nothing here.", "The next sentence stands alone."]
