@@ -743,10 +743,12 @@ def case_from_facts(facts: CaseFacts) -> Case:
     if stage is None and "localized" in [e.strip().lower() for e in extent.split(",")]:
         # localized disease without a stage: not metastatic, stage 0 to III (no group within)
         stage, name, metastatic = (0, 39), "localized (no stage given)", False
-    operable = {"resected", "resectable", "borderline resectable"} & {e.strip().lower() for e in extent.split(",")}
+    said = {e.strip().lower() for e in extent.split(",")}
+    operable = {"resected", "resectable", "borderline resectable"} & said
     if stage is None and operable and not facts.recurrent and not _CASE_UNRESECTABLE_RE.search(extent):
-        # resected or resectable without a stage: the early, operable setting, not metastatic (stage 0 to III);
-        # an adjuvant line had been "applies if ... (not stated for this case)" for "pancreatic cancer, resected"
+        # resected or resectable without a stage: the early, operable setting, not metastatic (stage 0 to
+        # III); an adjuvant line had been "applies if ... (not stated for this case)" for "pancreatic cancer,
+        # resected"
         stage, name, metastatic = (0, 39), f"{sorted(operable)[-1]} (no stage given)", False
     if stage is None and "limited-stage" in [e.strip().lower() for e in extent.split(",")]:
         # SCLC's limited stage: stages I to III, not metastatic (PDQ: "Treatment of Limited-Stage SCLC")

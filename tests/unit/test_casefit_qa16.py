@@ -52,8 +52,9 @@ def test_a_statistic_in_brackets_is_not_cut_into_sentences():
 
 def test_resected_without_a_stage_is_the_early_operable_setting():
     resected = case("Pancreatic adenocarcinoma, resected, pT3N1. What adjuvant therapy?")
-    assert assess("Adjuvant chemotherapy with modified FOLFIRINOX is recommended.", resected).verdict == "fits"
+    adjuvant = "Adjuvant chemotherapy with modified FOLFIRINOX is recommended."
+    assert assess(adjuvant, resected).verdict == "fits"
     assert assess("For metastatic disease, FOLFIRINOX is given.", resected).verdict == "contradicts"
     # a recurrence after resection is not the operable setting
     recurred = case("Pancreatic adenocarcinoma, resected, now recurrent. What therapy?")
-    assert assess("Adjuvant chemotherapy with modified FOLFIRINOX is recommended.", recurred).verdict == "unknown"
+    assert assess(adjuvant, recurred).verdict == "unknown"
