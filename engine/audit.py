@@ -90,8 +90,10 @@ def immediate(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 class AuditLog:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, create: bool = True) -> None:
         self.conn = conn
+        if not create:  # a database opened read-only: its tables are there, or it holds no log to read
+            return
         conn.executescript("""
             create table if not exists audit_log (
                 seq integer primary key, at text not null, kind text not null, thread_id text not null,

@@ -93,6 +93,21 @@ def _lock_file(path: Path, consult_id: str) -> int:
         os.close(fd)  # stale: its holder removed it; try the path again
 
 
+def _read_only_connection(db_path: Path) -> sqlite3.Connection:
+    """The database opened for reading only. A WAL database needs its -shm file, which a read-only folder may
+    not let SQLite create: then it is read as immutable (nothing else may write it meanwhile, which a read-only
+    folder ensures)."""
+    if not db_path.is_file():
+        raise sqlite3.OperationalError(f"unable to open database file {db_path}")
+    uri = db_path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+
 def open_problem(db_path: Path, exc: BaseException) -> str:
     """Why the database under ``paths.data_dir`` cannot be opened or written, and what to do, for a person."""
     folder = db_path.parent
@@ -118,14 +133,19 @@ def open_problem(db_path: Path, exc: BaseException) -> str:
 
 
 class CheckpointStore:
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, read_only: bool = False) -> None:
+        """``read_only``: open an existing database without writing anything (a write-protected or archived
+        copy can still be listed and verified); anything that writes then fails."""
         self.path = db_path
         try:
-            db_path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite_utils.Database(db_path)
-            self.db.enable_wal()
-            self._migrate()
-            self.audit = AuditLog(self.db.conn)
+            if read_only:
+                self.db = sqlite_utils.Database(_read_only_connection(db_path))
+            else:
+                db_path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite_utils.Database(db_path)
+                self.db.enable_wal()
+                self._migrate()
+            self.audit = AuditLog(self.db.conn, create=not read_only)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(open_problem(db_path, exc)) from None
 

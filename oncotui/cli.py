@@ -352,6 +352,23 @@ def _settings(args: argparse.Namespace) -> Any:
     return load_settings(args.config)
 
 
+def _reading_store(settings: Any) -> Any:
+    """The consult database for a command that only reads it (lists, `hitl show`, `audit verify/show`): when
+    it cannot be opened for writing (a write-protected folder, an archived copy) an existing one is read as
+    it is, with a note, rather than refused."""
+    from engine.checkpoint import CheckpointStore, StoreError
+
+    try:
+        return CheckpointStore(settings.db_path)
+    except StoreError as exc:
+        if not settings.db_path.is_file():
+            raise
+        store = CheckpointStore(settings.db_path, read_only=True)
+        print(f"oncotui: note: {settings.db_path} cannot be written here ({type(exc).__name__}); reading it "
+              "as it is, read-only", file=sys.stderr)
+        return store
+
+
 def _engine(settings: Any) -> Any:
     from engine.graph import Engine
 
@@ -673,7 +690,8 @@ def cmd_route(args: argparse.Namespace) -> int:
 def cmd_patients(args: argparse.Namespace) -> int:
     from engine.checkpoint import CheckpointStore
 
-    store = CheckpointStore(_settings(args).db_path)
+    settings = _settings(args)
+    store = CheckpointStore(settings.db_path) if args.action == "new" else _reading_store(settings)
     if args.action == "new":
         pid = store.new_patient_id()  # created with its id, atomically
         if args.json:
@@ -699,9 +717,7 @@ def cmd_hitl(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     if args.hitl_command in ("list", "show"):
-        from engine.checkpoint import CheckpointStore
-
-        store = CheckpointStore(settings.db_path)
+        store = _reading_store(settings)
         if args.hitl_command == "show":
             return _hitl_show(args, settings, store)
         items = store.approvals(None if args.all else "pending")
@@ -883,9 +899,7 @@ def _indent(text: str, prefix: str = "  ") -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from engine.checkpoint import CheckpointStore
-
-    log = CheckpointStore(_settings(args).db_path).audit
+    log = _reading_store(_settings(args)).audit
     if args.audit_command == "verify":
         result = log.verify()
         if args.json:
