@@ -1957,6 +1957,12 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "
                             f"case's ({facts.cancer_type})")
+    case = case_from_facts(facts)
+    by_id = {p.id: p for p in passages}
+    for sid, (pid, text) in list(kept.items()):
+        if why := wild_type_targets(text, bullets_under(by_id[pid], sid), case):
+            del kept[sid]
+            dropped[sid] = why
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
     # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
     seen: list[tuple[str, frozenset[str]]] = []
@@ -1970,6 +1976,42 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[di
             del kept[sid]
             dropped[sid] = f"repeats {same} (the same statement in another passage)"
     return kept, dict(sorted(dropped.items(), key=lambda x: list(sentences).index(x[0])))
+
+
+# What a targeted drug needs: "BRAF inhibitor", "ALK tyrosine kinase inhibitors", or a drug of that class by
+# name. MEK inhibitors are given with a BRAF inhibitor for BRAF-mutant disease here. EGFR is left out: anti-EGFR
+# antibodies are for RAS wild-type colorectal cancer, not EGFR-mutant disease.
+_TARGETED_CLASS_RE = re.compile(
+    r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C)(?:/\w+)?[- ](?:tyrosine[ ]kinase[ ])?"
+    r"inhibitors?\b")
+_TARGETED_DRUGS = {
+    "BRAF": "dabrafenib vemurafenib encorafenib trametinib cobimetinib binimetinib",
+    "ALK": "alectinib brigatinib lorlatinib ceritinib", "RET": "selpercatinib pralsetinib",
+    "MET": "capmatinib tepotinib", "NTRK": "larotrectinib", "KRAS": "sotorasib adagrasib",
+    "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib"}
+_DRUG_TARGET = {drug: gene for gene, drugs in _TARGETED_DRUGS.items() for drug in drugs.split()}
+
+
+def _targets(text: str) -> set[str]:
+    """The driver genes the targeted drugs ``text`` names act on ("Dabrafenib plus trametinib": BRAF)."""
+    genes = {m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
+             for m in _TARGETED_CLASS_RE.finditer(text)}
+    return genes | {_DRUG_TARGET[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _DRUG_TARGET}
+
+
+def wild_type_targets(text: str, bullets: Sequence[str], case: Case) -> str:
+    """Why a sentence (or the options item whose bullets are ``bullets``) cannot apply to a case whose driver
+    it targets is stated wild-type: every targeted drug it names, or every bullet under the item, acts on a
+    gene the case is wild-type for ("Combination therapy with signal transduction inhibitors", listing only
+    BRAF/MEK inhibitors, had been released for BRAF wild-type melanoma). "" otherwise."""
+    if not case.wild_type:
+        return ""
+    aimed = [_targets(b) for b in bullets] if bullets else [_targets(text)]
+    if not aimed or not all(genes and genes <= case.wild_type for genes in aimed):
+        return ""
+    genes = sorted(set().union(*aimed))
+    return (f"names therapy targeted at {', '.join(genes)}; the case is "
+            f"{', '.join(case.names.get(g, g + ' wild-type') for g in genes)}")
 
 
 def _statement_words(text: str) -> frozenset[str]:

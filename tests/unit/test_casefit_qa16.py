@@ -58,3 +58,37 @@ def test_resected_without_a_stage_is_the_early_operable_setting():
     # a recurrence after resection is not the operable setting
     recurred = case("Pancreatic adenocarcinoma, resected, now recurrent. What therapy?")
     assert assess(adjuvant, recurred).verdict == "unknown"
+
+
+OPTIONS = ("Treatment options for patients with stage IV melanoma include the following:\n\n"
+           "1. Immunotherapy with checkpoint inhibitors for patients with advanced disease.\n"
+           "    - Nivolumab plus ipilimumab.\n    - Pembrolizumab.\n"
+           "2. Combination therapy with signal transduction inhibitors for patients with advanced disease.\n"
+           "    - Dabrafenib plus trametinib.\n    - Encorafenib plus binimetinib.\n\n"
+           "Dabrafenib plus trametinib improved overall survival compared with vemurafenib alone.\n")
+
+
+def _offered(note: str) -> tuple[list[str], dict[str, str]]:
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+
+    r = Settings().router
+    facts = extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords,
+                          rare_cancers=r.rare_cancers)
+    passage = Passage("E1", "c1", "Melanoma Treatment (PDQ®) - NCI", "m.md",
+                      "## Treatment of Stage IV Melanoma", None, OPTIONS, 0.2, 5.0, True)
+    kept, dropped = locked_candidates((passage,), facts)
+    return [text for _pid, text in kept.values()], dropped
+
+
+def test_therapy_aimed_at_a_driver_the_case_lacks_is_not_offered():
+    """QA: "Combination therapy with signal transduction inhibitors" (BRAF/MEK inhibitors listed under it) was
+    released for BRAF wild-type melanoma."""
+    kept, dropped = _offered("Stage IV melanoma, BRAF wild-type, ECOG 0, untreated. What first-line therapy?")
+    assert any(t.startswith("Immunotherapy") for t in kept)
+    assert not any("signal transduction" in t or "Dabrafenib" in t for t in kept)
+    assert "names therapy targeted at BRAF; the case is BRAF wild-type" in dropped.values()
+    # BRAF V600E or unknown: offered
+    for note in ("Stage IV melanoma, BRAF V600E, untreated. What first-line therapy?",
+                 "Stage IV melanoma, untreated. What first-line therapy?"):
+        assert any("signal transduction" in t for t in _offered(note)[0]), note
