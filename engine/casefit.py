@@ -229,6 +229,10 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("non-metastatic", re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M0(?![\w-])(?!\s+AML)")),
     ("metastatic", LONE_M1_RE),
     ("locally advanced", re.compile(r"\blocally[- ]advanced\b", re.IGNORECASE)),
+    # PDQ's "advanced-stage" (Hodgkin lymphoma, ovarian cancer) is stage III-IV: it had not been read at all,
+    # and "Patients with advanced-stage disease are primarily treated with chemotherapy alone" was released to
+    # a stage IIA Hodgkin case as "supported"
+    ("advanced-stage", re.compile(r"(?<!locally )(?<!locally-)\badvanced[- ]stages?\b", re.IGNORECASE)),
     ("advanced", re.compile(r"(?<!locally )(?<!locally-)\badvanced(?=\s+(?:or metastatic\s+)?(?:disease|cancers?|"
                             r"tumou?rs?|setting|stages?)\b)", re.IGNORECASE)),
     ("early", re.compile(r"\bearly[- ]stage\b|\bearly\s+(?:\w+\s+)?(?:disease|tumou?rs?|cancers?)\b|"
@@ -940,6 +944,7 @@ def _fit_age(c: Condition, age: int | None) -> tuple[Fit, str]:
 # stage class -> (groups it fits, groups it contradicts)
 _CLASS_SETS: dict[str, tuple[set[int], set[int]]] = {
     "early": ({0, 1, 2}, {3, 4}), "locally advanced": ({2, 3}, {0, 1}), "advanced": ({4}, {0, 1, 2}),
+    "advanced-stage": ({3, 4}, {0, 1, 2}),
     "limited-stage": ({1, 2, 3}, {4}), "extensive-stage": ({4}, {0, 1, 2, 3}),
     "metastatic": (set(), {0, 1, 2, 3}), "non-metastatic": ({0, 1, 2, 3}, set()),
     "localised": ({0, 1, 2, 3}, set()), "resectable": ({0, 1, 2, 3}, set())}

@@ -92,3 +92,16 @@ def test_therapy_aimed_at_a_driver_the_case_lacks_is_not_offered():
     for note in ("Stage IV melanoma, BRAF V600E, untreated. What first-line therapy?",
                  "Stage IV melanoma, untreated. What first-line therapy?"):
         assert any("signal transduction" in t for t in _offered(note)[0]), note
+
+
+@pytest.mark.parametrize("note, verdict", [
+    ("35-year-old man with stage IIA classic Hodgkin lymphoma, favorable. What is the standard treatment?",
+     "contradicts"),
+    ("Stage IIIC ovarian cancer after debulking. What maintenance?", "fits"),
+    ("Stage IVB Hodgkin lymphoma. First-line?", "fits"),
+])
+def test_advanced_stage_is_stage_iii_to_iv(note: str, verdict: str) -> None:
+    """"Patients with advanced-stage disease are primarily treated with chemotherapy alone" was released to a
+    stage IIA Hodgkin case as supported: the hyphenated "advanced-stage" had not been read."""
+    sentence = "Patients with advanced-stage disease are primarily treated with chemotherapy alone."
+    assert assess(sentence, case(note)).verdict == verdict
