@@ -506,6 +506,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for a, b, target, value in fitness_readings(text):  # "not candidates for intensive therapy", "transplant-eligible"
         if free((a, b)):
             add((a, b), Condition("fitness", "fitness", text[a:b], value=f"{target}:{value}"))
+    for value, rx in _PERFORMANCE_RES:  # "older patients with good performance status may benefit from ..."
+        for m in rx.finditer(text):
+            if free(m):
+                add(m, Condition("performance", "performance", m.group(0), value=value))
     for a, b, lo, hi, vague in age_readings(text):  # "patients older than 60 years", "older patients"
         if free((a, b)):
             add((a, b), Condition("age", "age", text[a:b], lo=lo, hi=hi, value=vague))
@@ -633,6 +637,7 @@ class Case:
     fitness_stated: bool = False  # the note states a fitness (not only what its treatment history shows)
     age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
     subsites: frozenset[str] = frozenset()  # oral cavity / larynx sites, Hodgkin types the note names (engine.facts)
+    performance: str | None = None  # "good" / "intermediate" / "poor" (``case_performance``); None: unstated
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -768,7 +773,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
                 recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
-                fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites))
+                fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
+                performance=case_performance(facts.performance_status))
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -794,6 +800,30 @@ _CHEMO_GIVEN_RE = re.compile(r"chemo|folf|xelox|capox|platin|taxel|gemcitabine|p
                              r"cytarabine",
                              re.IGNORECASE)
 _POOR_PERFORMANCE_RE = re.compile(r"\bECOG\s*[34]\b|\bKPS\s*(?:[1-4]\d|50)\b", re.IGNORECASE)
+# A population's performance status ("patients with good performance status", "ECOG PS 0-1"), judged against
+# the case's (engine.facts ``performance_status``): good is ECOG 0-1 (KPS >= 80), poor ECOG 3-4 (KPS <= 50);
+# ECOG 2 is left open. "Older patients with good performance status ... may benefit from combination
+# chemotherapy" had been released for an 84-year-old at ECOG 3.
+_PERFORMANCE_RES = (
+    ("good", re.compile(r"\b(?:good|excellent|adequate|favou?rable)\s+performance(?:\s+status)?\b|"
+                        r"\bECOG\s+(?:PS\s+|performance\s+status\s+)?(?:of\s+)?0\s*(?:-|–|to|or)\s*1\b",
+                        re.IGNORECASE)),
+    ("poor", re.compile(r"\b(?:poor|low|impaired|compromised|reduced)\s+performance(?:\s+status)?\b",
+                        re.IGNORECASE)))
+_CASE_PS_RE = re.compile(r"\b(?:ECOG|(?:WHO|Zubrod)\s+PS|PS)\s*(?P<ecog>[0-4])\b|\bKPS\s*(?P<kps>\d{2,3})\b",
+                         re.IGNORECASE)
+
+
+def case_performance(performance_status: str | None) -> str | None:
+    """"good" (ECOG 0-1, KPS >= 80), "poor" (ECOG 3-4, KPS <= 50), "intermediate" (ECOG 2, KPS 60-70), or None
+    when the note states none."""
+    m = _CASE_PS_RE.search(performance_status or "")
+    if m is None:
+        return None
+    if m.group("ecog") is not None:
+        return {0: "good", 1: "good", 2: "intermediate"}.get(int(m.group("ecog")), "poor")
+    kps = int(m.group("kps"))
+    return "good" if kps >= 80 else "poor" if kps <= 50 else "intermediate"
 
 
 def _case_fitness(statements: Sequence[str], facts: CaseFacts | None = None) -> dict[str, tuple[str, str]]:
@@ -916,6 +946,11 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have == want else ("contradicts", said)
     if c.kind == "age":
         return _fit_age(c, case.age)
+    if c.kind == "performance":
+        if case.performance in (None, "intermediate"):
+            return "unknown", ""
+        return ("fits", "") if case.performance == c.value else ("contradicts",
+                                                                 f"of {case.performance} performance status")
     if c.kind == "subsite":
         if not case.subsites:
             return "unknown", ""
@@ -1497,8 +1532,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         inherited = [c for c in inherited if c.family != "label:line"]
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
-    unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None))
-                if not known}
+    unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),
+                                   ("performance", case.performance is not None)) if not known}
     if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
         unstated.add("surgery")
         inherited = [c for c in inherited if c.family != "surgery"]

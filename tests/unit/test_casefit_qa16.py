@@ -105,3 +105,22 @@ def test_advanced_stage_is_stage_iii_to_iv(note: str, verdict: str) -> None:
     stage IIA Hodgkin case as supported: the hyphenated "advanced-stage" had not been read."""
     sentence = "Patients with advanced-stage disease are primarily treated with chemotherapy alone."
     assert assess(sentence, case(note)).verdict == verdict
+
+
+@pytest.mark.parametrize("note, verdict", [
+    ("84-year-old man, ECOG 3, stage IV squamous NSCLC, untreated. What treatment?", "contradicts"),
+    ("Stage IV squamous NSCLC, 70 years old, ECOG 1. First-line?", "fits"),
+    ("Stage IV squamous NSCLC, 70 years old, KPS 90. First-line?", "fits"),
+    ("Stage IV squamous NSCLC, 70 years old, ECOG 2. First-line?", "fits"),  # intermediate: left open
+    ("Stage IV squamous NSCLC, 70 years old. First-line?", "fits"),  # none stated: not judged
+])
+def test_a_populations_performance_status_is_judged_against_the_cases(note: str, verdict: str) -> None:
+    """QA: "Older patients with good performance status may benefit from combination chemotherapy" was
+    released for an 84-year-old at ECOG 3."""
+    fit = assess("Older patients with good performance status may benefit from combination chemotherapy.",
+                 case(note))
+    assert fit.verdict in ((verdict,) if verdict == "contradicts" else ("fits", "unknown"))
+    if verdict == "contradicts":
+        assert fit.contradicted == ("states good performance status; the case is of poor performance status",)
+    poor = assess("Patients with poor performance status may receive single-agent therapy.", case(note))
+    assert (poor.verdict == "contradicts") == ("ECOG 1" in note or "KPS 90" in note)
