@@ -55,6 +55,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 qualifies. A case that has had chemotherapy, without progression, poor performance or stated
                 unfitness, was a candidate for it ("after concurrent chemoradiation"): judged for that target
                 only
+    performance the population's performance status: "good performance status", "ECOG PS 0-1" (good: ECOG 0-1,
+                KPS >= 80), "poor performance status" (ECOG 3-4, KPS <= 50); ECOG 2 is neither. Judged only for a
+                case that states its own (engine.facts ``performance_status``)
     age         the population's age (engine.facts.age_readings): "patients older than 60 years", "aged 65 to 79
                 years", "aged ≥80 years", "older patients (aged ≥60 years)"; "older patients"/"the elderly" fits
                 60 and over and contradicts under 60, "younger patients" the reverse. Not an age as a factor ("age
