@@ -1901,7 +1901,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            recommended: set[str] | frozenset[str] = frozenset(),
            labels: Mapping[str, str] | None = None,
            parents: Mapping[str, str] | None = None,
-           trials: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           trials: set[str] | frozenset[str] = frozenset(),
+           follow_up: bool = False) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others, and of those, the
@@ -1915,9 +1916,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     the list item it is nested under and its paragraph's site (``sentence_context``), read as the deepest part of
     its section.
     ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
-    narrative."""
+    narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first."""
     case = case_from_facts(facts)
-    kept: list[tuple[int, int, int, int, int, int, str]] = []
+    kept: list[tuple[int, int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
@@ -1946,7 +1947,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # GOG-0218's arms, under "stage III or IV disease", before PDQ's PARP inhibitor options item); only a
             # sentence whose condition the case does not state goes after every other; within one kind, one that
             # fits comes first, by its own words before by its section
-            kept.append((int(unknown) + int(recurrence),
+            elsewhere = follow_up and not _FOLLOW_UP_SECTION_RE.search(section or "")
+            kept.append((int(elsewhere), int(unknown) + int(recurrence),
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else
                          2 if sid in trials and sentence_kind(text) == 1 else sentence_kind(text),
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
@@ -1987,15 +1989,33 @@ def misfit_filter(facts: CaseFacts) -> Callable[[Any], bool]:
     return misfit
 
 
-def locked_candidates(passages: Sequence[Passage], facts: CaseFacts) -> tuple[dict[str, tuple[str, str]],
-                                                                            dict[str, str]]:
+# a question about follow-up ("What surveillance schedule (CEA, CT, colonoscopy) is recommended?") and the
+# sections that answer it: their sentences come first, before the treatment options list's items (a stage II
+# colon case two years after surgery had "Adjuvant chemotherapy (under clinical evaluation)." first)
+_FOLLOW_UP_ASKED_RE = re.compile(r"\b(?:surveillance|follow[- ]?up|monitoring|survivorship)\b", re.IGNORECASE)
+_FOLLOW_UP_SECTION_RE = re.compile(
+    r"\b(?:surveillance|follow[- ]?up|monitoring|survivorship|posttreatment)\b", re.IGNORECASE)
+
+
+def asks_about_follow_up(question: str) -> bool:
+    """The case's question sentences (ending in "?"; else its last sentence) ask about follow-up."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", question) if s.strip()]
+    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
+    return any(_FOLLOW_UP_ASKED_RE.search(s) for s in asked)
+
+
+def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: str = ""
+                      ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks).
-    Sentences of a passage about another cancer than the case's are dropped first (the governor would block them)."""
+    Sentences of a passage about another cancer than the case's are dropped first (the governor would block
+    them). ``question``: the case text; when it asks about follow-up, sentences of a follow-up section come
+    first."""
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
-                           sentence_context(passages, sites=bool(facts.subsites)), trial_sentences(passages))
+                           sentence_context(passages, sites=bool(facts.subsites)), trial_sentences(passages),
+                           follow_up=asks_about_follow_up(question))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

@@ -22,7 +22,8 @@ def case_fit_issues(state: ConsultState) -> tuple[str, ...]:
     """Evidence-locked only: why the draft's sentence choice does not fit the case ('' when it does)."""
     if not state.evidence_locked or state.retrieval is None:
         return ()
-    offered, dropped = locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)
+    offered, dropped = locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts,
+                                         state.case_text)
     if not offered:
         return (no_fit_issue(dropped),)
     chosen = [sid for rec in (state.draft.recommendations if state.draft else ()) for sid in rec.sentence_ids]

@@ -89,7 +89,8 @@ def build_locked_messages(state: ConsultState,
     """``offered``: the case's candidate sentences (``locked_candidates``) when the caller has them already."""
     assert state.retrieval is not None
     sentences = offered if offered is not None else \
-        locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts)[0]
+        locked_candidates([p for p in state.retrieval.passages if p.relevant], state.facts,
+                          state.case_text)[0]
     listed = "\n".join(f"[{label}] {sentences[sid][1]}" for label, sid in locked_labels(list(sentences)).items())
     # The case first, the sentences last: with the note after the list, the embedded models began their answer at
     # "S2" in a quarter of the audit's consults, passing over the best-fitting sentence (kb/EVAL.md round 12).
@@ -144,7 +145,7 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     profile = ctx.settings.models.profiles[loaded.profile]
     locked = evidence_locked(ctx.settings, loaded.profile)
     attempt = state.attempts + 1
-    offered = locked_candidates(relevant, state.facts)[0] if locked else {}
+    offered = locked_candidates(relevant, state.facts, state.case_text)[0] if locked else {}
     if locked and not offered:  # every sentence contradicts the case: refuse (fail closed), don't retry
         return replace(state, raw_draft="", draft=None, evidence_locked=True, notices=state.notices + notices,
                        attempts=max(attempt, ctx.settings.engine.max_retries + 1))

@@ -124,3 +124,32 @@ def test_a_populations_performance_status_is_judged_against_the_cases(note: str,
         assert fit.contradicted == ("states good performance status; the case is of poor performance status",)
     poor = assess("Patients with poor performance status may receive single-agent therapy.", case(note))
     assert (poor.verdict == "contradicts") == ("ECOG 1" in note or "KPS 90" in note)
+
+
+def test_a_follow_up_question_is_answered_from_the_follow_up_section_first():
+    """QA: "What surveillance schedule (CEA, CT, colonoscopy) is recommended?" two years after surgery for
+    stage II colon cancer was answered "Adjuvant chemotherapy (under clinical evaluation)." first."""
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+
+    title = "Colon Cancer Treatment (PDQ®) - NCI"
+    options = Passage("E1", "c1", title, "c.md",
+                      "## Treatment of Stage II Colon Cancer > ### Treatment Options for Stage II",
+                      None, "Treatment options for stage II colon cancer include:\n\n"
+                      "1. Surgery alone for patients with stage II disease.\n"
+                      "2. Adjuvant chemotherapy for stage II disease (under clinical evaluation).\n",
+                      0.2, 5.0, True)
+    follow = Passage("E2", "c2", title, "c.md",
+                     "## General Information About Colon Cancer > ### Follow-Up and Survivorship", None,
+                     "Surveillance after resection includes CEA testing every 3 to 6 months.\n",
+                     0.2, 4.0, True)
+    note = "Resected stage II colon cancer, surgery 2 years ago, disease-free."
+    r = Settings().router
+    facts = extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords,
+                          rare_cancers=r.rare_cancers)
+    asked = note + " What surveillance schedule (CEA, CT, colonoscopy) is recommended?"
+    first = next(iter(locked_candidates((options, follow), facts, asked)[0].values()))[1]
+    assert first.startswith("Surveillance after resection")
+    offered = locked_candidates((options, follow), facts, note + " What treatment?")[0]
+    treatment = next(iter(offered.values()))[1]
+    assert treatment.startswith("Surgery alone")
