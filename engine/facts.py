@@ -75,6 +75,10 @@ from engine.state import CaseFacts
 
 # "squamous cell carcinoma of the (left lateral) ...", "SCC of the ...": a head and neck site follows
 _SCC_OF = r"(?:squamous (?:cell )?carcinoma|(?-i:SCC)) of the (?:\w+ ){0,2}?"
+# APL's fusion (PML-RARA, t(15;17)), unless reported absent ("PML-RARA negative": then no APL)
+_APL_FUSION = (r"(?:PML\s*[-:/]{0,2}\s*RARA\b|t\(15;\s*17\)(?:\(q2[24];\s*q\d+(?:\.\d+)?\))?)"
+               r"(?![\s:-]*(?:(?:fusion|rearrangement|transcript|gene)s?[\s:-]*)?"
+               r"(?:negative|neg\b|not[ ]detected|undetected|absent))")
 # (canonical name, regex alternatives). Longest matched span wins, so list generic names freely.
 CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("triple-negative breast cancer", r"triple[- ]negative breast (?:cancer|carcinoma)|\bTNBC\b|breast "
@@ -134,7 +138,10 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("lymphoma", r"lymphoma"),
     # PDQ writes each leukemia up apart ("Chronic Myeloid Leukemia Treatment"): a CML case is not an AML one.
     # Acronyms in capitals only ("all patients" is no leukemia).
-    ("acute myeloid leukemia", r"acute (?:myeloid|myelogenous|non-?lymphocytic) leuka?emia|(?-i:\bAML\b)"),
+    # APL is an AML (it had been a generic "leukemia"); "APL" in capitals only ("aPL antibodies")
+    ("acute myeloid leukemia", r"acute (?:myeloid|myelogenous|non-?lymphocytic|promyelocytic) leuka?emia|"
+                               r"(?-i:\bAML\b|\bAPL\b)|leuka?emia[^.;]{0,40}?" + _APL_FUSION + "|"
+                               + _APL_FUSION + r"[^.;]{0,40}?leuka?emia"),
     ("chronic myeloid leukemia", r"chronic (?:myeloid|myelogenous) leuka?emia|(?-i:\bCML\b)"),
     ("chronic lymphocytic leukemia", r"chronic lymphocytic leuka?emia|small lymphocytic lymphoma|(?-i:\bCLL\b)"),
     ("acute lymphoblastic leukemia", r"acute lympho(?:blastic|cytic) leuka?emia|(?-i:\bALL\b)"),
@@ -206,6 +213,7 @@ IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
     ("small cell lung cancer", r"(?<!non-)(?<!non )\bsmall[- ]cell carcinoma\b.{0,200}?\b(?:lung|hilar|hilum|"
                                r"bronch\w*|mediastin\w*)|\b(?:lung|hilar|hilum|bronch\w*|mediastin\w*).{0,200}?"
                                r"(?<!non-)(?<!non )\bsmall[- ]cell carcinoma\b"),
+    ("acute myeloid leukemia", _APL_FUSION),  # APL's fusion on its own
     ("hepatocellular carcinoma", r"\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
                                  r"tumou?r)|\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
 )
@@ -262,6 +270,14 @@ _METASTATIC_RE = re.compile(
 _METASTATIC_NEGATED_RE = re.compile(
     r"\b(?:no|not|without|negative\s+for|free\s+of|absence\s+of|nor|ruled?\s+out)\s+(?:[\w-]+\s+){0,3}\Z",
     re.IGNORECASE)
+# A metastatic work-up with a clear result after it ("metastatic workup negative", "work-up was negative",
+# "evaluation: unremarkable") or just before ("negative metastatic workup"): no metastases (an adjuvant
+# breast case had scored stage IV). "Metastatic workup pending" is no result: it still reads as it did.
+_WORKUP = r"[ -](?:work[- ]?up|evaluation|survey|screening)\b"
+_WORKUP_RESULT_RE = re.compile(_WORKUP + r"[ \t]*(?::[ \t]*|(?:was|is|were|returned|came[ ]back)[ \t]+)?"
+                               r"(?:negative|unremarkable|normal)\b", re.IGNORECASE)
+_WORKUP_RE = re.compile(_WORKUP, re.IGNORECASE)
+_NEGATIVE_BEFORE_RE = re.compile(r"\bnegative[ \t]+\Z", re.IGNORECASE)
 # An M category on its own ("NSCLC, M1c", "PDAC, M1"): distant metastases. Not AML's FAB subtype ("FAB
 # classification M1", "M1 AML"; in a note also "AML M1", ``_FAB_BEFORE_RE``). Shared with case fit.
 LONE_M1_RE = re.compile(r"(?<![\w-])(?<!classification )(?<!FAB )[cp]?M1[a-d]?(?![\w-])(?!\s+AML)")
@@ -654,9 +670,7 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
         elif (group := node_negative_stage(cancer_type, m)) is not None:
             derived.append((group, m.group(0)))
     if not derived and (m := next((m for m in _METASTATIC_RE.finditer(text)
-                                   if not _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40),
-                                                                        m.start())),
-                                  None)):
+                                   if not _metastases_denied(text, m)), None)):
         derived.append(("IV", m.group(0)))
     if not derived and "leuk" not in (cancer_type or "") and (m := next(
             (m for m in LONE_M1_RE.finditer(text) if not _FAB_BEFORE_RE.search(text, max(0, m.start() - 30),
@@ -690,6 +704,16 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     if extent:
         words = ", ".join([words, *extent] if words else extent)
     return stage, words
+
+
+def _metastases_denied(text: str, m: re.Match[str]) -> bool:
+    """A ``_METASTATIC_RE`` mention that denies metastases: negated ("no distant metastases") or a metastatic
+    work-up with a clear result ("metastatic workup negative", "negative metastatic workup")."""
+    if _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40), m.start()):
+        return True
+    negative_before = _NEGATIVE_BEFORE_RE.search(text, max(0, m.start() - 20), m.start())
+    return m.group(0).lower() == "metastatic" and bool(
+        _WORKUP_RESULT_RE.match(text, m.end()) or (negative_before and _WORKUP_RE.match(text, m.end())))
 
 
 def _former_unresectable(text: str, m: re.Match[str]) -> bool:
@@ -930,10 +954,12 @@ def _performance(text: str) -> str | None:
     return None
 
 
-# The line of therapy a note states, for case fit's line-of-therapy sections ("Second-line systemic therapy" does not
-# apply to an untreated case). "first": untreated ("treatment-naive", "no prior systemic therapy", "de novo
-# metastatic", or the question asks for first-line treatment; not "untreated brain metastases": a lesion, not the
-# patient); "later": "progressed on/after", "second-line", "previously treated". Both or neither: None ("relapsed
+# The line of therapy a note states, for case fit's line-of-therapy sections ("Second-line systemic therapy"
+# does not apply to an untreated case). "first": untreated ("treatment-naive", "no prior systemic therapy",
+# "de novo metastatic", or the question asks for first-line treatment; not "untreated brain metastases": a
+# lesion, not the patient); "later": "progressed on/after", "second-line", "previously treated", or a
+# first-line therapy the patient already had ("progressed after first-line pembrolizumab",
+# ``_PRIOR_FIRST_LINE_RE``; it had been taken for the line asked about). Both or neither: None ("relapsed
 # after adjuvant FOLFOX; first-line options?" is not judged).
 _FIRST_LINE_RE = re.compile(
     r"\btreatment[- ]na[iï]ve\b|\b(?:previously |otherwise )?untreated\b" + _NOT_THE_PATIENT
@@ -944,12 +970,46 @@ _LATER_LINE_RE = re.compile(
     r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogress(?:ed|ion|ing)\s+(?:on|after|despite|through|while "
     r"on|during)\b|\brefractory to\b|\b(?:previously|heavily) treated\b|\bpretreated\b", re.IGNORECASE)
 _LINE_NEGATION_RE = re.compile(r"\b(?:no|not|without|nor)\s+(?:\w+\s+)?\Z", re.IGNORECASE)
+# A first-line therapy after a cue that puts it behind the patient ("progressed after 6 months of
+# first-line pembrolizumab", "following first-line FOLFOX", "prior first-line"): the line already had, so a
+# later-line case. Not "disease control on first-line platinum"; a negated cue ("has not progressed
+# after") leaves it first-line.
+_PRIOR_FIRST_LINE_RE = re.compile(
+    r"\b(?P<cue>after|following|despite|failure[ ]of|refractory[ ]to|prior|completed|"
+    r"progress(?:ed|ion|ing)[ ]on)\s+(?:[\w-]+\s+){0,3}?(?P<line>(?:first|front)[- ]?line)\b", re.IGNORECASE)
+_FIRST_LINE_WORD_RE = re.compile(r"(?:first|front)[- ]?line", re.IGNORECASE)
+_LATER_LINE_ASKED_RE = re.compile(r"\b(?:second|third|later|subsequent)[- ]line\b", re.IGNORECASE)
+
+
+def _question_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence that ends in a question mark."""
+    spans, start = [], 0
+    for sep in [*_SENTENCE_RE.finditer(text), None]:
+        end = sep.start() if sep else len(text)
+        if text[start:end].rstrip().endswith("?"):
+            spans.append((start, end))
+        start = sep.end() if sep else start
+    return spans
 
 
 def _line(text: str) -> str | None:
-    first = bool(_FIRST_LINE_RE.search(text))
-    later = any(not _LINE_NEGATION_RE.search(text[max(0, m.start() - 20):m.start()])
-                for m in _LATER_LINE_RE.finditer(text))
+    def negated(start: int) -> bool:
+        return bool(_LINE_NEGATION_RE.search(text[max(0, start - 20):start]))
+
+    prior = [m for m in _PRIOR_FIRST_LINE_RE.finditer(text) if not negated(m.start("cue"))]
+    prior_at = {m.start("line") for m in prior}
+    firsts = [m for m in _FIRST_LINE_RE.finditer(text) if m.start() not in prior_at]
+    later = bool(prior) or any(not negated(m.start()) for m in _LATER_LINE_RE.finditer(text))
+    questions = _question_spans(text)
+
+    def asked(m: re.Match[str]) -> bool:
+        return any(a <= m.start() < b for a, b in questions)
+
+    if firsts and any(asked(m) for m in _LATER_LINE_ASKED_RE.finditer(text)) and all(
+            _FIRST_LINE_WORD_RE.fullmatch(m.group(0)) and not asked(m) for m in firsts):
+        # a later line asked for, and the only first-line word names a regimen outside it: the line had
+        firsts, later = [], True
+    first = bool(firsts)
     return "first" if first and not later else "later" if later and not first else None
 
 
