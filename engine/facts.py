@@ -233,9 +233,18 @@ _EXTENT_RE = re.compile(r"\b(?:unresectable|inoperable|non[- ]?muscle[- ]invasiv
 # metastases unresectable": two sites). A resection asked about or possible ("can it be resected?", "could be
 # resected") is none.
 _UNRESECTABLE_WORDS = ("unresectable", "inoperable")
+# the operations that remove a primary tumour: "after lumpectomy", "s/p right hemicolectomy", "excised by
+# lumpectomy" is a resection done (an adjuvant line had been "applies if ... (not stated)" for such a case)
+_OPERATION = (r"(?:lumpectomy|mastectomy|(?:hemi)?colectomy|gastrectomy|esophagectomy|oesophagectomy|"
+              r"pancreatectomy|pancreaticoduodenectomy|whipple(?:[ ]procedure)?|lobectomy|pneumonectomy|"
+              r"nephrectomy|prostatectomy|cystectomy|hysterectomy|orchiectomy|hepatectomy|"
+              r"wide[ ]local[ ]excision)")
 _RESECTION_RE = re.compile(
-    r"\b(?P<done>resected|(?:R0|R1|complete|curative|radical)[ ]resection|underwent[ ](?:\w+[ ]){0,3}resection)\b|"
-    r"\b(?P<able>(?:now|became|become|converted[ ]to)[ ]resectable)\b", re.IGNORECASE)
+    r"\b(?P<done>resected|excised|(?:R0|R1|complete|curative|radical)[ ]resection|"
+    r"underwent[ ](?:\w+[ ]){0,3}resection|"
+    r"(?:after|following|s/p|status[ ]post|underwent|excised[ ]by|treated[ ]with)[ ](?:\w+[ ]){0,2}"
+    + _OPERATION + r")\b|\b(?P<able>(?:now|became|become|converted[ ]to)[ ]resectable|(?<![\w-])resectable)\b|"
+    r"\b(?P<border>borderline[ -]resectable)\b", re.IGNORECASE)
 _RESECTION_NOT_DONE_RE = re.compile(
     r"\b(?:(?:can|cannot|could|may|might|to|would|should|will)(?:[ ]+not)?[ ]+(?:be|been|get)[ ]+(?:\w+[ ]+)?|"
     r"(?:not|never|if|whether|unless|potentially|possibly)[ ]+(?:\w+[ ]+){0,2})\Z", re.IGNORECASE)
@@ -244,7 +253,11 @@ _FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|f
 _FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
                               re.IGNORECASE)
 _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", "muscle-invasive", "resected",
-                           "resectable", "localized", "limited-stage"})
+                           "resectable", "borderline resectable", "localized", "limited-stage"})
+# ductal carcinoma in situ, stage 0, when nothing invasive is named (not "invasive ductal carcinoma with DCIS")
+_DCIS_RE = re.compile(r"\bDCIS\b|\bductal carcinoma in situ\b", re.IGNORECASE)
+_INVASIVE_RE = re.compile(r"(?<!non-)(?<!non)(?<!micro)(?<!micro-)\binvasi(?:ve|on)\b|\bIDC\b|\bILC\b",
+                          re.IGNORECASE)
 # Localized disease when no stage is given ("localized prostate adenocarcinoma", "clinically localised disease",
 # "organ-confined"): not metastatic. Not "localized pain", "localized to the liver", "locally advanced", "not
 # localized".
@@ -683,6 +696,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
                 if n == "0" else None
             if group is not None:
                 derived.append((group, m.group(0)))
+    if not stated and not derived and (m := _DCIS_RE.search(text)) and not _INVASIVE_RE.search(text):
+        derived.append(("0", m.group(0)))  # ductal carcinoma in situ is stage 0 (Tis N0 M0) unless invasive
     found = stated or derived
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
@@ -694,7 +709,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
         done = [m for m in _RESECTION_RE.finditer(statements)
                 if not _RESECTION_NOT_DONE_RE.search(statements, 0, m.start())]
         if done:
-            extent.append("resected" if any(m.group("done") for m in done) else "resectable")
+            extent.append("resected" if any(m.group("done") for m in done) else
+                          "borderline resectable" if any(m.group("border") for m in done) else "resectable")
         elif any(_former_unresectable(text, m) for m in _EXTENT_RE.finditer(text)):
             extent.append("unresectable")  # "initially unresectable" and nothing since: still unresectable
     if stage is None and _LOCALIZED_RE.search(text):

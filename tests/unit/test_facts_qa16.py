@@ -90,3 +90,31 @@ def test_metastatic_words_still_stage_iv(text):
 def test_router_no_longer_scores_stage_iv_for_a_negative_workup():
     factors = [f.name for f in score_facts(facts(ADJUVANT), RouterConfig()).factors]
     assert "stage_iv" not in factors
+
+
+@pytest.mark.parametrize("text, stage, extent", [
+    ("Ductal carcinoma in situ, 1.5 cm, ER-positive, excised by lumpectomy with clear margins. Radiation?",
+     "0", "resected"),
+    ("64F, 2.1 cm ER-positive invasive ductal carcinoma, 1 of 3 sentinel nodes positive after lumpectomy. "
+     "What adjuvant systemic therapy?", None, "resected"),
+    ("Colon cancer s/p right hemicolectomy, pT3N1. Adjuvant?", "III", "resected"),
+    ("Borderline resectable pancreatic adenocarcinoma abutting the SMV. Is neoadjuvant therapy recommended?",
+     None, "borderline resectable"),
+    ("Resectable pancreatic adenocarcinoma of the head. Neoadjuvant?", None, "resectable"),
+])
+def test_an_operation_done_and_resectability_are_the_cases_extent(text, stage, extent):
+    """QA: "after lumpectomy", "excised by lumpectomy" and "borderline resectable" had left the case's setting
+    unstated ("applies if ... adjuvant (not stated for this case)"); DCIS had no stage."""
+    f = facts(text)
+    assert f.stage == stage and (f.stage_text or "").endswith(extent)
+
+
+@pytest.mark.parametrize("text", [
+    "Breast cancer, 2 cm. Should she have a lumpectomy?",  # asked, not done
+    "Invasive ductal carcinoma with associated DCIS, 2 cm. Adjuvant?",  # invasive: no stage 0
+    "Unresectable pancreatic adenocarcinoma. Options?",
+])
+def test_what_is_asked_or_invasive_is_not_read_so(text):
+    f = facts(text)
+    extent = f.stage_text or ""
+    assert f.stage != "0" and "resected" not in extent and "borderline" not in extent
