@@ -21,6 +21,10 @@ def run(args: argparse.Namespace) -> int:
     except FinetuneError as exc:
         print(f"oncotui finetune: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a folder gone or read-only mid-run: the file and why, no traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"oncotui finetune: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -41,9 +45,8 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps(report.to_json()))
         return 0
     if stage == "train":
-        if args.restart:  # the same as train.resume = false for this run
-            cfg = cfg.model_copy(update={"train": cfg.train.model_copy(update={"resume": False})})
-        result = api.train(cfg, show_progress=not args.no_progress)
+        # --restart: the same as train.resume = false for this run (train names the flag in what it prints)
+        result = api.train(cfg, show_progress=not args.no_progress, restart=args.restart)
         if args.json:
             print(json.dumps(result.to_json()))
         return 0

@@ -16,14 +16,17 @@ the rendered ``text`` and the token count) and ``report.json`` (the statistics p
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .config import FinetuneError, JobConfig
+from .jobdir import job_lock, writable_dir
 
 __all__ = ["PrepareReport", "prepare", "split_bucket", "record_hash"]
 
@@ -80,19 +83,64 @@ def _json_error(exc: json.JSONDecodeError) -> str:
 
 
 def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet: bool = False) -> PrepareReport:
-    from engine.phi import redact
-
-    from .tokenizer import count_tokens, load_tokenizer, render, supports_thinking_switch, template_kwargs
-
     src = cfg.data.train_file
     if src.is_dir():
         raise FinetuneError(f"data.train_file {src} is a directory; give the JSONL file of case records")
     if not src.is_file():
         raise FinetuneError(f"data.train_file not found: {src}")
-    with src.open("rb") as fh:  # before the tokenizer loads: an empty file needs no model to be found out
-        if not any(line.strip() for line in fh):
-            raise FinetuneError(f"data.train_file {src} is empty: it needs case records, one JSON object per line "
-                                '({"input": "...", "target": "..."}; finetune/README.md)')
+    problem = _file_problem(src)  # before the tokenizer loads: a wrong kind of file needs no model to tell
+    if problem:
+        raise FinetuneError(f"data.train_file {src} {problem}")
+    with job_lock(cfg, "prepare"):
+        writable_dir(cfg.data_dir, "the prepared-data folder")
+        return _prepare(cfg, tokenizer, console, quiet)
+
+
+def _file_problem(src: Path) -> str | None:
+    """Why the whole file is not JSON Lines, judged at its first line (one message, not one per record)."""
+    with src.open("rb") as fh:
+        head = fh.read(4)
+        fh.seek(0)
+        if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+            return "is UTF-32 encoded; save it as UTF-8"
+        # a BOM, or NUL bytes beside ASCII: what Windows tools write when they say "Unicode"
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (
+                len(head) >= 2 and (head[0] == 0) != (head[1] == 0)):
+            return "is UTF-16 encoded; save it as UTF-8"
+        first = next((line for line in fh if line.strip()), None)
+    if first is None:
+        return ('is empty: it needs case records, one JSON object per line ({"input": "...", "target": '
+                '"..."}; finetune/README.md)')
+    text = first.decode("utf-8-sig", errors="replace").strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:  # "[" alone, or "[{...}," : the first line of an array spread over lines
+            value = [{}]
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            return ("looks like a JSON array, not JSON Lines: write one case object per line, without the "
+                    "surrounding [ ] (e.g. jq -c '.[]' cases.json > cases.jsonl)")
+    return None
+
+
+def _lone_surrogate(obj: dict[str, Any]) -> str | None:
+    """A "\\ud800"-style escape parses to a lone surrogate, which no UTF-8 file can hold: rejected."""
+    for key, value in obj.items():
+        try:
+            json.dumps([key, value], ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(str(exc.object)[exc.start])
+            return (f"{key!r} contains \\u{code:04x}, half of a UTF-16 surrogate pair (not a character); "
+                    "fix the escape or remove it")
+    return None
+
+
+def _prepare(cfg: JobConfig, tokenizer: Any, console: Any, quiet: bool) -> PrepareReport:
+    from engine.phi import redact
+
+    from .tokenizer import count_tokens, load_tokenizer, render, supports_thinking_switch, template_kwargs
+
+    src = cfg.data.train_file
     report = PrepareReport(input_file=str(src))
     if tokenizer is None:
         tokenizer, notes = load_tokenizer(cfg.job.base_model, cfg.model.trust_remote_code)
@@ -119,7 +167,7 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
             except json.JSONDecodeError as exc:
                 report.rejected.append({"line": lineno, "reason": _json_error(exc)})
                 continue
-            problem = _validate(obj)
+            problem = _validate(obj) or _lone_surrogate(obj)
             if problem is None and len(obj["input"].strip()) < cfg.data.min_input_chars:
                 problem = f"'input' is empty or shorter than data.min_input_chars={cfg.data.min_input_chars}"
             if problem is None and len(obj["target"].strip()) < cfg.data.min_target_chars:
@@ -173,7 +221,6 @@ def prepare(cfg: JobConfig, *, tokenizer: Any = None, console: Any = None, quiet
         report.tokens = {"min": min(lengths), "mean": round(statistics.fmean(lengths), 1),
                          "median": statistics.median(lengths), "max": max(lengths), "total": sum(lengths)}
     out = cfg.data_dir
-    out.mkdir(parents=True, exist_ok=True)
     for name, part in (("train.jsonl", train), ("eval.jsonl", evals)):
         with (out / name).open("w", encoding="utf-8") as fh:
             for r in part:

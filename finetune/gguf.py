@@ -97,13 +97,33 @@ def captured_native_output() -> Iterator[NativeLog]:
 
 
 def export_gguf(cfg: JobConfig, *, console: Any = None) -> ExportResult:
-    from rich.console import Console
+    from .jobdir import check_inputs, job_lock, writable_dir
 
-    console = console or Console(stderr=True, highlight=False)
     conv = require_converter(cfg.export.converter_dir)
     if not (cfg.merged_dir / "config.json").is_file():
         raise FinetuneError(f"no merged model at {cfg.merged_dir}: run `oncotui finetune merge --config ...` first")
+    with job_lock(cfg, "export-gguf"):
+        check_inputs(cfg, "export-gguf")
+        writable_dir(cfg.gguf_dir, "the GGUF folder")
+        return _export(cfg, conv, console)
+
+
+def _export(cfg: JobConfig, conv: Converter, console: Any) -> ExportResult:
+    from rich.console import Console
+
+    console = console or Console(stderr=True, highlight=False)
     name, outtype = cfg.job.name, cfg.export.outtype
+    lora_type = outtype if outtype in ("f32", "f16", "bf16", "q8_0") else "f16"
+    # a GGUF this export does not write (a quantisation since dropped from export.quantize) would otherwise be
+    # verified and shipped beside the new ones as if it were current
+    keep = {f"{name}-{outtype}.gguf", *(f"{name}-{q}.gguf" for q in cfg.export.quantize)}
+    if cfg.export.lora_gguf:
+        keep.add(f"{name}-lora-{lora_type}.gguf")
+    old = sorted(p.name for p in cfg.gguf_dir.glob("*.gguf") if p.name not in keep)
+    for n in old:
+        (cfg.gguf_dir / n).unlink()
+    if old:
+        console.print(f"removed {', '.join(old)} (an earlier export; not made by this config)")
     base = cfg.gguf_dir / f"{name}-{outtype}.gguf"
     from .tokenizer import keep_sentencepiece_files
 
@@ -117,7 +137,6 @@ def export_gguf(cfg: JobConfig, *, console: Any = None) -> ExportResult:
         quantize(base, dst, q, cfg.export.threads)
         result.quantized[q] = str(dst)
     if cfg.export.lora_gguf and (cfg.adapter_dir / "adapter_config.json").is_file():
-        lora_type = outtype if outtype in ("f32", "f16", "bf16", "q8_0") else "f16"
         dst = cfg.gguf_dir / f"{name}-lora-{lora_type}.gguf"
         console.print(f"converting the adapter alone -> {dst.name}")
         convert_lora(conv, cfg.adapter_dir, cfg.job.base_model, dst, lora_type)

@@ -9,6 +9,7 @@ original.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +37,38 @@ def base_quantization(base: Path) -> str | None:
     return f"{method} {bits}"
 
 
+def _adapter_problem(cfg: JobConfig) -> str | None:
+    """Why the adapter's weights cannot be merged (damaged, cut off), checked before the base model loads."""
+    from .jobdir import adapter_weights, safetensors_problem
+
+    weights = adapter_weights(cfg)
+    if weights is None:
+        return None  # PEFT names what is missing
+    problem = safetensors_problem(weights) if weights.suffix == ".safetensors" else None
+    return f"{weights} is damaged ({problem})" if problem else None
+
+
 def merge(cfg: JobConfig, *, console: Any = None) -> Path:
+    from .jobdir import check_inputs, job_lock, writable_dir
+
+    adapter = cfg.adapter_dir
+    if not (adapter / "adapter_config.json").is_file():
+        raise FinetuneError(f"no LoRA adapter at {adapter}: run `oncotui finetune train --config ...` first")
+    with job_lock(cfg, "merge"):
+        problem = _adapter_problem(cfg)
+        if problem:
+            raise FinetuneError(f"the LoRA adapter cannot be merged: {problem}; run `oncotui finetune train "
+                                "--config ...` again (with --restart if it says the job is complete)")
+        check_inputs(cfg, "merge")
+        writable_dir(cfg.merged_dir, "the merged-model folder")
+        return _merge(cfg, console)
+
+
+def _merge(cfg: JobConfig, console: Any) -> Path:
     from rich.console import Console
 
     console = console or Console(stderr=True, highlight=False)
     adapter = cfg.adapter_dir
-    if not (adapter / "adapter_config.json").is_file():
-        raise FinetuneError(f"no LoRA adapter at {adapter}: run `oncotui finetune train --config ...` first")
     base = cfg.job.base_model
     quant = base_quantization(base)
     if quant and not cfg.export.dequantize:
@@ -73,7 +99,13 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
             model = model.dequantize().to(dtype)
         if getattr(model, "is_loaded_in_4bit", False) or getattr(model, "is_loaded_in_8bit", False):
             raise FinetuneError("the base model is still quantised after loading; refusing to merge")
-        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
+        try:
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
+        except Exception as exc:  # noqa: BLE001 - safetensors, JSON, shapes: a damaged or foreign adapter
+            detail = " ".join(str(exc).split())[:300]
+            raise FinetuneError(f"cannot load the LoRA adapter {adapter} onto {base} ({type(exc).__name__}: "
+                                f"{detail}); run `oncotui finetune train --config ...` again (with --restart "
+                                "if it says the job is complete)") from None
         merged = model.merge_and_unload()
         tok = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
         eos_id = tok.eos_token_id
@@ -83,6 +115,7 @@ def merge(cfg: JobConfig, *, console: Any = None) -> Path:
                 [gen.eos_token_id] if gen.eos_token_id is not None else [])
             gen.eos_token_id = [eos_id, *[i for i in ids if i != eos_id]] if ids and ids != [eos_id] else eos_id
         out = cfg.merged_dir
+        shutil.rmtree(out, ignore_errors=True)  # no weights or shards of an earlier merge left beside these
         out.mkdir(parents=True, exist_ok=True)
         merged.save_pretrained(str(out), safe_serialization=True)
         tok.save_pretrained(str(out))

@@ -13,6 +13,7 @@ probed with a real bf16 matmul. Training resumes from the newest checkpoint unde
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -288,17 +289,93 @@ def _use_chunked_loss(model: Any) -> str:
     return "train.lm_head_loss: chunked cross-entropy (finetune.chunked_loss)"
 
 
-def _last_checkpoint(cfg: JobConfig) -> tuple[str | None, dict[str, Any]]:
-    """The newest checkpoint under output_dir/checkpoints and its trainer_state.json ({} when unreadable)."""
-    from transformers.trainer_utils import get_last_checkpoint
+def _checkpoints(cfg: JobConfig) -> list[Path]:
+    """checkpoint-N folders, newest (highest N) first."""
+    if not cfg.checkpoints_dir.is_dir():
+        return []
+    found = [p for p in cfg.checkpoints_dir.glob("checkpoint-*") if p.is_dir() and p.name[11:].isdigit()]
+    return sorted(found, key=lambda p: int(p.name[11:]), reverse=True)
 
-    last = get_last_checkpoint(str(cfg.checkpoints_dir)) if cfg.checkpoints_dir.is_dir() else None
-    if not last:
-        return None, {}
+
+def _last_checkpoint(cfg: JobConfig) -> tuple[str | None, dict[str, Any], list[Path]]:
+    """The newest complete checkpoint, its trainer_state.json, and the newer incomplete ones. The Trainer
+    writes trainer_state.json last, so a checkpoint without a readable one was cut off while being saved."""
+    partial: list[Path] = []
+    for ckpt in _checkpoints(cfg):
+        try:
+            state = json.loads((ckpt / "trainer_state.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            partial.append(ckpt)
+            continue
+        if isinstance(state, dict):
+            return str(ckpt), state, partial
+        partial.append(ckpt)
+    return None, {}, partial
+
+
+RUN_FILE = "run.json"  # in checkpoints/: what the checkpoints were trained with (data, settings)
+
+
+def _setup(cfg: JobConfig) -> dict[str, Any]:
+    """What a checkpoint depends on: resuming with any of these changed would continue another training run.
+    max_steps / num_epochs may change (train longer); logging, saving and speed settings do not count. The
+    batch counts as per_device_batch_size x gradient_accumulation_steps: a smaller micro-batch may resume."""
+    from .jobdir import data_sha256
+
+    t, m, lo = cfg.train, cfg.model, cfg.lora
+    base_cfg = cfg.job.base_model / "config.json"
+    return {
+        "data": data_sha256(cfg),
+        "job.base_model": hashlib.sha256(base_cfg.read_bytes()).hexdigest() if base_cfg.is_file() else "",
+        "lora.r": lo.r, "lora.alpha": lo.alpha, "lora.dropout": lo.dropout,
+        "lora.target_modules": sorted(lo.target_modules),
+        "model.max_seq_length": m.max_seq_length, "model.eos_token": m.eos_token,
+        "train.per_device_batch_size x gradient_accumulation_steps": t.per_device_batch_size
+        * t.gradient_accumulation_steps,
+        "train.learning_rate": t.learning_rate, "train.lr_scheduler": t.lr_scheduler,
+        "train.warmup_ratio": t.warmup_ratio, "train.weight_decay": t.weight_decay,
+        "train.packing": t.packing, "train.completion_only_loss": t.completion_only_loss,
+    }
+
+
+def _setup_changes(cfg: JobConfig, last: str) -> list[str]:
+    """How this config and the prepared data differ from what the checkpoints were made with ([]: none)."""
+    now = _setup(cfg)
     try:
-        return last, json.loads((Path(last) / "trainer_state.json").read_text(encoding="utf-8"))
+        then = json.loads((cfg.checkpoints_dir / RUN_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return last, {}
+        then = None
+    if not isinstance(then, dict):
+        # checkpoints from before run.json: only their LoRA shape is known (file times cannot tell whether
+        # prepare wrote the same records again)
+        then = {}
+        try:
+            ac = json.loads((Path(last) / "adapter_config.json").read_text(encoding="utf-8"))
+            then = {"lora.r": ac["r"], "lora.alpha": ac["lora_alpha"], "lora.dropout": ac["lora_dropout"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    changes = []
+    for key, value in now.items():
+        if key not in then or then[key] == value:
+            continue
+        if key == "data":
+            changes.append(f"the prepared data in {cfg.data_dir} (prepare ran again on other records)")
+        elif key == "job.base_model":
+            changes.append("job.base_model (its config.json differs)")
+        else:
+            changes.append(f"{key} {then[key]!r} -> {value!r}")
+    return changes
+
+
+def _refuse_changed_setup(cfg: JobConfig, last: str, changes: list[str]) -> FinetuneError:
+    kinds = [w for w, pre in (("another LoRA config", "lora."), ("other prepared data", "the prepared data"),
+                              ("another base model", "job.base_model"), ("other training settings", "train."),
+                              ("other model settings", "model.")) if any(c.startswith(pre) for c in changes)]
+    return FinetuneError(
+        f"the checkpoints in {cfg.checkpoints_dir} (newest {Path(last).name}) were made with "
+        f"{' and '.join(kinds) or 'other settings'}; changed since: {'; '.join(changes)}. Resuming would "
+        "continue another training run: rerun with --restart to train from step 0 (this removes the "
+        "checkpoints and the adapter, merged model and GGUFs made from them), or put the settings back")
 
 
 def _complete(cfg: JobConfig, state: dict[str, Any]) -> str | None:
@@ -328,9 +405,17 @@ def _read_summary(cfg: JobConfig) -> dict[str, Any]:
 
 
 def _already_complete(cfg: JobConfig, reason: str, console: Any) -> TrainResult:
-    if not (cfg.adapter_dir / "adapter_config.json").is_file():
+    from .jobdir import adapter_weights, safetensors_problem
+
+    weights = adapter_weights(cfg)
+    if not (cfg.adapter_dir / "adapter_config.json").is_file() or weights is None:
         raise FinetuneError(f"training in {cfg.out} reached its end ({reason}) but no adapter was saved to "
-                            f"{cfg.adapter_dir}; rerun with --restart (or set train.resume = false) to train again from the start")
+                            f"{cfg.adapter_dir}; rerun with --restart (or set train.resume = false) to train "
+                            "again from the start")
+    problem = safetensors_problem(weights) if weights.suffix == ".safetensors" else None
+    if problem:
+        raise FinetuneError(f"training in {cfg.out} reached its end ({reason}) but the adapter {weights} is "
+                            f"damaged ({problem}); rerun with --restart to train again from the start")
     console.print(f"training is already complete in {cfg.out} ({reason}); nothing to train. The adapter is in "
                   f"{cfg.adapter_dir}. To train longer raise train.max_steps or train.num_epochs and rerun; to "
                   f"start over rerun with --restart (or set train.resume = false).")
@@ -344,24 +429,65 @@ def _already_complete(cfg: JobConfig, reason: str, console: Any) -> TrainResult:
     return result
 
 
-def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True) -> TrainResult:
+def _clear_previous_run(cfg: JobConfig, console: Any) -> None:
+    """Training from step 0: what the previous run produced goes first, so that an interrupted run cannot
+    leave an old adapter (or a model merged from it) for merge, export-gguf and verify to pick up."""
+    removed = []
+    for p in (cfg.adapter_dir, cfg.merged_dir, cfg.gguf_dir, cfg.manifest_file, cfg.out / "loss.png",
+              cfg.out / "train_summary.json", cfg.metrics_file):
+        if p.is_dir():
+            shutil.rmtree(p)
+            removed.append(p.name + "/")
+        elif p.exists():
+            p.unlink()
+            removed.append(p.name)
+    shown = [r for r in removed if r in ("adapter/", "merged/", "gguf/", "manifest.json")]
+    if shown:
+        console.print(f"training from step 0: removed the previous run's {', '.join(shown)} from {cfg.out}")
+
+
+def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True,
+          restart: bool = False) -> TrainResult:
+    """Train (or resume). ``restart``: the --restart flag, the same as train.resume = false for this run."""
     from rich.console import Console
 
-    from .progress import quiet_hf
+    from .jobdir import job_lock, writable_dir
 
     console = console or Console(stderr=True, highlight=False)
     train_file = cfg.data_dir / "train.jsonl"
     if not train_file.is_file():
         raise FinetuneError(f"no prepared data at {train_file}: run `oncotui finetune prepare --config ...` first")
+    with job_lock(cfg, "train"):
+        writable_dir(cfg.checkpoints_dir, "the checkpoints folder")
+        return _train_locked(cfg, console, show_progress, restart)
+
+
+def _train_locked(cfg: JobConfig, console: Any, show_progress: bool, restart: bool) -> TrainResult:
+    from .progress import quiet_hf
+
     last: str | None = None
-    if cfg.train.resume:
-        last, state = _last_checkpoint(cfg)
-        if last and (reason := _complete(cfg, state)):
-            return _already_complete(cfg, reason, console)
-    elif cfg.checkpoints_dir.is_dir():
+    if cfg.train.resume and not restart:
+        last, state, partial = _last_checkpoint(cfg)
+        for p in partial:  # a run stopped while saving it; the next save would reuse its name
+            shutil.rmtree(p)
+            using = f", using {Path(last).name}" if last else ""
+            console.print(f"skipped the incomplete checkpoint {p.name} (no readable trainer_state.json: the "
+                          f"run stopped while saving it); removed it{using}")
+        if last:
+            changes = _setup_changes(cfg, last)
+            if changes:
+                raise _refuse_changed_setup(cfg, last, changes)
+            if reason := _complete(cfg, state):
+                return _already_complete(cfg, reason, console)
+    elif cfg.checkpoints_dir.is_dir() and any(_checkpoints(cfg)):
         # starting over: old checkpoints would otherwise be picked up by the next resume
         shutil.rmtree(cfg.checkpoints_dir)
-        console.print(f"train.resume = false: starting over (removed {cfg.checkpoints_dir})")
+        why = "--restart" if restart else "train.resume = false"
+        console.print(f"{why}: starting over (removed {cfg.checkpoints_dir})")
+    if last is None:
+        _clear_previous_run(cfg, console)
+        cfg.checkpoints_dir.mkdir(parents=True, exist_ok=True)
+        (cfg.checkpoints_dir / RUN_FILE).write_text(json.dumps(_setup(cfg), indent=2), encoding="utf-8")
     (cfg.out / "train_summary.json").unlink(missing_ok=True)  # rewritten when this run ends
     with quiet_hf():
         return _train(cfg, last, console, show_progress)
@@ -388,6 +514,7 @@ def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) 
     from transformers import EarlyStoppingCallback, PrinterCallback, ProgressCallback
     from trl import SFTConfig, SFTTrainer
 
+    from .jobdir import data_sha256
     from .progress import make_progress_callback, plot_loss, read_metrics, sparkline
     from .tokenizer import chat_eos
 
@@ -434,7 +561,15 @@ def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) 
     elif cfg.metrics_file.exists():
         cfg.metrics_file.unlink()  # a fresh run: do not mix curves
     t0 = time.monotonic()
-    out = trainer.train(resume_from_checkpoint=last)
+    try:
+        out = trainer.train(resume_from_checkpoint=last)
+    except RuntimeError as exc:  # a checkpoint that run.json could not vouch for (made before it existed)
+        if not last or "state_dict" not in str(exc):
+            raise
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+        detail = next((x for x in lines if "size mismatch" in x), lines[0])[:200]
+        raise FinetuneError(f"cannot resume from {last}: it was made with another LoRA config or model "
+                            f"({detail}); rerun with --restart to train from step 0") from None
     runtime = time.monotonic() - t0
 
     cfg.adapter_dir.mkdir(parents=True, exist_ok=True)
@@ -456,7 +591,9 @@ def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) 
         runtime_s=round(runtime, 2), adapter_dir=str(cfg.adapter_dir), loss_png=None if skipped else str(png),
         notes=notes)
     # the target this run trained to: a rerun with the same target is complete (see _complete)
-    summary = result.to_json() | {"max_steps": t.max_steps, "num_epochs": t.num_epochs}
+    # and the data it trained on: merge, export-gguf and verify refuse an adapter older than the prepared data
+    summary = result.to_json() | {"max_steps": t.max_steps, "num_epochs": t.num_epochs,
+                                  "data_sha256": data_sha256(cfg)}
     (cfg.out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if losses:
         console.print(f"loss {losses[0]:.3f} {sparkline(losses)} {losses[-1]:.3f}")

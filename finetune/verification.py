@@ -67,16 +67,25 @@ def _ggufs(cfg: JobConfig) -> list[tuple[Path, bool]]:
 
 
 def verify(cfg: JobConfig, *, console: Any = None, write: bool = True) -> VerifyResult:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from .jobdir import check_inputs, job_lock
 
-    console = console or Console(stderr=True, highlight=False)
     if not (cfg.merged_dir / "config.json").is_file():
         raise FinetuneError(f"no merged model at {cfg.merged_dir}: run merge first")
     ggufs = _ggufs(cfg)
     if not ggufs:
         raise FinetuneError(f"no GGUF files in {cfg.gguf_dir}: run export-gguf first")
+    with job_lock(cfg, "verify"):
+        # the manifest must describe one lineage: data -> adapter -> merged -> these GGUFs
+        check_inputs(cfg, "verify")
+        return _verify(cfg, ggufs, console, write)
+
+
+def _verify(cfg: JobConfig, ggufs: list[tuple[Path, bool]], console: Any, write: bool) -> VerifyResult:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console(stderr=True, highlight=False)
 
     import numpy as np
     import torch

@@ -219,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "train":
             f.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
             f.add_argument("--restart", action="store_true", help="start from step 0: remove this job's checkpoints "
+                           "and what the previous run produced (adapter, merged model, GGUF files, manifest) "
                            "instead of resuming from the newest (the same as train.resume = false)")
         if name == "setup-converter":
             f.add_argument("--sdist", metavar="FILE", help="a local llama_cpp_python-<version>.tar.gz")

@@ -45,8 +45,11 @@ def _checkpoint(cfg, step: int, epoch: float) -> None:
 
 
 def _adapter(cfg) -> None:
+    from safetensors.torch import save_file
+
     cfg.adapter_dir.mkdir(parents=True, exist_ok=True)
     (cfg.adapter_dir / "adapter_config.json").write_text("{}")
+    save_file({"w": torch.zeros(2)}, str(cfg.adapter_dir / "adapter_model.safetensors"))
 
 
 def test_rerun_after_max_steps_trains_nothing(make_job, capsys):
@@ -77,8 +80,8 @@ def test_restart_flag_trains_from_step_0(make_job, monkeypatch):
 
     seen = {}
 
-    def fake_train(cfg, show_progress=True):  # the decision under test is what train is given
-        seen["resume"] = cfg.train.resume
+    def fake_train(cfg, show_progress=True, restart=False):  # the decision under test is what train is given
+        seen["resume"] = cfg.train.resume and not restart
         raise SystemExit(0)
 
     cfg = make_job(n_cases=10)
