@@ -260,6 +260,7 @@ _INVASION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # Adjuvant or postoperative: after surgery, unless after (chemo)radiation ("Adjuvant treatment after chemoradiation
 # therapy", limited-stage SCLC)
 _AFTER_SURGERY_RE = re.compile(r"adjuvant|post-?operative", re.IGNORECASE)
+_BEFORE_SURGERY_RE = re.compile(r"neo-?adjuvant|pre-?operative|pre-?surgical", re.IGNORECASE)
 _AFTER_RADIATION_RE = re.compile(r"[^.;]{0,60}?\bafter\s+(?:\w+\s+){0,3}(?:chemo)?radi", re.IGNORECASE)
 
 
@@ -641,6 +642,7 @@ class Case:
     age: int | None = None  # years (engine.facts; 90 for a redacted age over 89)
     subsites: frozenset[str] = frozenset()  # oral cavity / larynx sites, Hodgkin types the note names (engine.facts)
     performance: str | None = None  # "good" / "intermediate" / "poor" (``case_performance``); None: unstated
+    resected: bool = False  # the note says the tumour was removed ("resected", "after lumpectomy")
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -777,7 +779,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
                 recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
                 fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
-                performance=case_performance(facts.performance_status))
+                performance=case_performance(facts.performance_status), resected="resected" in said)
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -902,6 +904,11 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "stage_class":
         if (c.family.endswith("resection") or c.after_surgery) and case.unresectable:
             return "contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable"
+        if c.family == "setting" and case.resected and _BEFORE_SURGERY_RE.match(c.text):
+            # the operation is done: treatment before it no longer applies ("Neoadjuvant therapy is
+            # particularly favored ..." had been offered first to a case after lumpectomy asking about
+            # adjuvant therapy)
+            return "contradicts", "already resected"
         return _fit_class(c.value, case)
     if c.kind == "surgery":
         return ("contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable") \
@@ -1096,8 +1103,12 @@ def _plain(text: str) -> str:
     return text[0].lower() + text[1:] if len(text) > 1 and text[1].islower() else text
 
 
-# Conditions that are not the sentence's own (``_roles``)
-_EXAMPLES_RE = re.compile(r"\b(?:notably|especially|particularly|such as|including|e\.g\.)\s", re.IGNORECASE)
+# Conditions that are not the sentence's own (``_roles``) ("particularly favored in patients with
+# triple-negative or HER2-positive disease" is no list of examples: the adverb qualifies the verb, and the
+# population is the sentence's own)
+_EXAMPLES_RE = re.compile(
+    r"\b(?:(?:notably|especially|particularly)(?!\s+(?:\w+ed|useful|important|relevant|appropriate|effective|"
+    r"beneficial|helpful|common|suitable|valuable|indicated)\b)|such as|including|e\.g\.)\s", re.IGNORECASE)
 _TARGET_RE = re.compile(r"\btest(?:s|ed|ing)?\s+for\s", re.IGNORECASE)
 _REGION_END_RE = re.compile(r"[;:.]\s|[;:]|\)|,\s+(?:which|as|and|but|while|whereas)\b|$")
 _CLAUSE_SEP_RE = re.compile(r",\s+(?:and|or|while|whereas|but)\s+|;\s+")

@@ -153,3 +153,24 @@ def test_a_follow_up_question_is_answered_from_the_follow_up_section_first():
     offered = locked_candidates((options, follow), facts, note + " What treatment?")[0]
     treatment = next(iter(offered.values()))[1]
     assert treatment.startswith("Surgery alone")
+
+
+def test_a_population_after_particularly_is_the_sentences_own_and_neoadjuvant_needs_an_unoperated_case():
+    """The audit's ER-positive HER2-negative case after lumpectomy was offered "Neoadjuvant therapy is
+    particularly favored in patients with triple-negative or HER2-positive disease ..." first: "particularly"
+    had made the population a list of examples, and treatment before an operation already done was not
+    judged."""
+    after_lumpectomy = case("62-year-old woman, ER-positive HER2-negative breast cancer, 1.8 cm, node-negative, "
+                            "after lumpectomy. What adjuvant systemic therapy is recommended?")
+    fit = assess("Neoadjuvant therapy is particularly favored in patients with triple-negative or "
+                 "HER2-positive disease.", after_lumpectomy)
+    assert fit.verdict == "contradicts"
+    assert "states HER2-positive; the case is HER2-negative" in fit.contradicted
+    neoadjuvant = assess("Neoadjuvant endocrine therapy is an option.", after_lumpectomy)
+    assert neoadjuvant.contradicted == (
+        "states the early, operable setting (neoadjuvant); the case is already resected",)
+    assert assess("Neoadjuvant chemotherapy is an option.",
+                  case("Borderline resectable pancreatic adenocarcinoma. Neoadjuvant?")).verdict == "fits"
+    # an example list stays one: "notably younger patients, TNBC or a family history"
+    assert assess("Testing is advised for some patients, notably younger patients, TNBC or a family history.",
+                  after_lumpectomy).verdict != "contradicts"
