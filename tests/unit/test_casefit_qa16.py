@@ -160,8 +160,8 @@ def test_a_population_after_particularly_is_the_sentences_own_and_neoadjuvant_ne
     particularly favored in patients with triple-negative or HER2-positive disease ..." first: "particularly"
     had made the population a list of examples, and treatment before an operation already done was not
     judged."""
-    after_lumpectomy = case("62-year-old woman, ER-positive HER2-negative breast cancer, 1.8 cm, node-negative, "
-                            "after lumpectomy. What adjuvant systemic therapy is recommended?")
+    after_lumpectomy = case("62-year-old woman, ER-positive HER2-negative breast cancer, 1.8 cm, "
+                            "node-negative, after lumpectomy. What adjuvant systemic therapy is recommended?")
     fit = assess("Neoadjuvant therapy is particularly favored in patients with triple-negative or "
                  "HER2-positive disease.", after_lumpectomy)
     assert fit.verdict == "contradicts"
