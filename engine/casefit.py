@@ -1656,7 +1656,11 @@ _NARRATIVE_RE = re.compile(
     # what was done in the past ("Before 2000, fluorouracil (5-FU) was the only useful cytotoxic chemotherapy ...":
     # offered first to a stage III colon case, ahead of what replaced it)
     r"^\s*(?:before|until|prior\s+to|through|by)\s+(?:the\s+)?(?:19|20)\d\d(?:s)?\b|^\s*historically\b|"
-    r"^\s*in\s+the\s+(?:past|(?:19|20)\d0s)\b",
+    r"^\s*in\s+the\s+(?:past|(?:19|20)\d0s)\b|"
+    # a trial's eligibility ("At least four pathologically confirmed positive lymph nodes were required for ...
+    # patients": offered to a node-negative case as if advice)
+    r"\b(?:were|was)\s+(?:required|eligible|ineligible|excluded)\b|\beligibility\s+criteria\b|"
+    r"\binclusion\s+criteria\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
 _STATISTICS_RE = re.compile(

@@ -174,3 +174,17 @@ def test_a_population_after_particularly_is_the_sentences_own_and_neoadjuvant_ne
     # an example list stays one: "notably younger patients, TNBC or a family history"
     assert assess("Testing is advised for some patients, notably younger patients, TNBC or a family history.",
                   after_lumpectomy).verdict != "contradicts"
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("At least four pathologically confirmed positive lymph nodes were required for ER- and/or "
+     "PR-positive/HER2-negative patients.", 2),
+    ("Eligibility criteria for patients who underwent neoadjuvant chemotherapy followed by surgery.", 2),
+    ("Surgery is required for cure.", 1),
+])
+def test_a_trials_eligibility_is_trial_narrative(sentence: str, kind: int) -> None:
+    """The audit's node-negative ER-positive case was offered a trial's eligibility criterion second, as if it
+    were advice, once "ER- and/or PR-positive" was read right."""
+    from engine.casefit import sentence_kind
+
+    assert sentence_kind(sentence) == kind
