@@ -178,11 +178,12 @@ def _verify(cfg: JobConfig, ggufs: list[tuple[Path, bool]], console: Any, write:
         result.ok = result.ok and check.ok
 
     t = Table(title="verify: GGUF vs merged HF model (same token ids)")
-    for col in ("file", "top-1 agreement", "greedy prefix", "exact", "tokenizer", "ok"):
+    # the greedy prefix per prompt, comma-separated ("8/7" read as a fraction)
+    for col in ("file", "top-1 agreement", "greedy prefix (tokens, per prompt)", "exact", "tokenizer", "ok"):
         t.add_column(col)
     for ch in result.checks:
         t.add_row(Path(ch.file).name, f"{ch.top1_agreement:.1%} (≥ {ch.threshold:.0%})",
-                  "/".join(map(str, ch.greedy_prefix)), f"{ch.greedy_exact}/{len(cases)}",
+                  ", ".join(map(str, ch.greedy_prefix)), f"{ch.greedy_exact}/{len(cases)}",
                   f"{ch.tokenization_match}/{len(cases)}", "[green]yes[/green]" if ch.ok else "[red]NO[/red]")
     console.print(t)
     for ch in result.checks:
