@@ -517,6 +517,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for a, b, lo, hi, vague in age_readings(text):  # "patients older than 60 years", "older patients"
         if free((a, b)):
             add((a, b), Condition("age", "age", text[a:b], lo=lo, hi=hi, value=vague))
+    for m in _NEUROENDOCRINE_FOR_RE.finditer(text):  # "(for patients with ... neuroendocrine tumors)"
+        if free((m.start("net"), m.end("net"))):
+            add((m.start("net"), m.end("net")), Condition("histology", "histology", m.group("net"),
+                                                            value="neuroendocrine"))
     return _joined_receptors(sorted(((a, b, _as_written(c, text[a:b], original[a:b])) for a, b, c in found),
                                     key=lambda x: x[0]), original)
 
@@ -643,6 +647,7 @@ class Case:
     subsites: frozenset[str] = frozenset()  # oral cavity / larynx sites, Hodgkin types the note names (engine.facts)
     performance: str | None = None  # "good" / "intermediate" / "poor" (``case_performance``); None: unstated
     resected: bool = False  # the note says the tumour was removed ("resected", "after lumpectomy")
+    cancer_type: str = ""  # engine.facts' cancer type ("" = none read), for a population's histology
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -779,7 +784,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
                 recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
                 fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
-                performance=case_performance(facts.performance_status), resected="resected" in said)
+                performance=case_performance(facts.performance_status), resected="resected" in said,
+                cancer_type=facts.cancer_type or "")
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -815,6 +821,15 @@ _PERFORMANCE_RES = (
                         re.IGNORECASE)),
     ("poor", re.compile(r"\b(?:poor|low|impaired|compromised|reduced)\s+performance(?:\s+status)?\b",
                         re.IGNORECASE)))
+# A population of neuroendocrine tumours ("Everolimus ... (for patients with unresectable ...
+# well-differentiated, nonfunctional, neuroendocrine tumors)" in PDQ's NSCLC options list was offered first to
+# a squamous NSCLC case) and the cancers that are neuroendocrine (small cell lung cancer is one)
+_NEUROENDOCRINE_FOR_RE = re.compile(
+    r"\b(?:for|in)\s+(?:patients|those|people|adults|children)\s+with\s+[^.;()]{0,120}?"
+    r"(?P<net>\bneuroendocrine\s+(?:tumou?rs?|carcinomas?|neoplasms?))", re.IGNORECASE)
+_NEUROENDOCRINE_TYPE_RE = re.compile(r"neuroendocrine|carcinoid|(?<!non-)(?<!non )small cell|merkel|"
+                                     r"pheochromocytoma|paraganglioma|islet|medullary thyroid|\bNET\b",
+                                     re.IGNORECASE)
 _CASE_PS_RE = re.compile(r"\b(?:ECOG|(?:WHO|Zubrod)\s+PS|PS)\s*(?P<ecog>[0-4])\b|\bKPS\s*(?P<kps>\d{2,3})\b",
                          re.IGNORECASE)
 
@@ -956,6 +971,11 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have == want else ("contradicts", said)
     if c.kind == "age":
         return _fit_age(c, case.age)
+    if c.kind == "histology":  # a neuroendocrine population: the case's cancer type says whether it is one
+        if not case.cancer_type:
+            return "unknown", ""
+        return ("fits", "") if _NEUROENDOCRINE_TYPE_RE.search(case.cancer_type) else ("contradicts",
+                                                                                       case.cancer_type)
     if c.kind == "performance":
         if case.performance in (None, "intermediate"):
             return "unknown", ""
@@ -1163,7 +1183,12 @@ def _roles(text: str, found: list[tuple[int, int, Condition]], parallel: bool) -
         paren = before.rfind("(")
         if paren > before.rfind(")") and paren > 0:
             head = text[:paren].rstrip()
-            if head and (head[-1].isalnum() or head[-1] in "-/") and len(head) not in ends:
+            close = text.find(")", b)
+            # an options list's item that is this one option ("mTOR inhibitors (for patients with ...
+            # neuroendocrine tumors)."): its parenthesis says whom the whole sentence is for
+            alone = close >= 0 and not text[close + 1:].strip(" .;:*") and \
+                not re.search(r",|\bor\b|\band\b|\+", head)
+            if head and (head[-1].isalnum() or head[-1] in "-/") and len(head) not in ends and not alone:
                 options.append(k)
                 continue
         # (b) "<therapy> for <condition>" inside a list of options: "pembrolizumab for PD-L1-positive tumours",

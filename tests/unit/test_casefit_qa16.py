@@ -188,3 +188,20 @@ def test_a_trials_eligibility_is_trial_narrative(sentence: str, kind: int) -> No
     from engine.casefit import sentence_kind
 
     assert sentence_kind(sentence) == kind
+
+
+def test_an_options_item_for_neuroendocrine_tumours_does_not_fit_nsclc():
+    """QA: "mTOR inhibitors (for patients with ... neuroendocrine tumors)." from PDQ's NSCLC options list was
+    the first recommendation for an ECOG 3 squamous NSCLC case. An item that is one option states whom it is
+    for in its parenthesis; "small cell" inside "non-small cell" is no neuroendocrine cancer."""
+    item = ("mTOR inhibitors (for patients with unresectable, locally advanced or metastatic, progressive, "
+            "well-differentiated, nonfunctional, neuroendocrine tumors).")
+    nsclc = assess(item, case("Stage IV squamous NSCLC with bone metastases, untreated. What treatment?"))
+    assert nsclc.contradicted == ("states neuroendocrine tumors; the case is non-small cell lung cancer",)
+    assert assess(item, case("Metastatic well-differentiated neuroendocrine tumor of the lung, progressive. "
+                             "Options?")).verdict == "fits"
+    egfr = case("Stage IV NSCLC, EGFR exon 19 deletion. First-line?")
+    assert assess("ALK inhibitors (for patients with ALK translocations).", egfr).verdict == "contradicts"
+    # several options, each with its parenthesis: a note on the one that does not apply, no contradiction
+    both = assess("Osimertinib (for EGFR exon 19 deletions) or alectinib (for ALK translocations).", egfr)
+    assert both.verdict != "contradicts"
