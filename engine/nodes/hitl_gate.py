@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 from engine.casefit import recommended_items, sentence_kind
 from engine.context import NodeContext
@@ -148,9 +149,14 @@ def guidelines_of_an_unnamed_cancer(state: ConsultState) -> tuple[str, ...]:
 
 
 # the population a guideline is written for, by its title ("Adult Acute Lymphoblastic Leukemia Treatment",
-# "Childhood Hodgkin Lymphoma Treatment"), and a note that says the patient is a child without giving an age
+# "Childhood Hodgkin Lymphoma Treatment") or, where the title does not say, its source's name (PDQ's adult
+# summaries are titled "Acute Lymphoblastic Leukemia Treatment (PDQ®)" from "types-leukemia-hp-adult-all-...":
+# the title alone never flagged the QA pass's 8-year-old), and a note that says the patient is a child without
+# giving an age
 _ADULT_TITLE_RE = re.compile(r"^\s*adults?\b", re.IGNORECASE)
 _CHILD_TITLE_RE = re.compile(r"^\s*(?:childhood|pediatric|paediatric)\b", re.IGNORECASE)
+_ADULT_SOURCE_RE = re.compile(r"(?:^|[-_/\\])adults?[-_]", re.IGNORECASE)
+_CHILD_SOURCE_RE = re.compile(r"(?:^|[-_/\\])(?:child(?:hood)?|pediatric|paediatric)[-_]", re.IGNORECASE)
 _CHILD_NOTE_RE = re.compile(r"\b(?:child|boy|girl|infant|toddler|pediatric|paediatric|childhood)\b",
                             re.IGNORECASE)
 
@@ -164,11 +170,11 @@ def guidelines_of_another_age_group(state: ConsultState) -> tuple[bool, tuple[st
     child = age < 18 if age is not None else bool(_CHILD_NOTE_RE.search(state.case_text))
     if not state.ledger or not state.retrieval or (age is None and not child):
         return child, ()
-    other = _ADULT_TITLE_RE if child else _CHILD_TITLE_RE
-    titles = {p.id: p.title for p in state.retrieval.passages}
+    title_re, source_re = (_ADULT_TITLE_RE, _ADULT_SOURCE_RE) if child else (_CHILD_TITLE_RE, _CHILD_SOURCE_RE)
+    others = {p.id: p.title for p in state.retrieval.passages
+              if title_re.search(p.title) or source_re.search(Path(p.source).name)}
     released = [c for c in state.ledger.claims if c.state in ("supported", "qualified")]
-    return child, tuple(dict.fromkeys(titles[e] for c in released for e in c.evidence
-                                      if e in titles and other.search(titles[e])))
+    return child, tuple(dict.fromkeys(others[e] for c in released for e in c.evidence if e in others))
 
 
 def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, ...]:

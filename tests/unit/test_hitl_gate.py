@@ -229,3 +229,14 @@ def test_a_pregnant_patient_answered_without_a_word_on_pregnancy_waits_for_a_rev
     assert not pregnancy(with_passages(question, hodgkin, "During pregnancy, treatment may be delayed."))
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma, not pregnant. Which regimen?", hodgkin))
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma. Which regimen?", hodgkin))
+
+
+def test_an_adult_summary_named_so_only_by_its_source_counts():
+    """PDQ's adult ALL summary is titled "Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI"; its source is
+    "types-leukemia-hp-adult-all-treatment-pdq.md". The title alone never held the QA pass's 8-year-old."""
+    s = _with_titles("8-year-old with newly diagnosed standard-risk B-ALL. What induction therapy?", 8,
+                     "Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI")
+    assert not age_group(s)  # no source named: nothing says it is for adults
+    passage = replace(s.retrieval.passages[0], source="/corpus/pdq/types-leukemia-hp-adult-all-treatment-pdq.md")
+    (reason,) = age_group(replace(s, retrieval=replace(s.retrieval, passages=(passage,))))
+    assert "Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI" in reason
