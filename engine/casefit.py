@@ -817,15 +817,16 @@ _POOR_PERFORMANCE_RE = re.compile(r"\bECOG\s*[34]\b|\bKPS\s*(?:[1-4]\d|50)\b", r
 # chemotherapy" had been released for an 84-year-old at ECOG 3.
 _PERFORMANCE_RES = (
     ("good", re.compile(r"\b(?:good|excellent|adequate|favou?rable)\s+performance(?:\s+status)?\b|"
-                        r"\bECOG\s+(?:PS\s+|performance\s+status\s+)?(?:of\s+)?0\s*(?:-|–|to|or)\s*1\b",
-                        re.IGNORECASE)),
+                        r"\bECOG\s+(?:PS\s+|performance\s+status\s+)?(?:score\s+)?(?:of\s+)?0\s*(?:-|–|to|or)"
+                        r"\s*1\b|\b(?:Karnofsky\s+performance\s+status|KPS)\s+(?:score\s+)?(?:of\s+)?"
+                        r"(?:at\s+least|≥|>=)\s*(?:70|80)\b", re.IGNORECASE)),
     ("poor", re.compile(r"\b(?:poor|low|impaired|compromised|reduced)\s+performance(?:\s+status)?\b",
                         re.IGNORECASE)))
 # A population of neuroendocrine tumours ("Everolimus ... (for patients with unresectable ...
 # well-differentiated, nonfunctional, neuroendocrine tumors)" in PDQ's NSCLC options list was offered first to
 # a squamous NSCLC case) and the cancers that are neuroendocrine (small cell lung cancer is one)
 _NEUROENDOCRINE_FOR_RE = re.compile(
-    r"\b(?:for|in)\s+(?:patients|those|people|adults|children)\s+with\s+[^.;()]{0,120}?"
+    r"(?:\b(?:for|in)\s+|^\W*)(?:patients|those|people|adults|children)\s+with\s+[^.;()]{0,120}?"
     r"(?P<net>\bneuroendocrine\s+(?:tumou?rs?|carcinomas?|neoplasms?))", re.IGNORECASE)
 _NEUROENDOCRINE_TYPE_RE = re.compile(r"neuroendocrine|carcinoid|(?<!non-)(?<!non )small cell|merkel|"
                                      r"pheochromocytoma|paraganglioma|islet|medullary thyroid|\bNET\b",

@@ -205,3 +205,17 @@ def test_an_options_item_for_neuroendocrine_tumours_does_not_fit_nsclc():
     # several options, each with its parenthesis: a note on the one that does not apply, no contradiction
     both = assess("Osimertinib (for EGFR exon 19 deletions) or alectinib (for ALK translocations).", egfr)
     assert both.verdict != "contradicts"
+
+
+def test_performance_thresholds_and_a_neuroendocrine_population_as_trials_write_them():
+    """QA round 2: a KPS 50 pancreatic case had "... ECOG performance status score of 0 or 1" and "Karnofsky
+    Performance Status of at least 70" marked supported; an NSCLC case led with "Patients with ...
+    neuroendocrine tumors benefit from the mTOR inhibitor, everolimus."."""
+    frail = case("Metastatic pancreatic adenocarcinoma, KPS 50, untreated. What options?")
+    for sentence in ("FOLFIRINOX was given to patients with an ECOG performance status score of 0 or 1.",
+                     "Eligible patients had a Karnofsky Performance Status of at least 70."):
+        assert assess(sentence, frail).verdict == "contradicts", sentence
+    nsclc = case("Stage IV lung adenocarcinoma, EGFR wild-type, ALK negative. First-line?")
+    assert assess("Patients with unresectable, locally advanced or metastatic, well-differentiated, nonfunctional, "
+                  "neuroendocrine tumors benefit from the mTOR inhibitor, everolimus.", nsclc).verdict == \
+        "contradicts"
