@@ -216,6 +216,6 @@ def test_performance_thresholds_and_a_neuroendocrine_population_as_trials_write_
                      "Eligible patients had a Karnofsky Performance Status of at least 70."):
         assert assess(sentence, frail).verdict == "contradicts", sentence
     nsclc = case("Stage IV lung adenocarcinoma, EGFR wild-type, ALK negative. First-line?")
-    assert assess("Patients with unresectable, locally advanced or metastatic, well-differentiated, nonfunctional, "
-                  "neuroendocrine tumors benefit from the mTOR inhibitor, everolimus.", nsclc).verdict == \
-        "contradicts"
+    everolimus = ("Patients with unresectable, locally advanced or metastatic, well-differentiated, "
+                  "nonfunctional, neuroendocrine tumors benefit from the mTOR inhibitor, everolimus.")
+    assert assess(everolimus, nsclc).verdict == "contradicts"
