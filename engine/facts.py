@@ -1153,10 +1153,18 @@ _CASE_AGE_RE = re.compile(
     + r"(?!\d|\.\d|\s*(?:%|kg|months?|weeks?|days?|mg))", re.IGNORECASE)
 
 
+# a note's shorthand "64F", "72 M", "58yo M" is read too: two digits and a sex letter standing alone ("64F with
+# breast cancer after lumpectomy" had no age); not "T2N1M0", "3M" (months) or "12F" French catheters
+_SHORT_AGE_RE = re.compile(r"(?<![\w.\[/-])(?:(?P<n>[1-9]\d)|(?P<redacted>\[AGE_\d+\]))[ ]?[MF](?![\w/-])")
+
+
 def _age(text: str) -> int | None:
     m = _CASE_AGE_RE.search(text)
     if m is None:
-        return None
+        short = _SHORT_AGE_RE.search(text)
+        if short and short.group("redacted"):
+            return 90  # "[AGE_1]M": an age over 89, redacted
+        return int(short.group("n")) if short and 18 <= int(short.group("n")) < 100 else None
     if m.group("redacted") or m.group("redacted2"):
         return 90
     age = int(m.group("n") or m.group("n2"))

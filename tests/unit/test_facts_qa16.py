@@ -118,3 +118,16 @@ def test_what_is_asked_or_invasive_is_not_read_so(text):
     f = facts(text)
     extent = f.stage_text or ""
     assert f.stage != "0" and "resected" not in extent and "borderline" not in extent
+
+
+@pytest.mark.parametrize("text, age", [
+    ("64F with 2.1 cm ER-positive breast cancer after lumpectomy. Adjuvant?", 64),
+    ("72 M, stage IV NSCLC. First-line?", 72),
+    ("[AGE_1]M with stage IV NSCLC. First-line?", 90),  # over 89, redacted
+    ("Breast cancer cT2N1M0. Adjuvant?", None),
+    ("Foley 16F placed; colon cancer.", None),
+    ("Stage IV NSCLC, ECOG 1F.", None),
+])
+def test_a_notes_age_and_sex_shorthand_gives_the_age(text, age):
+    """QA round 2: "64F with breast cancer after lumpectomy" had no age (case fit's age checks then skipped)."""
+    assert facts(text).age == age
