@@ -1153,8 +1153,8 @@ _CASE_AGE_RE = re.compile(
     + r"(?!\d|\.\d|\s*(?:%|kg|months?|weeks?|days?|mg))", re.IGNORECASE)
 
 
-# a note's shorthand "64F", "72 M", "58yo M" is read too: two digits and a sex letter standing alone ("64F with
-# breast cancer after lumpectomy" had no age); not "T2N1M0", "3M" (months) or "12F" French catheters
+# a note's shorthand "64F", "72 M", "58yo M" is read too: two digits and a sex letter standing alone ("64F
+# with breast cancer after lumpectomy" had no age); not "T2N1M0", "3M" (months) or "12F" French catheters
 _SHORT_AGE_RE = re.compile(r"(?<![\w.\[/-])(?:(?P<n>[1-9]\d)|(?P<redacted>\[AGE_\d+\]))[ ]?[MF](?![\w/-])")
 
 

@@ -129,5 +129,5 @@ def test_what_is_asked_or_invasive_is_not_read_so(text):
     ("Stage IV NSCLC, ECOG 1F.", None),
 ])
 def test_a_notes_age_and_sex_shorthand_gives_the_age(text, age):
-    """QA round 2: "64F with breast cancer after lumpectomy" had no age (case fit's age checks then skipped)."""
+    """QA round 2: "64F with breast cancer after lumpectomy" had no age (case fit's age checks skipped)."""
     assert facts(text).age == age
