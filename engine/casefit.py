@@ -172,9 +172,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE,
-                          NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, bladder_stage, fitness_readings,
-                          head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range, subsite_readings)
+from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
+                          LONE_M1_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, bladder_stage, breast_stage,
+                          fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range,
+                          subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -689,6 +690,8 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
         return bladder_stage(m) != facts.stage
     if facts.cancer_type in HEAD_NECK_TNM:
         return head_neck_stage(m) != facts.stage
+    if facts.cancer_type in BREAST_TYPES:
+        return breast_stage(m) != facts.stage
     return m.group("m") != "1" and facts.cancer_type not in _NODE_POSITIVE_IS_III
 
 

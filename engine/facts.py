@@ -616,6 +616,27 @@ def bladder_stage(m: re.Match[str]) -> str | None:
     return {"a": "0", "is": "0", "1": "I", "2": "II", "3": "III", "4": "III"}[t]
 
 
+BREAST_TYPES = frozenset({"breast cancer", "triple-negative breast cancer", "HER2-positive breast cancer",
+                          "hormone receptor-positive breast cancer"})
+
+
+def breast_stage(m: re.Match[str]) -> str | None:
+    """The AJCC 8th edition anatomic stage group of breast cancer from a ``TNM_RE`` match (the group; the
+    prognostic stage needs grade and receptors, which TNM does not carry): M1 IV; N3 III; T4 III; N2 III; T3 N1
+    III; T2 N1 and T3 N0 II; T0-1 N1 and T2 N0 II; T1 N0 I; Tis N0 0. None where an "x" leaves it open. The
+    routing rule ("N1-3: III") had made cT2N1M0, stage IIB, a stage III case."""
+    t, n, metastasis = m.group("t").lower(), m.group("n").lower(), m.group("m").lower()
+    if metastasis == "1":
+        return "IV"
+    if metastasis != "0" or "x" in (t, n):
+        return None
+    if n in "23" or t == "4" or (t == "3" and n == "1"):
+        return "III"
+    if n == "1" or t in ("2", "3"):
+        return "II"
+    return {"1": "I", "is": "0"}.get(t)  # T0 N0 is no cancer found; Ta is no breast category
+
+
 # Head and neck sites staged by the AJCC 8th edition's common table (not the nasopharynx, not HPV-positive
 # oropharyngeal cancer, whose groups differ; so not the oropharynx, whose HPV status a note may not give)
 HEAD_NECK_TNM = frozenset({"oral cavity cancer", "laryngeal cancer", "hypopharyngeal cancer"})
@@ -664,17 +685,18 @@ def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None
 def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
     ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
-    read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``), else as a routing
-    approximation (M1: IV, else N1-3: III)."""
+    read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``, head and neck,
+    breast: ``breast_stage``), else as a routing approximation (M1: IV, else N1-3: III)."""
     stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)]
     stated += [("IV", m.group(0)) for m in _EXTENSIVE_RE.finditer(text)]
     derived: list[tuple[str, str]] = []
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
     for m in TNM_RE.finditer(text):
         n, metastasis = m.group("n").lower(), m.group("m").lower()
-        if bladder or cancer_type in HEAD_NECK_TNM:
+        if bladder or cancer_type in HEAD_NECK_TNM or cancer_type in BREAST_TYPES:
             # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
-            if (group := (bladder_stage if bladder else head_neck_stage)(m)) is not None:
+            staging = bladder_stage if bladder else head_neck_stage if cancer_type in HEAD_NECK_TNM else breast_stage
+            if (group := staging(m)) is not None:
                 derived.append((group, m.group(0)))
         elif metastasis == "1":
             derived.append(("IV", m.group(0)))

@@ -266,7 +266,8 @@ def test_hormone_receptor_scores(text, markers):
 @pytest.mark.parametrize("text,stage,stage_text", [
     ("cT2N1M0 stage IIB breast cancer", "II", "stage IIB"),  # stated stage wins over N1 -> III
     ("pT3N2M0, stage IIIB rectal cancer", "III", "stage IIIB"),
-    ("T2N1M0 breast cancer", "III", "T2N1M0"),  # TNM only when no stage is stated
+    ("T2N1M0 breast cancer", "II", "T2N1M0"),  # TNM only when no stage is stated (breast: AJCC, IIB)
+    ("T3N1M0 gastric adenocarcinoma", "III", "T3N1M0"),  # elsewhere the routing rule: N1-3 is III
     ("stage IIIA NSCLC, unresectable, after chemoradiation", "III", "stage IIIA, unresectable"),
     ("muscle-invasive bladder cancer", None, "muscle-invasive"),
     ("non\u2013muscle-invasive bladder cancer", None, "non-muscle-invasive"),
@@ -278,7 +279,7 @@ def test_stated_stage_wins_over_tnm_and_extent_is_kept(text, stage, stage_text):
 
 def test_a_stated_stage_in_a_later_turn_replaces_a_tnm_guess():
     from engine.facts import merge_facts
-    tnm, stated, later_iv = (route(t)[0] for t in ("cT2N1M0 breast cancer", "It is stage IIB.", "Now metastatic."))
+    tnm, stated, later_iv = (route(t)[0] for t in ("cT3N1M0 breast cancer", "It is stage IIB.", "Now metastatic."))
     assert (merge_facts(tnm, stated).stage, merge_facts(tnm, stated).stage_text) == ("II", "stage IIB")
     assert merge_facts(stated, later_iv).stage == "IV"  # progression still raises it
     assert merge_facts(stated, tnm).stage == "III"  # between a stated and a later guess: the higher
