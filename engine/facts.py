@@ -622,9 +622,9 @@ BREAST_TYPES = frozenset({"breast cancer", "triple-negative breast cancer", "HER
 
 def breast_stage(m: re.Match[str]) -> str | None:
     """The AJCC 8th edition anatomic stage group of breast cancer from a ``TNM_RE`` match (the group; the
-    prognostic stage needs grade and receptors, which TNM does not carry): M1 IV; N3 III; T4 III; N2 III; T3 N1
-    III; T2 N1 and T3 N0 II; T0-1 N1 and T2 N0 II; T1 N0 I; Tis N0 0. None where an "x" leaves it open. The
-    routing rule ("N1-3: III") had made cT2N1M0, stage IIB, a stage III case."""
+    prognostic stage needs grade and receptors, which TNM does not carry): M1 IV; N3 III; T4 III; N2 III; T3
+    N1 III; T2 N1 and T3 N0 II; T0-1 N1 and T2 N0 II; T1 N0 I; Tis N0 0. None where an "x" leaves it open.
+    The routing rule ("N1-3: III") had made cT2N1M0, stage IIB, a stage III case."""
     t, n, metastasis = m.group("t").lower(), m.group("n").lower(), m.group("m").lower()
     if metastasis == "1":
         return "IV"
@@ -695,7 +695,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
         n, metastasis = m.group("n").lower(), m.group("m").lower()
         if bladder or cancer_type in HEAD_NECK_TNM or cancer_type in BREAST_TYPES:
             # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
-            staging = bladder_stage if bladder else head_neck_stage if cancer_type in HEAD_NECK_TNM else breast_stage
+            staging = (bladder_stage if bladder else head_neck_stage if cancer_type in HEAD_NECK_TNM
+                       else breast_stage)
             if (group := staging(m)) is not None:
                 derived.append((group, m.group(0)))
         elif metastasis == "1":

@@ -135,7 +135,8 @@ def test_a_notes_age_and_sex_shorthand_gives_the_age(text, age):
 
 @pytest.mark.parametrize("tnm, stage", [
     ("cT2N1M0", "II"), ("T1N0M0", "I"), ("T3N0M0", "II"), ("T1N1M0", "II"), ("T3N1M0", "III"),
-    ("T2N2M0", "III"), ("T4N0M0", "III"), ("T1N3M0", "III"), ("TisN0M0", "0"), ("T2N1M1", "IV"), ("TxN1M0", None),
+    ("T2N2M0", "III"), ("T4N0M0", "III"), ("T1N3M0", "III"), ("TisN0M0", "0"), ("T2N1M1", "IV"),
+    ("TxN1M0", None),
 ])
 def test_breast_tnm_gives_the_anatomic_stage_group(tnm: str, stage: str | None) -> None:
     """QA: breast cT2N1M0 (stage IIB) was read as stage III by the routing rule ("N1-3: III")."""
@@ -145,6 +146,8 @@ def test_breast_tnm_gives_the_anatomic_stage_group(tnm: str, stage: str | None) 
 def test_a_breast_stage_from_tnm_is_used_by_case_fit():
     from engine.casefit import assess, case_from_facts
 
-    case = case_from_facts(facts("52-year-old woman, ER-positive HER2-negative breast cancer, cT2N1M0. Adjuvant?"))
+    case = case_from_facts(facts("52-year-old woman, ER-positive HER2-negative breast cancer, cT2N1M0. "
+                                 "Adjuvant?"))
     assert case.stage_name == "stage II"
-    assert assess("For stage III disease, neoadjuvant chemotherapy is standard.", case).verdict == "contradicts"
+    stage_iii = assess("For stage III disease, neoadjuvant chemotherapy is standard.", case)
+    assert stage_iii.verdict == "contradicts"

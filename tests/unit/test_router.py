@@ -279,7 +279,8 @@ def test_stated_stage_wins_over_tnm_and_extent_is_kept(text, stage, stage_text):
 
 def test_a_stated_stage_in_a_later_turn_replaces_a_tnm_guess():
     from engine.facts import merge_facts
-    tnm, stated, later_iv = (route(t)[0] for t in ("cT3N1M0 breast cancer", "It is stage IIB.", "Now metastatic."))
+    notes = ("cT3N1M0 breast cancer", "It is stage IIB.", "Now metastatic.")
+    tnm, stated, later_iv = (route(t)[0] for t in notes)
     assert (merge_facts(tnm, stated).stage, merge_facts(tnm, stated).stage_text) == ("II", "stage IIB")
     assert merge_facts(stated, later_iv).stage == "IV"  # progression still raises it
     assert merge_facts(stated, tnm).stage == "III"  # between a stated and a later guess: the higher
