@@ -262,6 +262,15 @@ _INVASION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # therapy", limited-stage SCLC)
 _AFTER_SURGERY_RE = re.compile(r"adjuvant|post-?operative", re.IGNORECASE)
 _BEFORE_SURGERY_RE = re.compile(r"neo-?adjuvant|pre-?operative|pre-?surgical", re.IGNORECASE)
+# The breast operation a sentence is about ("Postmastectomy radiation therapy", "after breast-conserving
+# surgery"), against the case's (engine.facts' extent): postmastectomy chest wall radiation had been released
+# for DCIS after lumpectomy
+_OPERATION_RES = (
+    ("mastectomy", re.compile(r"\bpost-?mastectomy\b|\b(?:after|following)\s+(?:a\s+|total\s+|modified\s+"
+                              r"radical\s+)?mastectomy\b", re.IGNORECASE)),
+    ("breast-conserving surgery", re.compile(r"\b(?:after|following)\s+(?:breast[- ]conserving\s+(?:surgery|"
+                                             r"therapy)|BCS|lumpectomy|partial\s+mastectomy)\b|"
+                                             r"\bpost-?lumpectomy\b", re.IGNORECASE)))
 _AFTER_RADIATION_RE = re.compile(r"[^.;]{0,60}?\bafter\s+(?:\w+\s+){0,3}(?:chemo)?radi", re.IGNORECASE)
 
 
@@ -420,6 +429,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         for m in rx.finditer(text):
             if free(m):
                 add(m, Condition("stage", "stage_class", m.group(0), value=value))
+    for value, rx in _OPERATION_RES:  # "Postmastectomy radiation ...", "after breast-conserving surgery"
+        for m in rx.finditer(text):
+            if free(m):
+                add(m, Condition("operation", "operation", m.group(0), value=value))
     if not _METASTASES_RE.search(text):
         for family, rx in (("setting", _SETTING_RE), ("resection", _RESECTED_RE)):
             for m in rx.finditer(text):
@@ -649,6 +662,7 @@ class Case:
     performance: str | None = None  # "good" / "intermediate" / "poor" (``case_performance``); None: unstated
     resected: bool = False  # the note says the tumour was removed ("resected", "after lumpectomy")
     cancer_type: str = ""  # engine.facts' cancer type ("" = none read), for a population's histology
+    operation: str | None = None  # the breast operation done: "mastectomy" / "breast-conserving surgery"
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -788,7 +802,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
                 fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
                 performance=case_performance(facts.performance_status), resected="resected" in said,
-                cancer_type=facts.cancer_type or "")
+                cancer_type=facts.cancer_type or "",
+                operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None))
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -975,6 +990,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have == want else ("contradicts", said)
     if c.kind == "age":
         return _fit_age(c, case.age)
+    if c.kind == "operation":
+        if case.operation is None:
+            return "unknown", ""
+        return ("fits", "") if case.operation == c.value else ("contradicts", f"after {case.operation}")
     if c.kind == "histology":  # a neuroendocrine population: the case's cancer type says whether it is one
         if not case.cancer_type:
             return "unknown", ""
@@ -1576,7 +1595,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),
-                                   ("performance", case.performance is not None)) if not known}
+                                   ("performance", case.performance is not None),
+                                   ("operation", case.operation is not None)) if not known}
     if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
         unstated.add("surgery")
         inherited = [c for c in inherited if c.family != "surgery"]

@@ -253,7 +253,11 @@ _FORMER_BEFORE_RE = re.compile(r"\b(?:initially|originally|previously|formerly|f
 _FORMER_AFTER_RE = re.compile(r"[ \t]*(?:at[ ](?:diagnosis|presentation|baseline)|initially|originally)\b",
                               re.IGNORECASE)
 _EXTENT_WORDS = frozenset({"unresectable", "inoperable", "non-muscle-invasive", "muscle-invasive", "resected",
-                           "resectable", "borderline resectable", "localized", "limited-stage"})
+                           "resectable", "borderline resectable", "localized", "limited-stage",
+                           "breast-conserving surgery", "mastectomy"})
+_BREAST_CONSERVING_RE = re.compile(r"\blumpectomy\b|\bbreast[- ]conserving\s+(?:surgery|therapy)\b|\bBCS\b|"
+                                   r"\bpartial\s+mastectomy\b|\bwide\s+local\s+excision\b", re.IGNORECASE)
+_MASTECTOMY_RE = re.compile(r"(?<!partial )\bmastectomy\b", re.IGNORECASE)
 # ductal carcinoma in situ, stage 0, when nothing invasive is named (not "invasive ductal carcinoma with DCIS")
 _DCIS_RE = re.compile(r"\bDCIS\b|\bductal carcinoma in situ\b", re.IGNORECASE)
 _INVASIVE_RE = re.compile(r"(?<!non-)(?<!non)(?<!micro)(?<!micro-)\binvasi(?:ve|on)\b|\bIDC\b|\bILC\b",
@@ -736,6 +740,14 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
                           "borderline resectable" if any(m.group("border") for m in done) else "resectable")
         elif any(_former_unresectable(text, m) for m in _EXTENT_RE.finditer(text)):
             extent.append("unresectable")  # "initially unresectable" and nothing since: still unresectable
+    if cancer_type in BREAST_TYPES and "resected" in extent:
+        # which operation: radiation after breast-conserving surgery and after mastectomy are decided apart
+        # (postmastectomy chest wall radiation had been released for DCIS after lumpectomy)
+        statements = _statements(text)
+        if _BREAST_CONSERVING_RE.search(statements):
+            extent.append("breast-conserving surgery")
+        elif _MASTECTOMY_RE.search(statements):
+            extent.append("mastectomy")
     if stage is None and _LOCALIZED_RE.search(text):
         extent.append("localized")
     if stage is None and cancer_type in _LIMITED_TYPES and _LIMITED_RE.search(text):

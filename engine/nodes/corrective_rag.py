@@ -197,6 +197,9 @@ def query_markers(facts: CaseFacts) -> list[str]:
             if not (_NEGATIVE_STATUS_RE.search(m) and not _RECEPTOR_OR_BIOMARKER_RE.search(m))]
 
 
+_OPERATIONS = frozenset({"breast-conserving surgery", "mastectomy"})
+
+
 def focused_query(text: str, facts: CaseFacts) -> str:
     """The facts plus what the question asks for ("non-small cell lung cancer stage IV EGFR exon 19 deletion
     first-line treatment"); "" when the case states no marker and the question no intent (it would be the cancer's
@@ -211,7 +214,9 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     # "non-muscle-invasive"), not for stage IV, where it only moved the answering passages down (kb/EVAL.md round
     # 10); a stated fitness names the branch too ("not a transplant candidate": PDQ's less-fit myeloma section)
     said = stage_words(facts) or ""
-    extent = " ".join(e for e in split_extent(facts.stage_text)[1] if e not in said) if facts.stage != "IV" else ""
+    # (the breast operation is for case fit's radiation lines, not a heading the query should name)
+    extent = " ".join(e for e in split_extent(facts.stage_text)[1]
+                      if e not in said and e not in _OPERATIONS) if facts.stage != "IV" else ""
     stage = " ".join(w for w in (extent, said) if w)
     parts = [facts.cancer_type, stage, *markers[:2], *facts.fitness[:1], *intents[:2], *modality]
     return " ".join(p for p in parts if p)

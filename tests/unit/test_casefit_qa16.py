@@ -219,3 +219,21 @@ def test_performance_thresholds_and_a_neuroendocrine_population_as_trials_write_
     everolimus = ("Patients with unresectable, locally advanced or metastatic, well-differentiated, "
                   "nonfunctional, neuroendocrine tumors benefit from the mTOR inhibitor, everolimus.")
     assert assess(everolimus, nsclc).verdict == "contradicts"
+
+
+def test_postmastectomy_lines_do_not_fit_a_case_after_breast_conserving_surgery():
+    """QA round 2: DCIS excised by lumpectomy was released "Postoperative chest wall and regional lymph node
+    adjuvant radiation therapy ... after mastectomy"."""
+    dcis = case("Ductal carcinoma in situ, 1.5 cm, ER-positive, excised by lumpectomy with clear margins. "
+                "Is radiation needed?")
+    pmrt = "Postoperative chest wall radiation therapy after mastectomy is given for four or more nodes."
+    assert assess(pmrt, dcis).contradicted == (
+        "states after mastectomy; the case is after breast-conserving surgery",)
+    assert assess("Radiation therapy after breast-conserving surgery reduces local recurrence.",
+                  dcis).verdict == "fits"
+    after_mastectomy = case("ER-positive breast cancer, 2 cm, node-negative, after mastectomy. Adjuvant?")
+    assert assess("Radiation therapy after lumpectomy reduces local recurrence.",
+                  after_mastectomy).verdict == "contradicts"
+    unknown = case("ER-positive breast cancer, stage II. Adjuvant?")  # no operation stated: not judged
+    assert assess("Postmastectomy radiation therapy is recommended for node-positive patients.",
+                  unknown).verdict != "contradicts"
