@@ -157,8 +157,9 @@ _ADULT_TITLE_RE = re.compile(r"^\s*adults?\b", re.IGNORECASE)
 _CHILD_TITLE_RE = re.compile(r"^\s*(?:childhood|pediatric|paediatric)\b", re.IGNORECASE)
 _ADULT_SOURCE_RE = re.compile(r"(?:^|[-_/\\])adults?[-_]", re.IGNORECASE)
 _CHILD_SOURCE_RE = re.compile(r"(?:^|[-_/\\])(?:child(?:hood)?|pediatric|paediatric)[-_]", re.IGNORECASE)
-_CHILD_NOTE_RE = re.compile(r"\b(?:child|boy|girl|infant|toddler|pediatric|paediatric|childhood)\b",
-                            re.IGNORECASE)
+# (not the Child-Pugh score: the audit's HCC case "Child-Pugh A" was held as a child's)
+_CHILD_NOTE_RE = re.compile(r"\b(?:child(?![- ](?:pugh|turcotte))|boy|girl|infant|toddler|pediatric|paediatric|"
+                            r"childhood)\b", re.IGNORECASE)
 
 
 def guidelines_of_another_age_group(state: ConsultState) -> tuple[bool, tuple[str, ...]]:

@@ -240,3 +240,11 @@ def test_an_adult_summary_named_so_only_by_its_source_counts():
     passage = replace(s.retrieval.passages[0], source="/corpus/pdq/types-leukemia-hp-adult-all-treatment-pdq.md")
     (reason,) = age_group(replace(s, retrieval=replace(s.retrieval, passages=(passage,))))
     assert "Acute Lymphoblastic Leukemia Treatment (PDQ®) - NCI" in reason
+
+
+def test_the_child_pugh_score_is_no_child():
+    """The audit's "Hepatocellular carcinoma ... Child-Pugh A. Systemic therapy options?" was held as a child
+    answered from the adult liver summary."""
+    s = _with_titles("Hepatocellular carcinoma with lung metastases, Child-Pugh A. Systemic therapy options?",
+                     None, "Adult Primary Liver Cancer Treatment (PDQ®) - NCI")
+    assert not age_group(s)
