@@ -173,7 +173,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          LONE_M1_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, bladder_stage, breast_stage,
+                          LONE_M1_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, asked_sentences,
+                          bladder_stage, breast_stage,
                           fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range,
                           subsite_readings)
 from engine.ledger import case_words, on_case
@@ -828,7 +829,6 @@ _CHEMO_GIVEN_RE = re.compile(r"chemo|folf|xelox|capox|platin|taxel|gemcitabine|p
                              r"irinotecan|fluorouracil|\b5-?fu\b|\br-?chop\b|anthracycline|doxorubicin|"
                              r"cytarabine",
                              re.IGNORECASE)
-_POOR_PERFORMANCE_RE = re.compile(r"\bECOG\s*[34]\b|\bKPS\s*(?:[1-4]\d|50)\b", re.IGNORECASE)
 # A population's performance status ("patients with good performance status", "ECOG PS 0-1"), judged against
 # the case's (engine.facts ``performance_status``): good is ECOG 0-1 (KPS >= 80), poor ECOG 3-4 (KPS <= 50);
 # ECOG 2 is left open. "Older patients with good performance status ... may benefit from combination
@@ -886,7 +886,7 @@ def _case_fitness(statements: Sequence[str], facts: CaseFacts | None = None) -> 
             out[target] = found[0]
     given = [t for t in facts.prior_treatments if _CHEMO_GIVEN_RE.search(t)] if facts else []
     if (given and facts and "chemotherapy" not in out and "unfit" not in {v for v, _ in out.values()}
-            and facts.line != "later" and not _POOR_PERFORMANCE_RE.search(facts.performance_status or "")):
+            and facts.line != "later" and case_performance(facts.performance_status) != "poor"):
         out["chemotherapy"] = ("fit", f"already treated with {given[0]}")
     return out
 
@@ -2062,10 +2062,8 @@ _FOLLOW_UP_SECTION_RE = re.compile(
 
 
 def asks_about_follow_up(question: str) -> bool:
-    """The case's question sentences (ending in "?"; else its last sentence) ask about follow-up."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", question) if s.strip()]
-    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
-    return any(_FOLLOW_UP_ASKED_RE.search(s) for s in asked)
+    """The case's question sentences (``engine.facts.asked_sentences``) ask about follow-up."""
+    return any(_FOLLOW_UP_ASKED_RE.search(s) for s in asked_sentences(question))
 
 
 def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: str = ""
@@ -2076,8 +2074,9 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
     first."""
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
+    items = recommended_items(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
-                           {p.id: p.section for p in passages}, recommended_items(passages), sentence_labels(passages),
+                           {p.id: p.section for p in passages}, items, sentence_labels(passages),
                            sentence_context(passages, sites=bool(facts.subsites)), trial_sentences(passages),
                            follow_up=asks_about_follow_up(question))
     for sid, (pid, _) in sentences.items():
@@ -2086,8 +2085,8 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
                             f"case's ({facts.cancer_type})")
     case = case_from_facts(facts)
     by_id = {p.id: p for p in passages}
-    for sid, (pid, text) in list(kept.items()):
-        if why := wild_type_targets(text, bullets_under(by_id[pid], sid), case):
+    for sid, (pid, text) in list(kept.items()):  # only an options item has bullets (bullets_under re-reads)
+        if why := wild_type_targets(text, bullets_under(by_id[pid], sid) if sid in items else [], case):
             del kept[sid]
             dropped[sid] = why
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the

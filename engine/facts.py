@@ -343,6 +343,16 @@ _NOT_GIVEN_AFTER_RE = re.compile(r"[\s-]*(?:in)?eligib|[\s-]*(?:un)?fit\b|[\s-]*
 _SENTENCE_RE = re.compile(r"(?<=[.?!;])\s+|\n+")
 
 
+_ASKED_SPLIT_RE = re.compile(r"(?<=[.?!])\s+")
+
+
+def asked_sentences(text: str) -> list[str]:
+    """The sentences of a case that ask something (end in "?"); its last sentence when none does (shared by
+    the retrieval query's question sentence and case fit's follow-up question)."""
+    sentences = [x.strip() for x in _ASKED_SPLIT_RE.split(text) if x.strip()]
+    return [x for x in sentences if x.endswith("?")] or sentences[-1:]
+
+
 def _statements(text: str) -> str:
     """The text without its questions: "Is FOLFIRINOX an option?" or "Is he a transplant candidate?" asks; it does
     not report a treatment, a resection or a fitness."""

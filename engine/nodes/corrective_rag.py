@@ -32,7 +32,7 @@ from typing import Any
 
 from engine.casefit import misfit_filter, other_cancer
 from engine.context import NodeContext, stream_model
-from engine.facts import split_extent
+from engine.facts import asked_sentences, split_extent
 from engine.events import EvidenceReady
 from engine.kbfactory import retrieval_params
 from engine.models.base import GenerationParams
@@ -135,8 +135,7 @@ _SENTENCE_RE = re.compile(r"(?<=[.?!])\s+")
 
 def question_sentences(text: str) -> str:
     """The sentences of a case that ask something (end in '?'); the last sentence when none does."""
-    sentences = [x.strip() for x in _SENTENCE_RE.split(query_text(text)) if x.strip()]
-    return " ".join(x for x in sentences if x.endswith("?")) or (sentences[-1] if sentences else "")
+    return " ".join(asked_sentences(query_text(text)))
 
 
 def intent_phrases(question: str) -> list[str]:
