@@ -173,7 +173,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          LONE_M1_RE, NOT_A_STAGE, PDL1_RE, TNM_RE, age_readings, asked_sentences,
+                          LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, TNM_RE, age_readings, asked_sentences,
                           bladder_stage, breast_stage,
                           fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range,
                           subsite_readings)
@@ -664,6 +664,8 @@ class Case:
     resected: bool = False  # the note says the tumour was removed ("resected", "after lumpectomy")
     cancer_type: str = ""  # engine.facts' cancer type ("" = none read), for a population's histology
     operation: str | None = None  # the breast operation done: "mastectomy" / "breast-conserving surgery"
+    first_line_done: bool = False  # a later-line case past its first line (engine.facts)
+    exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -804,7 +806,9 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
                 performance=case_performance(facts.performance_status), resected="resected" in said,
                 cancer_type=facts.cancer_type or "",
-                operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None))
+                operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None),
+                first_line_done=facts.first_line_done,
+                exhausted={PD1_CLASS: ", ".join(facts.pd1_progressed)} if facts.pd1_progressed else {})
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -976,8 +980,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if case.line == c.value:
             return "fits", ""
         # a first-line option for a case that progressed stays open (the progression may have been on adjuvant
-        # therapy); a later-line one does not apply to an untreated case
-        return ("contradicts", "untreated") if c.value == "later" else ("unknown", "")
+        # therapy) unless the case is past its first line; a later-line one does not apply to an untreated case
+        if c.value == "later":
+            return "contradicts", "untreated"
+        return ("contradicts", "past its first line of therapy") if case.first_line_done else ("unknown", "")
     if c.kind == "recurrence":
         if case.recurrent is None:
             return "unknown", ""
@@ -1499,9 +1505,11 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
             elif family == "surgery":
                 contradicted.append(f"names surgery as the treatment ({', '.join(texts)}); the case is {why}")
             elif family == "line":
-                contradicted.append(f"states a later line of therapy ({', '.join(texts)}); the case is {why}")
+                which = "a first" if entries[0][0].value == "first" else "a later"
+                contradicted.append(f"states {which} line of therapy ({', '.join(texts)}); the case is {why}")
             elif family == "label:line":
-                contradicted.append(f"comes under the label \u201c{entries[0][0].text}\u201d (a later line of "
+                which = "a first" if entries[0][0].value == "first" else "a later"
+                contradicted.append(f"comes under the label \u201c{entries[0][0].text}\u201d ({which} line of "
                                     f"therapy); the case is {why}")
             elif family == "section:subsite" and all(t.startswith(SITE_PART) for t in texts):
                 contradicted.append(f"{texts[0]} (the case's site is {why})")
@@ -1516,6 +1524,14 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
             named = [c.text if family.startswith("section") else _plain(c.text) for c, f, _ in entries
                      if f == "unknown"]
             label = " or ".join(dict.fromkeys(named))
+            if family in ("line", "section:line", "label:line") and case.line == "later":
+                # the case progressed, but not (it says) on a first line for advanced disease: perhaps on adjuvant
+                # therapy. Not "(not stated for this case)" about a line the case states
+                where = f"its section \u201c{' > '.join(dict.fromkeys(named))}\u201d" if family == "section:line" \
+                    else f"its label \u201c{entries[0][0].text}\u201d" if family == "label:line" \
+                    else f"it says \u201c{label}\u201d"
+                unknown.append(f"no first line of therapy for advanced disease was given yet ({where})")
+                continue
             if family == "setting":
                 label = f"early, operable setting ({label.lower()})"
             elif family == "section":
@@ -2049,6 +2065,8 @@ def misfit_filter(facts: CaseFacts) -> Callable[[Any], bool]:
     def misfit(hit: Any) -> bool:
         if not on_case(Passage("", "", hit.title, "", hit.section, None, hit.text, 0.0, None), terms):
             return True
+        if hit.section and unusable_section(hit.section, case):
+            return True  # a section of drugs the case cannot have ("... > Immunotherapy > Nivolumab")
         return bool(hit.section) and assess("", case, (hit.section,)).verdict == "contradicts"
     return misfit
 
@@ -2085,8 +2103,13 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
                             f"case's ({facts.cancer_type})")
     case = case_from_facts(facts)
     by_id = {p.id: p for p in passages}
+    # a section of drugs the case cannot have ("... > ALK-directed TKIs > Crizotinib" for an ALK-negative case):
+    # none of its sentences apply, not even "The primary end point was PFS."
+    off_section = {p.id: f"comes from the section \u201c{p.section}\u201d, which {why}" for p in passages
+                   if p.section and (why := unusable_section(p.section, case))}
     for sid, (pid, text) in list(kept.items()):  # only an options item has bullets (bullets_under re-reads)
-        if why := wild_type_targets(text, bullets_under(by_id[pid], sid) if sid in items else [], case):
+        if why := off_section.get(pid) or \
+                unusable_targets(text, bullets_under(by_id[pid], sid) if sid in items else [], case):
             del kept[sid]
             dropped[sid] = why
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
@@ -2106,38 +2129,78 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
 
 # What a targeted drug needs: "BRAF inhibitor", "ALK tyrosine kinase inhibitors", or a drug of that class by
 # name. MEK inhibitors are given with a BRAF inhibitor for BRAF-mutant disease here. EGFR is left out: anti-EGFR
-# antibodies are for RAS wild-type colorectal cancer, not EGFR-mutant disease.
+# antibodies are for RAS wild-type colorectal cancer, not EGFR-mutant disease. The checkpoint inhibitors are
+# classes too: PD-1/PD-L1 ("anti-PD-1", "PD-L1-blocking antibody", "immune checkpoint inhibitors", a drug by name;
+# not "PD-L1 expression") is not offered again to a case that progressed after it; CTLA-4 (ipilimumab) is
+# another class, so "nivolumab plus ipilimumab" stays.
+PD1_CLASS = "PD-1/PD-L1"
+_CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
+                       r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
+                       re.IGNORECASE)
 _TARGETED_CLASS_RE = re.compile(
-    r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C)(?:/\w+)?[- ](?:tyrosine[ ]kinase[ ])?"
-    r"inhibitors?\b")
+    r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C)(?:/\w+)?[- ](?:(?:directed|targeted)[- ])?"
+    r"(?:(?:tyrosine[ ]kinase[ ])?inhibitors?|TKIs?)\b")
+# drug -> the drivers it acts on (crizotinib: ALK, ROS1 and MET; entrectinib: NTRK and ROS1)
 _TARGETED_DRUGS = {
     "BRAF": "dabrafenib vemurafenib encorafenib trametinib cobimetinib binimetinib",
-    "ALK": "alectinib brigatinib lorlatinib ceritinib", "RET": "selpercatinib pralsetinib",
-    "MET": "capmatinib tepotinib", "NTRK": "larotrectinib", "KRAS": "sotorasib adagrasib",
-    "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib"}
-_DRUG_TARGET = {drug: gene for gene, drugs in _TARGETED_DRUGS.items() for drug in drugs.split()}
+    "ALK": "alectinib brigatinib lorlatinib ceritinib crizotinib", "RET": "selpercatinib pralsetinib",
+    "ROS1": "crizotinib entrectinib repotrectinib lorlatinib", "MET": "capmatinib tepotinib crizotinib",
+    "NTRK": "larotrectinib entrectinib repotrectinib", "KRAS": "sotorasib adagrasib",
+    "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
+    PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": "ipilimumab tremelimumab"}
+_DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
+                 for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
 
-def _targets(text: str) -> set[str]:
-    """The driver genes the targeted drugs ``text`` names act on ("Dabrafenib plus trametinib": BRAF)."""
-    genes = {m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
-             for m in _TARGETED_CLASS_RE.finditer(text)}
-    return genes | {_DRUG_TARGET[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _DRUG_TARGET}
+def _class_genes(text: str) -> set[str]:
+    """The drivers (or checkpoint) the drug classes ``text`` names act on ("ALK-directed TKIs": ALK)."""
+    return {m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
+            for m in _TARGETED_CLASS_RE.finditer(text)} | ({PD1_CLASS} if _CLASS_RE.search(text) else set())
 
 
-def wild_type_targets(text: str, bullets: Sequence[str], case: Case) -> str:
-    """Why a sentence (or the options item whose bullets are ``bullets``) cannot apply to a case whose driver
-    it targets is stated wild-type: every targeted drug it names, or every bullet under the item, acts on a
-    gene the case is wild-type for ("Combination therapy with signal transduction inhibitors", listing only
-    BRAF/MEK inhibitors, had been released for BRAF wild-type melanoma). "" otherwise."""
-    if not case.wild_type:
+def _targets(text: str) -> list[frozenset[str]]:
+    """The drivers (or checkpoint) each targeted drug or drug class ``text`` names acts on ("Dabrafenib plus
+    trametinib": [{BRAF}, {BRAF}]; "crizotinib": [{ALK, ROS1, MET}])."""
+    return [frozenset({g}) for g in _class_genes(text)] + \
+        [_DRUG_TARGETS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _DRUG_TARGETS]
+
+
+def _section_targets(section: str) -> list[frozenset[str]]:
+    """What the deepest heading that names a targeted drug or class aims at, a drug read as its ancestors' class
+    ("ALK-directed TKIs > ... > Crizotinib": crizotinib as an ALK inhibitor, not for ROS1 or MET)."""
+    found: list[frozenset[str]] = []
+    context: set[str] = set()
+    for part in section.split(" > "):
+        named = [n & context or n for n in _targets(part)]
+        found = named or found
+        context = _class_genes(part) or context
+    return found
+
+
+def _ruled_out(aimed: list[list[frozenset[str]]], case: Case) -> str:
+    ruled = case.wild_type | set(case.exhausted)
+    if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""
-    aimed = [_targets(b) for b in bullets] if bullets else [_targets(text)]
-    if not aimed or not all(genes and genes <= case.wild_type for genes in aimed):
-        return ""
-    genes = sorted(set().union(*aimed))
-    return (f"names therapy targeted at {', '.join(genes)}; the case is "
-            f"{', '.join(case.names.get(g, g + ' wild-type') for g in genes)}")
+    genes = sorted(set().union(*(g for named in aimed for g in named)))
+    said = [case.names.get(g, g + " wild-type") for g in genes if g in case.wild_type]
+    had = [case.exhausted[g] for g in genes if g in case.exhausted and g not in case.wild_type]
+    return (f"names therapy targeted at {', '.join(genes)}; the case "
+            + " and ".join(([f"is {', '.join(said)}"] if said else [])
+                           + ([f"progressed after {', '.join(had)}"] if had else [])))
+
+
+def unusable_targets(text: str, bullets: Sequence[str], case: Case) -> str:
+    """Why a sentence (or the options item whose bullets are ``bullets``) cannot apply to the case: every targeted
+    drug it names, or every bullet under the item, acts only on drivers the case is stated wild-type for or is of
+    a class the case progressed after ("Combination therapy with signal transduction inhibitors", listing only
+    BRAF/MEK inhibitors, had been released for BRAF wild-type melanoma; nivolumab offered after pembrolizumab;
+    crizotinib stays for an ALK-negative case of unknown ROS1). "" otherwise."""
+    return _ruled_out([_targets(b) for b in bullets] if bullets else [_targets(text)], case)
+
+
+def unusable_section(section: str, case: Case) -> str:
+    """``unusable_targets`` for a section's headings (``_section_targets``)."""
+    return _ruled_out([_section_targets(section)], case)
 
 
 def _statement_words(text: str) -> frozenset[str]:

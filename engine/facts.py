@@ -1053,7 +1053,15 @@ def _question_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _line(text: str) -> str | None:
+# A later-line case whose first line for the advanced disease is behind it: a first-line therapy after a cue
+# ("progressed after first-line pembrolizumab"), or a second or later line it has had or that it asks for ("then
+# second-line docetaxel", "What third-line options?"). Not "progressed on adjuvant FOLFOX; second-line options?":
+# with (neo)adjuvant therapy named, only a first-line cue counts (the first line for metastatic disease may come).
+_ADJUVANT_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b", re.IGNORECASE)
+
+
+def _line_reading(text: str) -> tuple[str | None, bool]:
+    """(line of therapy, whether the first line is behind a later-line case)."""
     def negated(start: int) -> bool:
         return bool(_LINE_NEGATION_RE.search(text[max(0, start - 20):start]))
 
@@ -1066,12 +1074,63 @@ def _line(text: str) -> str | None:
     def asked(m: re.Match[str]) -> bool:
         return any(a <= m.start() < b for a, b in questions)
 
-    if firsts and any(asked(m) for m in _LATER_LINE_ASKED_RE.finditer(text)) and all(
+    named_later = [m for m in _LATER_LINE_ASKED_RE.finditer(text) if not negated(m.start())]
+    if firsts and any(asked(m) for m in named_later) and all(
             _FIRST_LINE_WORD_RE.fullmatch(m.group(0)) and not asked(m) for m in firsts):
         # a later line asked for, and the only first-line word names a regimen outside it: the line had
-        firsts, later = [], True
+        return "later", True
     first = bool(firsts)
-    return "first" if first and not later else "later" if later and not first else None
+    line = "first" if first and not later else "later" if later and not first else None
+    done = line == "later" and (bool(prior) or bool(named_later) and not _ADJUVANT_RE.search(text))
+    return line, done
+
+
+# Checkpoint inhibitors of PD-1/PD-L1 a case progressed after ("progressed on pembrolizumab",
+# "first-line carboplatin, pemetrexed and pembrolizumab, then second-line docetaxel; now progressing"): case fit
+# does not offer the class again (a third-line NSCLC case after chemo-immunotherapy had been offered nivolumab).
+# The drug is named before a word of progression or a later line, or after "progressed on", "refractory to",
+# "failure of" (not "progressed on chemotherapy; pembrolizumab started last week": on it, not past it). The class
+# words count ("anti-PD-1", "checkpoint inhibitor", "chemo-immunotherapy"; "immunotherapy" not for a lymphoma,
+# leukemia or myeloma: rituximab, CAR T cells). Not in a (neo)adjuvant clause (a recurrence after adjuvant
+# therapy may be rechallenged), nor negated, planned or considered ("not a candidate for pembrolizumab", "plan to
+# start nivolumab", "pembrolizumab was declined").
+PD1_DRUGS = ("nivolumab", "pembrolizumab", "cemiplimab", "dostarlimab", "atezolizumab", "durvalumab", "avelumab",
+             "tislelizumab", "toripalimab", "retifanlimab")
+_PD1_GIVEN_RE = re.compile(
+    r"\b(?:" + "|".join(PD1_DRUGS) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
+    r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
+    r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b", re.IGNORECASE)
+_PROGRESSION_RE = re.compile(
+    r"\b(?:progress(?:ed|es|ion|ing|ive)|recurr(?:ed|ence)|relapse[ds]?|fail(?:ed|ure)|refractory|resistan(?:t|ce)|"
+    r"(?:second|third|fourth|later|subsequent)[- ]line)\b", re.IGNORECASE)
+_GOVERNED_RE = re.compile(r"\s+(?:on|after|despite|through|during|while\s+on|to|of|following)\b[^.;?\n]{0,80}\Z",
+                          re.IGNORECASE)
+_NOT_YET_BEFORE_RE = re.compile(r"\b(?:plan(?:s|ned|ning)?|consider(?:s|ed|ing)?|discuss(?:es|ed|ing)?|will|would|"
+                                r"could|should|may|offer(?:ed)?|recommend(?:ed)?|candidate)\b[^.;]{0,30}$",
+                                re.IGNORECASE)
+_NOT_YET_AFTER_RE = re.compile(r"[^.;]{0,20}?\b(?:was|were)\s+(?:declined|refused|deferred|not\s+given)\b",
+                               re.IGNORECASE)
+_BLOOD_CANCER_RE = re.compile(r"lymphoma|leuka?emia|myeloma|\bCLL\b|\bAML\b|\bALL\b", re.IGNORECASE)
+
+
+def _pd1_progressed(text: str, cancer_type: str | None) -> tuple[str, ...]:
+    said = _statements(text)
+    cues = [m for m in _PROGRESSION_RE.finditer(said)
+            if not _LINE_NEGATION_RE.search(said[max(0, m.start() - 20):m.start()])]
+    out: list[str] = []
+    for m in _PD1_GIVEN_RE.finditer(said):
+        start = max([0] + [x.end() for x in re.finditer(r"[.;]\s+|\n+", said[:m.start()])])
+        end = min([len(said)] + [m.end() + x.start() for x in re.finditer(r"[.;]\s+|\n+", said[m.end():])][:1])
+        clause, before = said[start:end], said[max(start, m.start() - 40):m.start()]
+        if _ADJUVANT_RE.search(clause) or m.group("io") and cancer_type and _BLOOD_CANCER_RE.search(cancer_type):
+            continue
+        if _NEGATION_RE.search(before) or _NOT_GIVEN_BEFORE_RE.search(before) or \
+                _NOT_YET_BEFORE_RE.search(before) or _NOT_GIVEN_AFTER_RE.match(said, m.end()) or \
+                _NOT_YET_AFTER_RE.match(said, m.end()):
+            continue
+        if any(c.start() > m.end() or _GOVERNED_RE.search(said, c.end(), m.start()) for c in cues):
+            out.append(" ".join(m.group(0).lower().split()))
+    return tuple(dict.fromkeys(out))
 
 
 # Recurrent disease ("recurrent", "relapsed", "recurred", "a liver recurrence") or a new diagnosis ("newly
@@ -1318,6 +1377,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
     stage, stage_text = _stage(text, cancer_type)
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
+    line, first_line_done = _line_reading(text)
     return CaseFacts(
         cancer_type=cancer_type,
         stage=stage,
@@ -1328,7 +1388,9 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         performance_status=_performance(text),
         unknown_primary=unknown_primary,
         rare=is_rare(cancer_type, rare_cancers),
-        line=_line(text),
+        line=line,
+        first_line_done=first_line_done,
+        pd1_progressed=_pd1_progressed(text, cancer_type),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         age=_age(text),
@@ -1368,6 +1430,8 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         unknown_primary=earlier.unknown_primary or later.unknown_primary,
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
+        first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
+        pd1_progressed=tuple(dict.fromkeys(earlier.pd1_progressed + later.pd1_progressed)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         age=later.age or earlier.age,

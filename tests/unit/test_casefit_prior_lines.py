@@ -1,0 +1,127 @@
+"""A case past its first line, and one that progressed after a PD-1/PD-L1 inhibitor (session 17). A third-line
+NSCLC case ("First-line carboplatin, pemetrexed and pembrolizumab, then second-line docetaxel; now progressing")
+had been offered first-line pembrolizumab trials "(not stated for this case)" and second-line nivolumab."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import assess, case_from_facts, locked_candidates, misfit_filter
+from engine.config import Settings
+from engine.facts import extract_facts, merge_facts
+from engine.state import Passage
+
+THIRD_LINE = ("67-year-old man with stage IV lung adenocarcinoma, EGFR and ALK negative, PD-L1 TPS 20%. First-line "
+              "carboplatin, pemetrexed and pembrolizumab, then second-line docetaxel; now progressing on second-line "
+              "docetaxel with new adrenal metastasis, ECOG 1. What third-line options?")
+FIRST_LINE_SECTION = ("Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC > Treatment Options for "
+                      "Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC (First-Line Therapy)")
+SECOND_LINE = ("Treatment of Progressive Stage IV, Relapsed, and Recurrent NSCLC > Treatment Options for Progressive "
+               "Stage IV, Relapsed, and Recurrent NSCLC (Second-Line Therapy)")
+
+
+def facts(note: str):
+    r = Settings().router
+    return extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+
+
+@pytest.mark.parametrize("note, done", [
+    (THIRD_LINE, True),
+    ("Stage IV NSCLC progressed after first-line pembrolizumab. Options?", True),
+    ("Metastatic NSCLC progressing on carboplatin and pemetrexed. Second-line options?", True),
+    ("Relapsed DLBCL after R-CHOP. What second-line therapy?", True),
+    # progression on adjuvant therapy: the first line for metastatic disease may still come
+    ("Stage IV colon cancer progressed on adjuvant FOLFOX; what second-line options?", False),
+    ("Metastatic melanoma progressed on nivolumab. Next?", False),  # which line, not said
+    ("Untreated stage IV NSCLC, PD-L1 TPS 80%. First-line options?", False),
+])
+def test_a_case_past_its_first_line(note: str, done: bool) -> None:
+    assert facts(note).first_line_done is done
+
+
+def test_first_line_sections_do_not_apply_past_the_first_line() -> None:
+    past = case_from_facts(facts(THIRD_LINE))
+    fit = assess("Pembrolizumab alone is a first-line option.", past, [FIRST_LINE_SECTION])
+    assert fit.verdict == "contradicts"
+    assert "the case is past its first line of therapy" in fit.reason
+    # a case that progressed, on adjuvant therapy perhaps: still open, and the qualifier says what is not known
+    open_case = case_from_facts(facts("Metastatic NSCLC, progressed on chemotherapy. Options?"))
+    fit = assess("Carboplatin and pemetrexed is an option.", open_case, [FIRST_LINE_SECTION])
+    assert fit.verdict == "unknown"
+    assert fit.reason.startswith("applies if no first line of therapy for advanced disease was given yet "
+                                 "(its section \u201cTreatment Options for Newly Diagnosed")
+    fit = assess("Carboplatin and pemetrexed is a first-line option.", open_case)
+    assert fit.reason == ("applies if no first line of therapy for advanced disease was given yet (it says "
+                          "\u201cfirst-line\u201d) (not stated for this case)")
+    assert assess("Docetaxel is an option.", past, [SECOND_LINE]).verdict == "fits"
+
+
+def test_follow_up_turn_keeps_the_first_line_behind() -> None:
+    first = facts("Stage IV NSCLC progressed after first-line carboplatin and pembrolizumab.")
+    merged = merge_facts(first, facts("What dose of docetaxel?"))
+    assert merged.first_line_done and merged.pd1_progressed == ("pembrolizumab",)
+
+
+@pytest.mark.parametrize("note, given", [
+    (THIRD_LINE, ("pembrolizumab",)),
+    ("Metastatic melanoma on nivolumab since March. CT shows progression in the liver. Next?", ("nivolumab",)),
+    ("Metastatic RCC refractory to nivolumab and ipilimumab. Second-line options?", ("nivolumab",)),
+    ("Stage IV NSCLC progressed after chemo-immunotherapy. What next?", ("chemo-immunotherapy",)),
+    # on it, not past it; planned; negated; adjuvant (a rechallenge may be considered); a question
+    ("Metastatic NSCLC progressed on carboplatin/pemetrexed; pembrolizumab started 2 weeks ago. Rash?", ()),
+    ("Stage IV NSCLC, progressed on first-line chemotherapy; plan to start nivolumab. Right?", ()),
+    ("Metastatic urothelial carcinoma, progressed on platinum; not a candidate for pembrolizumab.", ()),
+    ("Stage III melanoma, recurred with lung metastases 3 months after adjuvant pembrolizumab. Next?", ()),
+    ("Metastatic NSCLC progressed on chemotherapy. Is pembrolizumab an option?", ()),
+    ("Relapsed DLBCL after R-CHOP chemo-immunotherapy. Options?", ()),  # a lymphoma's is rituximab
+])
+def test_pd1_inhibitors_the_case_progressed_after(note: str, given: tuple[str, ...]) -> None:
+    assert facts(note).pd1_progressed == given
+
+
+def _passage(pid: str, section: str, text: str) -> Passage:
+    return Passage(pid, pid, "Non-Small Cell Lung Cancer Treatment (PDQ®) - NCI", "nsclc.md", section, None,
+                   text, 0.2, 5.0, True)
+
+
+IMMUNO = (f"{SECOND_LINE} > Immunotherapy",
+          "Treatment options for patients with progressive NSCLC include the following:\n\n"
+          "1. Immunotherapy with checkpoint inhibitors.\n    - Nivolumab.\n    - Pembrolizumab.\n    - Atezolizumab.\n"
+          "2. Chemotherapy with a single agent.\n    - Docetaxel.\n    - Pemetrexed.\n\n"
+          "Nivolumab improved survival compared with docetaxel.\n\n"
+          "Nivolumab plus ipilimumab is another option.\n")
+CRIZOTINIB = (f"{SECOND_LINE} > ALK-directed TKIs > ALK-directed TKIs after first-line chemotherapy > Crizotinib",
+              "The primary end point was PFS.")
+
+
+def test_a_pd1_class_the_case_progressed_after_is_not_offered_again() -> None:
+    passages = (_passage("E1", *IMMUNO), _passage("E2", *CRIZOTINIB))
+    kept, dropped = locked_candidates(passages, facts(THIRD_LINE))
+    texts = [t for _pid, t in kept.values()]
+    assert any(t.startswith("Chemotherapy") for t in texts)
+    assert "Nivolumab plus ipilimumab is another option." in texts  # CTLA-4 is another class
+    assert not any(t.startswith(("Immunotherapy", "Nivolumab improved")) for t in texts)
+    assert "names therapy targeted at PD-1/PD-L1; the case progressed after pembrolizumab" in dropped.values()
+    # the crizotinib section is an ALK inhibitor's (the case is ALK negative), whatever crizotinib's other targets
+    assert not any(t.startswith("The primary end point") for t in texts)
+    assert any("which names therapy targeted at ALK; the case is ALK negative" in why for why in dropped.values())
+    # a case that has not had a PD-1 inhibitor is offered them, and crizotinib stays when ALK is not stated
+    kept, _ = locked_candidates(passages, facts("Stage IV NSCLC progressed after first-line carboplatin and "
+                                                "pemetrexed. Second-line options?"))
+    texts = [t for _pid, t in kept.values()]
+    assert any(t.startswith("Immunotherapy") for t in texts)
+    assert "The primary end point was PFS." in texts
+
+
+def test_retrieval_puts_sections_of_drugs_the_case_cannot_have_last() -> None:
+    class Hit:
+        def __init__(self, section: str, text: str) -> None:
+            self.title, self.section, self.text = "Non-Small Cell Lung Cancer Treatment (PDQ®) - NCI", section, text
+
+    misfit = misfit_filter(facts(THIRD_LINE))
+    assert misfit(Hit(f"{SECOND_LINE} > Immunotherapy > Nivolumab", "Nivolumab improved OS."))
+    assert misfit(Hit(CRIZOTINIB[0], "Crizotinib improved PFS."))
+    assert misfit(Hit(FIRST_LINE_SECTION, "Pembrolizumab alone."))
+    assert not misfit(Hit(f"{SECOND_LINE} > Chemotherapy > Docetaxel plus ramucirumab",
+                          "Patients who progressed after pembrolizumab were included."))
+    assert not misfit(Hit(f"{SECOND_LINE} > Immunotherapy > Nivolumab plus ipilimumab", "An option."))
