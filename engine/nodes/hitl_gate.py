@@ -118,6 +118,40 @@ def asks_about_something_unretrieved(state: ConsultState) -> str:
     return ""
 
 
+# Words that say how something is handled, for a released claim about a "how should X be managed" subject
+_HANDLING_RE = re.compile(
+    r"\b(?:treat\w*|manag\w*|prevent\w*|prophyla\w*|hydrat\w*|administ\w*|dos(?:e|es|ed|ing)|given|give|infus\w*|"
+    r"transfus\w*|antibiotic\w*|antimicrobial\w*|\w*steroids?|supportive|bisphosphonates?|reduc\w*|revers\w*|"
+    r"correct\w*|control\w*|relie\w*|palliat\w*|plasmapheresis|exchange|vaccinat\w*)\b", re.IGNORECASE)
+# The cancer's own extent is no subject to be handled apart from it ("How should metastatic disease be managed?")
+_EXTENT_WORDS = frozenset(
+    "stage early advanced metastatic metastases metastasis localized locally recurrent recurrence relapsed relapse "
+    "refractory progressive progression newly diagnosed resected unresectable high-risk low-risk risk grade "
+    "low-grade high-grade residual persistent".split())
+
+
+def manages_nothing_asked(state: ConsultState) -> str:
+    """The subject of a "how should X be managed" question when the released claims that name it (all its
+    words) say nothing of handling it, else "". The QA pass's "newly diagnosed myeloma ... serum calcium 13.4 ...
+    How should hypercalcemia be managed?" released the IMWG criteria ("Hypercalcemia greater than 1 mg/dL higher
+    than reference range.") as its answer: the subject is in the passages, so ``asks_about_something_unretrieved``
+    let it pass."""
+    released = [c.text.lower() for c in (state.ledger.claims if state.ledger else ())
+                if c.state in ("supported", "qualified")]
+    if not released:
+        return ""
+    cancer = set((state.facts.cancer_type or "").lower().split())
+    for m in _MANAGED_RE.finditer(state.case_text):
+        subject = next(g for g in m.group("a", "b", "c") if g)
+        words = [w for w in _subject_words(subject, cancer) if w not in _EXTENT_WORDS]
+        naming = [c for c in released if words and all(w[:max(5, len(w) - 3)] in c for w in words)]
+        handled = [c for c in naming if _HANDLING_RE.search(_SEER_RE.sub(" ", c)) or _TREATMENT_TERM_RE.search(c)
+                   or drug_names(c)]
+        if words and not handled:
+            return subject.strip()
+    return ""
+
+
 # a pregnant patient: a guideline's treatment is judged differently, so a passage must say so
 _PREGNANT_RE = re.compile(r"\b(?:pregnan\w*|gestation\w*|gravid\w*|trimester)\b", re.IGNORECASE)
 _NOT_PREGNANT_RE = re.compile(r"\b(?:not|no|denies|negative)\s+(?:\w+\s+){0,2}(?:pregnan\w*)", re.IGNORECASE)
@@ -208,6 +242,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
         reasons.append(f"The question asks about \u201c{asked}\u201d, which no retrieved guideline passage "
                        "mentions: the answer may be about something else (a question outside these "
                        "guidelines?)")
+    elif handled := manages_nothing_asked(state):
+        reasons.append(f"The question asks how to manage \u201c{handled}\u201d, but no released claim says how "
+                       "(a claim that names it only as a criterion or a finding does not answer it)")
     if pregnant_and_unaddressed(state):
         reasons.append("The patient is pregnant, and no retrieved guideline passage mentions pregnancy: a "
                        "person should judge whether the answer applies")

@@ -8,7 +8,7 @@ import pytest
 
 from engine.nodes.hitl_gate import review_reasons
 
-from engine.state import Claim, ConsultState, Ledger, Passage, Retrieval
+from engine.state import CaseFacts, Claim, ConsultState, Ledger, Passage, Retrieval
 
 HCC = "Hepatocellular carcinoma, BCLC C, Child-Pugh A. What first-line systemic therapy?"
 
@@ -248,3 +248,31 @@ def test_the_child_pugh_score_is_no_child():
     s = _with_titles("Hepatocellular carcinoma with lung metastases, Child-Pugh A. Systemic therapy options?",
                      None, "Adult Primary Liver Cancer Treatment (PDQ®) - NCI")
     assert not age_group(s)
+
+
+MYELOMA = ("66-year-old man with newly diagnosed IgG kappa multiple myeloma, lytic lesions in the spine, serum "
+           "calcium 13.4 mg/dL, creatinine 2.0 mg/dL, confused and dehydrated. How should hypercalcemia be managed?")
+
+
+def unhandled(s: ConsultState) -> bool:
+    return any(r.startswith("The question asks how to manage \u201chypercalcemia\u201d") for r in review_reasons(s, 0.0))
+
+
+def test_how_to_manage_something_the_released_claims_only_name_waits_for_a_reviewer() -> None:
+    """QA session 16: the IMWG criteria ("Hypercalcemia greater than 1 mg/dL higher than reference range.") were
+    released as the answer to a hypercalcemia question; "hypercalcemia" is in the passages, so the subject rule
+    above let it pass."""
+    criteria = ("Hypercalcemia greater than 1 mg/dL higher than reference range.", "supported")
+    anemia = ("Anemia with hemoglobin less than 10.0 g/dL.", "supported")
+    myeloma = replace(state(MYELOMA, criteria, anemia), facts=CaseFacts(cancer_type="multiple myeloma"))
+    assert unhandled(myeloma)
+    handled = ("Treatment most often is directed at reducing the tumor cell burden and reversing any complications "
+               "of disease, such as renal failure, infection, hyperviscosity, or hypercalcemia, with appropriate "
+               "medical management.", "supported")
+    assert not unhandled(replace(state(MYELOMA, criteria, handled), facts=myeloma.facts))
+    # a blocked claim that says how answers nothing; a question about the cancer itself is not this rule's
+    blocked = replace(state(MYELOMA, criteria, (handled[0], "blocked")), facts=myeloma.facts)
+    assert unhandled(blocked)
+    stage = state("Stage III colon cancer. How should stage III disease be managed?",
+                  ("Stage III disease has a 5-year survival of 70%.", "supported"))
+    assert not any(r.startswith("The question asks how to manage") for r in review_reasons(stage, 0.0))
