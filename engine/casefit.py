@@ -64,6 +64,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 older than 60 years") or a statistic ("median age"). Judged only for a case that states its age
                 (engine.facts ``age``), and never from a heading (PDQ's "... or advanced age (aged ≥80 years)" is
                 one alternative of two)
+    risk        a risk group (engine.facts.risk_readings): "low-/intermediate-/high-risk", "low- to intermediate-risk"
+                (alternatives), "(early) favorable/unfavorable" ("Early Unfavorable Classic HL"); two scales, each
+                judged only against the same scale, and only for a case that states a risk group (heading too)
     section     a sentence inherits the conditions its passage's section path names, family by family, for each
                 family it does not state itself: stage and setting ("Treatment by Stage > Advanced or Metastatic
                 Disease": advanced or metastatic; "Early / Resectable Disease"; "Locally Advanced Unresectable
@@ -76,7 +79,9 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 read as a label's). A site within the oral cavity or larynx ("Supraglottis", "... Lesions of the
                 Floor of the Mouth") rules out the others' sections for a case that names its site, and so does
                 the site a sentence's paragraph is about there (``paragraph_sites``); classic HL and NLPHL
-                ("Treatment of Nodular Lymphocyte-Predominant HL (NLPHL)") are read the same way
+                ("Treatment of Nodular Lymphocyte-Predominant HL (NLPHL)") are read the same way, and APL: an APL
+                case does not fit AML's treatment sections that name no APL ("Treatment of Newly Diagnosed AML"),
+                an AML case that names no APL does not fit APL's
     receptor    HER2/ER/PR/HR(hormone receptor) positive/negative (+/-), HER2-low, "HER2 amplification" (=
                 HER2-positive), "HR+/HER2-" (both), triple-negative/TNBC (HR-negative and HER2-negative); HER2 by
                 its IHC score, read as in case facts (engine.facts.her2_score): "HER2 3+", "IHC 2+ with ISH
@@ -173,10 +178,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, TNM_RE, age_readings, asked_sentences,
-                          bladder_stage, breast_stage,
-                          fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings, pdl1_range,
-                          subsite_readings)
+                          LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
+                          asked_sentences, bladder_stage, breast_stage, fitness_readings, head_neck_stage, her2_ish,
+                          her2_score, mmr_readings, pdl1_range, risk_readings, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -522,6 +526,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
+    for a, b, groups in risk_readings(text):  # read apart too: "Early Unfavorable" is a stage and a risk group
+        value = f"{RISK_SCALES[groups[0]]}:{'|'.join(groups)}"
+        found.append((a, b, Condition("risk", "risk", text[a:b], value=value)))
     for a, b, target, value in fitness_readings(text):  # "not candidates for intensive therapy", "transplant-eligible"
         if free((a, b)):
             add((a, b), Condition("fitness", "fitness", text[a:b], value=f"{target}:{value}"))
@@ -665,6 +672,7 @@ class Case:
     cancer_type: str = ""  # engine.facts' cancer type ("" = none read), for a population's histology
     operation: str | None = None  # the breast operation done: "mastectomy" / "breast-conserving surgery"
     first_line_done: bool = False  # a later-line case past its first line (engine.facts)
+    risk: Mapping[str, frozenset[str]] = field(default_factory=dict)  # scale -> risk groups stated (engine.facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
 
 
@@ -808,6 +816,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 cancer_type=facts.cancer_type or "",
                 operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None),
                 first_line_done=facts.first_line_done,
+                risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
+                      for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted={PD1_CLASS: ", ".join(facts.pd1_progressed)} if facts.pd1_progressed else {})
 
 
@@ -984,6 +994,13 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if c.value == "later":
             return "contradicts", "untreated"
         return ("contradicts", "past its first line of therapy") if case.first_line_done else ("unknown", "")
+    if c.kind == "risk":
+        scale, groups = c.value.split(":")
+        have = case.risk.get(scale)
+        if not have:
+            return "unknown", ""
+        return ("fits", "") if have & set(groups.split("|")) else \
+            ("contradicts", " or ".join(f"{g}-risk" if scale == "risk" else g for g in sorted(have)))
     if c.kind == "recurrence":
         if case.recurrent is None:
             return "unknown", ""
@@ -1011,6 +1028,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if case.performance == c.value else ("contradicts",
                                                                  f"of {case.performance} performance status")
     if c.kind == "subsite":
+        if c.value == NOT_APL:
+            return ("contradicts", "APL") if "APL" in case.subsites else ("fits", "")
+        if c.value == "APL" and case.cancer_type == "acute myeloid leukemia" and "APL" not in case.subsites:
+            return "contradicts", "AML, and its note names no APL"  # APL is always named: PML-RARA, t(15;17)
         if not case.subsites:
             return "unknown", ""
         return ("fits", "") if c.value in case.subsites else ("contradicts", ", ".join(sorted(case.subsites)))
@@ -1251,9 +1272,10 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
     return out
 
 
-# the disease's extent, not a subgroup; and the line of therapy ("nivolumab for previously treated patients" is the
-# sentence's own condition, not one option's)
-_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age")
+# the disease's extent, not a subgroup; the line of therapy ("nivolumab for previously treated patients" is the
+# sentence's own condition, not one option's); and a risk group ("ATRA plus chemotherapy, followed by ATO-based
+# consolidation therapy for high-risk disease": the item's population)
+_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "risk")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1405,6 +1427,12 @@ def _recurrence_condition(parts: Sequence[str]) -> Condition | None:
     return None
 
 
+# AML's treatment sections that name no APL ("Treatment of Newly Diagnosed AML", "Treatment of AML in Remission",
+# "Treatment of Refractory or Recurrent AML") are for AML other than APL (family "section:subsite")
+NOT_APL = "AML other than APL"
+_AML_TREATMENT_RE = re.compile(r"^Treatment\s+(?:of|Options?\s+for)\b.*(?:\bAML\b|\bacute\s+myeloid\b)", re.IGNORECASE)
+
+
 def section_conditions(section: str) -> list[Condition]:
     """The conditions a passage's section path names, each with the heading that names it as its text. Stage and
     setting ("Treatment by Stage > Advanced or Metastatic Disease": advanced or metastatic) are one family of
@@ -1429,6 +1457,9 @@ def section_conditions(section: str) -> list[Condition]:
     # alternatives when a heading names two ("Upper Gingiva and Hard Palate")
     out += [Condition(family="section:subsite", kind="subsite", text=p, value=site) for p in parts
             for site in subsite_readings(p)]
+    if not any(c.value == "APL" for c in out):
+        out += [Condition(family="section:subsite", kind="subsite", text=p, value=NOT_APL) for p in parts[:1]
+                if _AML_TREATMENT_RE.search(p)]
     return out + [c for c in (_line_condition(parts), _recurrence_condition(parts)) if c]
 
 
@@ -1612,7 +1643,12 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),
                                    ("performance", case.performance is not None),
-                                   ("operation", case.operation is not None)) if not known}
+                                   ("operation", case.operation is not None), ("risk", bool(case.risk)))
+                if not known}
+    if not case.risk:
+        # a risk group, the sentence's or its heading's, is judged only for a case that states one: PDQ writes
+        # "high-risk" in many places, and most notes name no risk group
+        inherited = [c for c in inherited if c.family != "section:risk"]
     if not case.unresectable:  # surgery as the treatment is judged only against unresectability, never a fit
         unstated.add("surgery")
         inherited = [c for c in inherited if c.family != "surgery"]

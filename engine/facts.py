@@ -1212,6 +1212,46 @@ def _fitness_target(words: str | None) -> str | None:
     return None  # "platinum-based chemotherapy", "treatment", "therapy": no intensity to judge
 
 
+# A risk group, on one of two scales: "low-risk", "intermediate-risk", "high-risk", "low- to intermediate-risk"
+# (APL, neuroblastoma, prostate, MDS, stage II colon "high-risk features") and "favorable"/"unfavorable" ("Early
+# Unfavorable Classic HL", "favorable-risk", "favorable histology"). Not a risk of something ("high risk of
+# recurrence", "at low risk for"), "high-risk HPV", a comparison ("more favorable", "a favorable outcome"), or a
+# negated one ("no high-risk features"). The QA pass's "stage IIA classic Hodgkin lymphoma, favorable" had the
+# early unfavorable options item second, its "APL, WBC 4,000 (low risk)" the high-risk induction.
+RISK_SCALES = {"low": "risk", "intermediate": "risk", "high": "risk", "favorable": "favor", "unfavorable": "favor"}
+_RISK_RE = re.compile(
+    r"\b(?P<v>low|intermediate|high)(?:-?\s*(?:to|or|and|/)\s*(?P<w>low|intermediate|high))?[- ]risk\b"
+    r"(?!\s+(?:of|for|to)\b)(?![- ]HPV\b)", re.IGNORECASE)
+_FAVOR_RE = re.compile(
+    r"\b(?:(?P<early>early)[- ])?(?P<u>un)?favou?rable\b(?:[- ]risk\b)?"
+    r"(?P<after>(?=[- ](?:histology|disease|group|prognosis|prognostic|classic|HL|Hodgkin|cytogenetics|karyotype|"
+    r"features?|patients|genetics?)\b)|(?=\s*[,;)]))?", re.IGNORECASE)
+_RISK_NEGATED_RE = re.compile(r"\b(?:no|not|non|without|nor|lack\s+of|absence\s+of)\s+(?:\w+\s+)?\Z|"
+                              r"\b(?:more|less|most|least|equally|as|similarly|very|a|an)\s+\Z", re.IGNORECASE)
+
+
+def risk_readings(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(start, end, risk groups) for each risk group ``text`` states (alternatives: "low- to intermediate-risk")."""
+    out: list[tuple[int, int, tuple[str, ...]]] = []
+    for m in _RISK_RE.finditer(text):
+        if not _RISK_NEGATED_RE.search(text, max(0, m.start() - 25), m.start()):
+            values = [m.group("v").lower()] + ([m.group("w").lower()] if m.group("w") else [])
+            if len(values) == 2 and {"low", "high"} == set(values):  # "low- to high-risk": every group
+                values.insert(1, "intermediate")
+            out.append((m.start(), m.end(), tuple(values)))
+    for m in _FAVOR_RE.finditer(text):
+        risky = m.group("early") or m.group("after") is not None or m.group(0).lower().endswith("risk")
+        if risky and (m.group("early") or not _RISK_NEGATED_RE.search(text, max(0, m.start() - 25), m.start())):
+            out.append((m.start(), m.end(), ("unfavorable" if m.group("u") else "favorable",)))
+    return sorted(out)
+
+
+def _risk(text: str) -> tuple[str, ...]:
+    """The risk groups a note states, as "scale:group" ("risk:low", "favor:favorable"), its questions aside."""
+    return tuple(dict.fromkeys(f"{RISK_SCALES[v]}:{v}" for _, _, values in risk_readings(_statements(text))
+                               for v in values))
+
+
 def fitness_readings(text: str) -> list[tuple[int, int, str, str]]:
     """(start, end, target, value) for each fitness statement in ``text``: value "fit" or "unfit" (FITNESS_RE)."""
     out: list[tuple[int, int, str, str]] = []
@@ -1334,7 +1374,8 @@ def age_readings(text: str) -> list[tuple[int, int, int, int, str]]:
 # Sites within the oral cavity and the larynx, which PDQ treats apart ("Treatment Options for Small Lesions of the
 # Floor of the Mouth", "Treatment of Stage III Laryngeal Cancer > Supraglottis"), and the two Hodgkin lymphomas it
 # treats apart ("Treatment of Advanced Classic HL", "Treatment of Nodular Lymphocyte-Predominant HL (NLPHL)": the
-# audit's classic HL case was offered "For patients with advanced-stage NLPHL, ... R-CHOP ..."): read from a note
+# audit's classic HL case was offered "For patients with advanced-stage NLPHL, ... R-CHOP ..."), and APL among the
+# AML (the QA pass's APL case was offered AML's "too frail for intensive induction" lines): read from a note
 # of those cancers and from guideline headings, for case fit (engine.casefit's "subsite" family). Not "Lip and Oral
 # Cavity" (the whole summary's name) nor the base of the tongue (the oropharynx).
 SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (
@@ -1351,8 +1392,10 @@ SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, 
     ("retromolar trigone", r"\bretromolar\b"),
     ("classic HL", r"\bclassic(?:al)?\s+(?:HL|Hodgkin)\b|\bcHL\b"),
     ("NLPHL", r"\bNLPHL\b|\bnodular\s+lymphocyte[\s\-\u2013]+predominant\b"),
+    # acute promyelocytic leukemia, treated apart from other AML (ATRA and arsenic trioxide)
+    ("APL", r"(?-i:\bAPL\b)|\bpromyelocytic\b|" + _APL_FUSION),
 ))
-_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma"})
+_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma", "acute myeloid leukemia"})
 
 
 def subsite_readings(text: str) -> list[str]:
@@ -1393,6 +1436,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         pd1_progressed=_pd1_progressed(text, cancer_type),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
+        risk=_risk(text),
         age=_age(text),
         subsites=tuple(subsite_readings(text)) if cancer_type in _SUBSITE_CANCERS else (),
     )
@@ -1434,6 +1478,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         pd1_progressed=tuple(dict.fromkeys(earlier.pd1_progressed + later.pd1_progressed)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
+        risk=later.risk or earlier.risk,
         age=later.age or earlier.age,
         subsites=later.subsites or earlier.subsites,
     )

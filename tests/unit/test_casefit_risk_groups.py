@@ -1,0 +1,78 @@
+"""Risk groups and APL (QA, sessions 16-17): "stage IIA classic Hodgkin lymphoma, favorable" had the early
+unfavorable options item second; "APL, WBC 4,000 (low risk)" had the high-risk induction and AML's "too frail for
+intensive induction" lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import assess, case_from_facts
+from engine.config import Settings
+from engine.facts import extract_facts, risk_readings
+
+
+def facts(note: str):
+    r = Settings().router
+    return extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+
+
+def case(note: str):
+    return case_from_facts(facts(note))
+
+
+@pytest.mark.parametrize("text, groups", [
+    ("Stage IIA classic Hodgkin lymphoma, favorable, no B symptoms.", [("favorable",)]),
+    ("APL, WBC 4,000 (low risk).", [("low",)]),
+    ("ATRA plus ATO for low- to intermediate-risk disease.", [("low", "intermediate")]),
+    ("Treatment of Early Unfavorable Classic HL", [("unfavorable",)]),
+    ("patients with favorable-risk AML", [("favorable",)]),
+    # a risk of something, a negated or compared one, HPV: none
+    ("She is at high risk of recurrence.", []),
+    ("Stage II colon cancer with no high-risk features.", []),
+    ("Outcomes were more favorable with ABVD; a favorable outcome.", []),
+    ("High-risk HPV was detected.", []),
+])
+def test_risk_groups_read(text: str, groups: list[tuple[str, ...]]) -> None:
+    assert [g for _, _, g in risk_readings(text)] == groups
+
+
+def test_a_stated_risk_group_rules_out_the_others() -> None:
+    favorable = case("35-year-old man with stage IIA classic Hodgkin lymphoma, favorable, no B symptoms. Treatment?")
+    unfavorable = "Treatment of Early Unfavorable Classic HL > Treatment Options for Early Unfavorable Classic HL"
+    fit = assess("Chemotherapy with or without radiation therapy.", favorable, [unfavorable])
+    assert fit.verdict == "contradicts" and "the case is favorable" in fit.reason
+    assert assess("Chemotherapy with or without radiation therapy.", favorable,
+                  [unfavorable.replace("Unfavorable", "Favorable")]).verdict == "fits"
+    both = "Patients with early favorable disease or early unfavorable disease are treated with ABVD."
+    assert assess(both, favorable).verdict == "fits"
+    low = case("Newly diagnosed acute promyelocytic leukemia, PML-RARA positive, WBC 4,000 (low risk). Induction?")
+    fit = assess("ATRA plus chemotherapy, followed by ATO-based consolidation therapy for high-risk disease.", low)
+    assert fit.verdict == "contradicts" and "the case is low-risk" in fit.reason
+    assert assess("ATRA plus ATO for low- to intermediate-risk disease.", low).verdict == "fits"
+
+
+def test_a_case_without_a_risk_group_is_not_judged_on_one() -> None:
+    unstated = case("Stage IIA classic Hodgkin lymphoma. Treatment?")
+    section = "Treatment of Early Unfavorable Classic HL > Treatment Options for Early Unfavorable Classic HL"
+    assert assess("Chemotherapy with or without radiation therapy.", unstated, [section]).verdict == "fits"
+    assert assess("High-risk patients received more cycles.", unstated).verdict == "none"
+
+
+AML_INDUCTION = ("Treatment of Newly Diagnosed AML > Treatment Options for Newly Diagnosed (Untreated; Remission "
+                 "Induction) AML > Chemotherapy > Older adults or adults with significant comorbid conditions")
+APL_SECTION = "Treatment of Acute Promyelocytic Leukemia (APL) > Treatment of Newly Diagnosed APL"
+
+
+def test_apl_and_other_aml_are_treated_apart() -> None:
+    apl = case("45-year-old with newly diagnosed acute promyelocytic leukemia, t(15;17). What induction therapy?")
+    line = "Some patients may decline or be too frail for intensive induction chemotherapy."
+    fit = assess(line, apl, [AML_INDUCTION])
+    assert fit.verdict == "contradicts" and "the case is APL" in fit.reason
+    assert assess("ATRA is given.", apl, [APL_SECTION]).verdict == "fits"
+    aml = case("70-year-old with newly diagnosed acute myeloid leukemia, FLT3 wild-type. What induction therapy?")
+    assert assess(line, aml, [AML_INDUCTION]).verdict != "contradicts"
+    fit = assess("ATRA is given.", aml, [APL_SECTION])
+    assert fit.verdict == "contradicts" and "names no APL" in fit.reason
+    # the overview and supportive care are for every AML
+    assert assess("Transfusions are given.", apl, ["Treatment Option Overview for AML > Supportive Care"]).verdict \
+        != "contradicts"
