@@ -190,7 +190,7 @@ Verdict = Literal["none", "fits", "unknown", "contradicts"]  # "none": the sente
 
 DRIVERS = frozenset({"EGFR", "ALK", "ROS1", "KRAS", "NRAS", "BRAF", "MET", "RET", "NTRK", "ERBB2"})
 _GENE_FAMILY = {"BRCA1": "BRCA", "BRCA2": "BRCA"}
-_ROMAN = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+_ROMAN = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "1": 1, "2": 2, "3": 3, "4": 4}
 
 
 # --------------------------------------------------------------------------- conditions
@@ -215,11 +215,12 @@ class Condition:
     after_surgery: bool = False  # setting: adjuvant or postoperative treatment, which an unresectable case rules out
 
 
-_STAGE_NUM = r"(IV|III|II|I|0|[1-4])"
+# stage V: bilateral Wilms tumor (PDQ's "Treatment of stage V Wilms tumor"), read in guidelines only
+_STAGE_NUM = r"(IV|V|III|II|I|0|[1-4])"
 # A stage, a range or a list: "stage I", "stages II-IIIA", "Stages I, II, and III", "stage I, II, or III", "Stage
 # II/III/IV", "stage II and above". A list is read as the span from its lowest to its highest stage. After a comma only a roman numeral
 # continues the list ("stage III, 3 months of CAPOX" is stage III).
-_STAGE_TOKEN = r"(?:IV|III|II|I|0|[1-4])[A-C]?(?![\w])"
+_STAGE_TOKEN = r"(?:IV|V|III|II|I|0|[1-4])[A-C]?(?![\w])"
 _STAGE_RE = re.compile(
     r"\b[Ss]tages?\s+(?P<list>" + _STAGE_TOKEN +
     r"(?:\s*,\s*(?:(?:and|or)\s+)?(?:[Ss]tages?\s+)?(?:IV|III|II|I|0)[A-C]?(?![\w])"

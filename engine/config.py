@@ -78,7 +78,8 @@ class ModelsConfig(_Section):
 DEFAULT_RARE_CANCERS = (
     "pancreatic", "cholangiocarcinoma", "bile duct", "gallbladder", "sarcoma", "mesothelioma", "glioblastoma",
     "neuroendocrine", "gastrointestinal stromal tumor", "gist", "thymoma", "thymic carcinoma", "adrenocortical",
-    "anal", "penile", "vulvar", "merkel cell", "uveal melanoma", "small cell lung", "carcinoid",
+    "anal", "penile", "vulvar", "merkel cell", "uveal melanoma", "small cell lung", "carcinoid", "wilms",
+    "neuroblastoma", "retinoblastoma",
 )
 DEFAULT_GENES = (
     "EGFR", "ALK", "ROS1", "BRAF", "KRAS", "NRAS", "HER2", "ERBB2", "BRCA1", "BRCA2", "PIK3CA", "MET", "RET",

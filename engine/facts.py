@@ -188,6 +188,12 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
                                r"bowel)|jejunum|duodenum|ileum)"),
     ("Kaposi sarcoma", r"kaposi(?:'s)? sarcoma"),
     ("Ewing sarcoma", r"ewing(?:'s)? sarcoma"),
+    # children's solid tumours, each a PDQ summary of its own (a 3-year-old's Wilms tumour "after upfront
+    # nephrectomy" had been a renal cell carcinoma, and was released adjuvant pembrolizumab)
+    ("Wilms tumor", r"wilms(?:'s)?(?: tumou?r)?|nephroblastoma"),
+    ("neuroblastoma", r"(?:ganglio)?neuroblastoma"),
+    ("retinoblastoma", r"retinoblastoma"),
+    ("rhabdomyosarcoma", r"rhabdomyosarcoma"),
     ("osteosarcoma", r"osteosarcoma|osteogenic sarcoma"),
     ("uterine sarcoma", r"uterine (?:leiomyo|carcino)?sarcoma|(?:leiomyo|carcino)sarcoma of the uterus|"
                         r"endometrial stromal sarcoma"),
@@ -1226,7 +1232,7 @@ _FAVOR_RE = re.compile(
     r"\b(?:(?P<early>early)[- ])?(?P<u>un)?favou?rable\b(?:[- ]risk\b)?"
     r"(?P<after>(?=[- ](?:histology|disease|group|prognosis|prognostic|classic|HL|Hodgkin|cytogenetics|karyotype|"
     r"features?|patients|genetics?)\b)|(?=\s*[,;)]))?", re.IGNORECASE)
-_RISK_NEGATED_RE = re.compile(r"\b(?:no|not|non|without|nor|lack\s+of|absence\s+of)\s+(?:\w+\s+)?\Z|"
+_RISK_NEGATED_RE = re.compile(r"\b(?:no|not|non|without|nor|lack\s+of|absence\s+of)\s+(?:\w+\s+)?\Z|\bnon[-\u2013]\Z|"
                               r"\b(?:more|less|most|least|equally|as|similarly|very|a|an)\s+\Z", re.IGNORECASE)
 
 

@@ -130,6 +130,10 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
                                   r"pancreatic neuroendocrine (?:tumou?rs?|neoplasms?|carcinomas?)|(?-i:pNETs?)|"
                                   r"islet[- ]cell tumou?rs?"),
     "prostate cancer": (r"prostate|prostatic|(?-i:mCRPC)", ""),
+    # PDQ's Wilms summary holds the other childhood kidney tumours ("Ewing Sarcoma of the Kidney", "Renal Cell
+    # Carcinoma (RCC)"): not a Wilms case's
+    "Wilms tumor": (r"wilms", r"renal cell|rhabdoid|clear[- ]cell sarcoma|mesoblastic|ewing|myoepithelial|"
+                              r"nephroblastoma|cystic nephroma|anaplastic sarcoma|synovial sarcoma"),
     "uveal melanoma": (r"uveal|intraocular|ocular melanomas?|eye melanomas?|choroidal", ""),
     "melanoma": (r"melanomas?", r"(?:uveal|intraocular|ocular|choroidal|conjunctival)(?: \(eye\))? melanomas?"),
     "ovarian cancer": (r"ovarian|ovary|ovaries|fallopian|primary peritoneal|high[- ]grade serous",
@@ -205,6 +209,9 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "Kaposi sarcoma": (r"kaposi(?:'s)?", ""),
     "Ewing sarcoma": (r"ewing(?:'s)?", ""),
     "osteosarcoma": (r"osteosarcomas?|osteogenic|(?-i:UPS) of bone", ""),
+    "neuroblastoma": (r"(?:ganglio)?neuroblastomas?", ""),
+    "retinoblastoma": (r"retinoblastomas?", ""),
+    "rhabdomyosarcoma": (r"rhabdomyosarcomas?", ""),
     "uterine sarcoma": (r"uterine sarcomas?|uterine leiomyosarcomas?|endometrial stromal|carcinosarcomas?", ""),
     "myelodysplastic syndrome": (r"myelodysplastic|(?-i:MDS)", r"myelodysplastic/myeloproliferative"),
     "skin cancer": (r"skin|basal cell|cutaneous squamous", ""),

@@ -67,7 +67,8 @@ _NOT_A_SUBJECT = frozenset(
     "targeted adjuvant neoadjuvant perioperative postoperative preoperative maintenance consolidation "
     "induction reinduction salvage palliative curative definitive local appropriate available approved "
     "possible current should would could can line dose doses dosing schedule duration length course cycles "
-    "number sequence combination drug drugs agent agents option options regimen regimens".split())
+    "number sequence combination drug drugs agent agents option options regimen regimens does do did overall "
+    "plan".split())
 
 
 # "How should febrile neutropenia be managed?", "How do we treat her hypercalcemia?", "What is the management
