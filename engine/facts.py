@@ -742,6 +742,13 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     if not stated and not derived and (m := _DCIS_RE.search(text)) and not _INVASIVE_RE.search(text):
         derived.append(("0", m.group(0)))  # ductal carcinoma in situ is stage 0 (Tis N0 M0) unless invasive
     found = stated or derived
+    if found and max(_STAGE_ORDER[f[0]] for f in found) < 4 and _recurrent(text) and (m := next(
+            (m for m in _METASTATIC_RE.finditer(text) if not _metastases_denied(text, m)
+             and not _REGIONAL_ONLY_RE.search(text, max(0, m.start() - 30), m.start())), None)):
+        # a metastatic recurrence of a cancer first staged lower ("had hysterectomy for stage IB disease two years
+        # ago", now "recurrent ... with lung and nodal metastases"): stage IV now, not the stage at diagnosis (the
+        # QA pass's endometrial case was offered adjuvant brachytherapy for stage I, its colon case refused)
+        found = [("IV", m.group(0))]
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
@@ -771,6 +778,13 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     if extent:
         words = ", ".join([words, *extent] if words else extent)
     return stage, words
+
+
+# metastases in the regional nodes only ("nodal metastases", "axillary lymph node metastases") or in transit, not
+# distant ones; "lung and nodal metastases" names a distant site
+_REGIONAL_ONLY_RE = re.compile(r"(?<!\band )(?<!, )\b(?:(?:regional|local|axillary|cervical|pelvic|para-?aortic|"
+                               r"inguinal)\s+)?(?:nodal|lymph[- ]node|node|LN)\s+\Z|"
+                               r"\b(?:in[- ]transit|satellite|regional|locoregional)\s+\Z", re.IGNORECASE)
 
 
 def _metastases_denied(text: str, m: re.Match[str]) -> bool:
