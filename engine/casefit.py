@@ -178,7 +178,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
+                          CTLA4_DRUGS, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
                           asked_sentences, bladder_stage, breast_stage, fitness_readings, head_neck_stage, her2_ish,
                           her2_score, mmr_readings, pdl1_range, risk_readings, subsite_readings)
 from engine.ledger import case_words, on_case
@@ -819,7 +819,15 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 first_line_done=facts.first_line_done,
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
-                exhausted={PD1_CLASS: ", ".join(facts.pd1_progressed)} if facts.pd1_progressed else {})
+                exhausted=_exhausted(facts.checkpoint_progressed))
+
+
+def _exhausted(given: Sequence[str]) -> dict[str, str]:
+    """Checkpoint class -> the drugs of it the case progressed after, as written (engine.facts)."""
+    out: dict[str, list[str]] = {}
+    for drug in given:
+        out.setdefault("CTLA-4" if drug in CTLA4_DRUGS else PD1_CLASS, []).append(drug)
+    return {k: ", ".join(v) for k, v in out.items()}
 
 
 # What one fitness statement implies for the others: whoever cannot have chemotherapy cannot have intensive,
@@ -2184,7 +2192,7 @@ _TARGETED_DRUGS = {
     "ROS1": "crizotinib entrectinib repotrectinib lorlatinib", "MET": "capmatinib tepotinib crizotinib",
     "NTRK": "larotrectinib entrectinib repotrectinib", "KRAS": "sotorasib adagrasib",
     "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
-    PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": "ipilimumab tremelimumab"}
+    PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS)}
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 

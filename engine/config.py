@@ -94,6 +94,8 @@ DEFAULT_TREATMENT_KEYWORDS = (
     "chemoradiation", "chemoradiotherapy", "pemetrexed", "paclitaxel", "docetaxel", "capecitabine", "oxaliplatin",
     "irinotecan", "durvalumab", "atezolizumab", "bevacizumab", "cetuximab", "rituximab", "r-chop", "anastrozole",
     "exemestane", "olaparib", "abiraterone", "enzalutamide", "alectinib", "sorafenib", "lenvatinib",
+    "ipilimumab", "palbociclib", "ribociclib", "abemaciclib", "fulvestrant", "trastuzumab deruxtecan", "venetoclax",
+    "ibrutinib", "lenalidomide", "bortezomib", "daratumumab",
 )
 
 

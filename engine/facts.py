@@ -842,8 +842,10 @@ _PREFIX_STATUS_RE = re.compile(
     rf"(?:[ -]+(?:{_PREFIX_GAP})){{0,3}}[ -]*\Z", re.IGNORECASE)
 # A gene's own finding, which a leading negation does not reach ("no EGFR mutation, KRAS G12C": KRAS counts).
 _SPECIFIC_RE = re.compile(r"[A-Z]\d{1,4}|exon|ITD|TKD|positive|\+", re.IGNORECASE)
-_LIST_SEP_RE = re.compile(r"[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[ \t]+",
-                          re.IGNORECASE)
+_SEP = r"(?:[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[ \t]+)"
+# a separator, with gene symbols that are not configured between ("No PIK3CA, AKT1, PTEN or ESR1 alterations": the
+# negation reaches ESR1 across AKT1 and PTEN, which had made ESR1 read as altered)
+_LIST_SEP_RE = re.compile(_SEP + r"(?:(?-i:[A-Z][A-Z0-9]{1,6})" + _SEP + r")*", re.IGNORECASE)
 _BOUNDARY = ".;\n()"  # a status never reaches across these (nor a leading cue across a comma)
 # Gene symbols that are also English words match in capitals only ("met with the family" is not MET).
 _WORD_GENES = {"MET", "RET", "KIT", "ATM"}
@@ -1116,8 +1118,9 @@ def _line_reading(text: str) -> tuple[str | None, bool]:
 # start nivolumab", "pembrolizumab was declined").
 PD1_DRUGS = ("nivolumab", "pembrolizumab", "cemiplimab", "dostarlimab", "atezolizumab", "durvalumab", "avelumab",
              "tislelizumab", "toripalimab", "retifanlimab")
+CTLA4_DRUGS = ("ipilimumab", "tremelimumab")  # another class: given again only if the case did not progress on it
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b", re.IGNORECASE)
 _PROGRESSION_RE = re.compile(
@@ -1133,7 +1136,7 @@ _NOT_YET_AFTER_RE = re.compile(r"[^.;]{0,20}?\b(?:was|were)\s+(?:declined|refuse
 _BLOOD_CANCER_RE = re.compile(r"lymphoma|leuka?emia|myeloma|\bCLL\b|\bAML\b|\bALL\b", re.IGNORECASE)
 
 
-def _pd1_progressed(text: str, cancer_type: str | None) -> tuple[str, ...]:
+def _checkpoint_progressed(text: str, cancer_type: str | None) -> tuple[str, ...]:
     said = _statements(text)
     cues = [m for m in _PROGRESSION_RE.finditer(said)
             if not _LINE_NEGATION_RE.search(said[max(0, m.start() - 20):m.start()])]
@@ -1233,17 +1236,22 @@ def _fitness_target(words: str | None) -> str | None:
 
 
 # A risk group, on one of two scales: "low-risk", "intermediate-risk", "high-risk", "low- to intermediate-risk"
-# (APL, neuroblastoma, prostate, MDS, stage II colon "high-risk features") and "favorable"/"unfavorable" ("Early
-# Unfavorable Classic HL", "favorable-risk", "favorable histology"). Not a risk of something ("high risk of
+# (APL, neuroblastoma, prostate, MDS, stage II colon "high-risk features"; "favorable/good-risk" is low, "poor/
+# adverse-risk" high: IMDC, ELN) and "favorable"/"unfavorable" ("Early Unfavorable Classic HL", "favorable
+# histology"). Not a risk of something ("high risk of
 # recurrence", "at low risk for"), "high-risk HPV", a comparison ("more favorable", "a favorable outcome"), or a
 # negated one ("no high-risk features"). The QA pass's "stage IIA classic Hodgkin lymphoma, favorable" had the
 # early unfavorable options item second, its "APL, WBC 4,000 (low risk)" the high-risk induction.
 RISK_SCALES = {"low": "risk", "intermediate": "risk", "high": "risk", "favorable": "favor", "unfavorable": "favor"}
+_GROUP = r"low|intermediate|high|good|poor|adverse|(?:un)?favou?rable"
 _RISK_RE = re.compile(
-    r"\b(?P<v>low|intermediate|high)(?:-?\s*(?:to|or|and|/)\s*(?P<w>low|intermediate|high))?[- ]risk\b"
+    r"\b(?P<v>" + _GROUP + r")(?:-?\s*(?:to|or|and|/)\s*(?P<w>" + _GROUP + r"))?[- ]risk\b"
     r"(?!\s+(?:of|for|to)\b)(?![- ]HPV\b)", re.IGNORECASE)
+# a risk group's other names: IMDC's and ELN's "favorable/good" and "poor/adverse" risk are the low and high groups
+_SAME_GROUP = {"good": "low", "favorable": "low", "favourable": "low", "poor": "high", "adverse": "high",
+               "unfavorable": "high", "unfavourable": "high"}
 _FAVOR_RE = re.compile(
-    r"\b(?:(?P<early>early)[- ])?(?P<u>un)?favou?rable\b(?:[- ]risk\b)?"
+    r"\b(?:(?P<early>early)[- ])?(?P<u>un)?favou?rable\b(?![- ]risk\b)"
     r"(?P<after>(?=[- ](?:histology|disease|group|prognosis|prognostic|classic|HL|Hodgkin|cytogenetics|karyotype|"
     r"features?|patients|genetics?)\b)|(?=\s*[,;)]))?", re.IGNORECASE)
 _RISK_NEGATED_RE = re.compile(r"\b(?:no|not|non|without|nor|lack\s+of|absence\s+of)\s+(?:\w+\s+)?\Z|\bnon[-\u2013]\Z|"
@@ -1255,12 +1263,13 @@ def risk_readings(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     out: list[tuple[int, int, tuple[str, ...]]] = []
     for m in _RISK_RE.finditer(text):
         if not _RISK_NEGATED_RE.search(text, max(0, m.start() - 25), m.start()):
-            values = [m.group("v").lower()] + ([m.group("w").lower()] if m.group("w") else [])
+            values = [_SAME_GROUP.get(g, g) for g in [m.group("v").lower()] + ([m.group("w").lower()]
+                                                                               if m.group("w") else [])]
             if len(values) == 2 and {"low", "high"} == set(values):  # "low- to high-risk": every group
                 values.insert(1, "intermediate")
             out.append((m.start(), m.end(), tuple(values)))
     for m in _FAVOR_RE.finditer(text):
-        risky = m.group("early") or m.group("after") is not None or m.group(0).lower().endswith("risk")
+        risky = m.group("early") or m.group("after") is not None
         if risky and (m.group("early") or not _RISK_NEGATED_RE.search(text, max(0, m.start() - 25), m.start())):
             out.append((m.start(), m.end(), ("unfavorable" if m.group("u") else "favorable",)))
     return sorted(out)
@@ -1453,7 +1462,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         rare=is_rare(cancer_type, rare_cancers),
         line=line,
         first_line_done=first_line_done,
-        pd1_progressed=_pd1_progressed(text, cancer_type),
+        checkpoint_progressed=_checkpoint_progressed(text, cancer_type),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
@@ -1495,7 +1504,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
-        pd1_progressed=tuple(dict.fromkeys(earlier.pd1_progressed + later.pd1_progressed)),
+        checkpoint_progressed=tuple(dict.fromkeys(earlier.checkpoint_progressed + later.checkpoint_progressed)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,

@@ -59,13 +59,13 @@ def test_first_line_sections_do_not_apply_past_the_first_line() -> None:
 def test_follow_up_turn_keeps_the_first_line_behind() -> None:
     first = facts("Stage IV NSCLC progressed after first-line carboplatin and pembrolizumab.")
     merged = merge_facts(first, facts("What dose of docetaxel?"))
-    assert merged.first_line_done and merged.pd1_progressed == ("pembrolizumab",)
+    assert merged.first_line_done and merged.checkpoint_progressed == ("pembrolizumab",)
 
 
 @pytest.mark.parametrize("note, given", [
     (THIRD_LINE, ("pembrolizumab",)),
     ("Metastatic melanoma on nivolumab since March. CT shows progression in the liver. Next?", ("nivolumab",)),
-    ("Metastatic RCC refractory to nivolumab and ipilimumab. Second-line options?", ("nivolumab",)),
+    ("Metastatic RCC refractory to nivolumab and ipilimumab. Second-line options?", ("nivolumab", "ipilimumab")),
     ("Stage IV NSCLC progressed after chemo-immunotherapy. What next?", ("chemo-immunotherapy",)),
     # on it, not past it; planned; negated; adjuvant (a rechallenge may be considered); a question
     ("Metastatic NSCLC progressed on carboplatin/pemetrexed; pembrolizumab started 2 weeks ago. Rash?", ()),
@@ -75,8 +75,8 @@ def test_follow_up_turn_keeps_the_first_line_behind() -> None:
     ("Metastatic NSCLC progressed on chemotherapy. Is pembrolizumab an option?", ()),
     ("Relapsed DLBCL after R-CHOP chemo-immunotherapy. Options?", ()),  # a lymphoma's is rituximab
 ])
-def test_pd1_inhibitors_the_case_progressed_after(note: str, given: tuple[str, ...]) -> None:
-    assert facts(note).pd1_progressed == given
+def test_checkpoint_inhibitors_the_case_progressed_after(note: str, given: tuple[str, ...]) -> None:
+    assert facts(note).checkpoint_progressed == given
 
 
 def _passage(pid: str, section: str, text: str) -> Passage:
@@ -125,3 +125,15 @@ def test_retrieval_puts_sections_of_drugs_the_case_cannot_have_last() -> None:
     assert not misfit(Hit(f"{SECOND_LINE} > Chemotherapy > Docetaxel plus ramucirumab",
                           "Patients who progressed after pembrolizumab were included."))
     assert not misfit(Hit(f"{SECOND_LINE} > Immunotherapy > Nivolumab plus ipilimumab", "An option."))
+
+
+def test_a_combination_the_case_progressed_on_is_not_offered_again() -> None:
+    """QA session 17: an RCC case that progressed on first-line ipilimumab plus nivolumab was offered it again."""
+    rcc = Passage("E1", "E1", "Renal Cell Cancer Treatment (PDQ®) - NCI", "rcc.md", "Treatment of Stage IV RCC",
+                  None, IMMUNO[1], 0.2, 5.0, True)
+    kept, dropped = locked_candidates((rcc,), facts(
+        "Metastatic clear cell renal cell carcinoma. She received first-line ipilimumab plus nivolumab and progressed "
+        "after 11 months. What second-line therapy?"))
+    assert "Nivolumab plus ipilimumab is another option." not in [t for _pid, t in kept.values()]
+    assert ("names therapy targeted at CTLA-4, PD-1/PD-L1; the case progressed after ipilimumab, nivolumab"
+            in dropped.values())

@@ -25,7 +25,8 @@ def case(note: str):
     ("APL, WBC 4,000 (low risk).", [("low",)]),
     ("ATRA plus ATO for low- to intermediate-risk disease.", [("low", "intermediate")]),
     ("Treatment of Early Unfavorable Classic HL", [("unfavorable",)]),
-    ("patients with favorable-risk AML", [("favorable",)]),
+    ("patients with favorable-risk AML", [("low",)]),
+    ("IMDC intermediate risk; cytoreductive nephrectomy for good-risk disease", [("intermediate",), ("low",)]),
     # a risk of something, a negated or compared one, HPV: none
     ("She is at high risk of recurrence.", []),
     ("Stage II colon cancer with no high-risk features.", []),

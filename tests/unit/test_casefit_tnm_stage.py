@@ -144,8 +144,12 @@ def test_a_sentence_naming_m0_or_m1_states_the_extent():
         "does not apply to this case: states M0; the case is stage IV (metastatic)")
     assert assess(nephrectomy, localised).verdict == "fits"
     cytoreductive = "Cytoreductive nephrectomy (for any T, M1 lesions in patients with good-risk disease)."
-    assert assess(cytoreductive, metastatic).verdict != "contradicts"
+    unstated_risk = case("Metastatic clear cell renal cell carcinoma, untreated. First-line options?")
+    assert assess(cytoreductive, unstated_risk).verdict != "contradicts"
     assert assess(cytoreductive, localised).verdict == "contradicts"
+    # an IMDC intermediate-risk case is not the good-risk population (session 17: risk groups)
+    assert assess(cytoreductive, metastatic).reason == (
+        "does not apply to this case: states good-risk; the case is intermediate-risk")
     # the FAB subtype of AML is no M category
     for text in ("AML with minimal differentiation (FAB classification M0).",
                  "Leukemias that do not express myeloperoxidase include M0 AML and M7 AML."):

@@ -27,3 +27,13 @@ def stage(note: str) -> str | None:
 ])
 def test_a_metastatic_recurrence_is_stage_iv(note: str, group: str) -> None:
     assert stage(note) == group
+
+
+def test_a_negation_reaches_across_gene_symbols_that_are_not_configured() -> None:
+    """QA session 17: "No PIK3CA, AKT1, PTEN or ESR1 alterations" read ESR1 as altered (an elacestrant risk)."""
+    f = extract_facts("ER-positive metastatic breast cancer. No PIK3CA, AKT1, PTEN or ESR1 alterations on ctDNA.",
+                      genes=["PIK3CA", "ESR1"], treatment_keywords=[], rare_cancers=[])
+    assert "ESR1 negative" in f.markers and "ESR1" not in f.genes
+    f = extract_facts("EGFR exon 19 deletion, TP53 and STK11 co-mutations.", genes=["EGFR", "TP53"],
+                      treatment_keywords=[], rare_cancers=[])
+    assert set(f.genes) == {"EGFR", "TP53"}
