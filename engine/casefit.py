@@ -178,7 +178,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          CTLA4_DRUGS, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
+                          CTLA4_DRUGS, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
                           asked_sentences, bladder_stage, breast_stage, fitness_readings, head_neck_stage, her2_ish,
                           her2_score, mmr_readings, pdl1_range, risk_readings, subsite_readings)
 from engine.ledger import case_words, on_case
@@ -819,14 +819,15 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 first_line_done=facts.first_line_done,
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
-                exhausted=_exhausted(facts.checkpoint_progressed))
+                exhausted=_exhausted(facts.progressed_after))
 
 
 def _exhausted(given: Sequence[str]) -> dict[str, str]:
     """Checkpoint class -> the drugs of it the case progressed after, as written (engine.facts)."""
     out: dict[str, list[str]] = {}
     for drug in given:
-        out.setdefault("CTLA-4" if drug in CTLA4_DRUGS else PD1_CLASS, []).append(drug)
+        cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else PD1_CLASS
+        out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
 
@@ -2197,6 +2198,14 @@ _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if dr
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
 
+# a drug named as what patients had before ("in patients who progressed after pembrolizumab", "refractory to
+# R-CHOP"): the population's history, not what the sentence offers
+_HAD_BEFORE_RE = re.compile(
+    r"\b(?:after|following|refractory\s+to|resistant\s+to|progress\w*\s+(?:on|after|during)|relaps\w*\s+(?:after|on)|"
+    r"failure\s+of|failed|fail\w*|prior|previous(?:ly)?|pretreated\s+with|exposed\s+to|intolerant\s+(?:of|to)|"
+    r"beyond)\b[^.;,]{0,40}\Z", re.IGNORECASE)
+
+
 def _class_genes(text: str) -> set[str]:
     """The drivers (or checkpoint) the drug classes ``text`` names act on ("ALK-directed TKIs": ALK)."""
     return {m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
@@ -2204,10 +2213,19 @@ def _class_genes(text: str) -> set[str]:
 
 
 def _targets(text: str) -> list[frozenset[str]]:
-    """The drivers (or checkpoint) each targeted drug or drug class ``text`` names acts on ("Dabrafenib plus
-    trametinib": [{BRAF}, {BRAF}]; "crizotinib": [{ALK, ROS1, MET}])."""
-    return [frozenset({g}) for g in _class_genes(text)] + \
-        [_DRUG_TARGETS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _DRUG_TARGETS]
+    """The drivers (or checkpoint, or frontline regimen) each targeted drug, drug class or regimen ``text`` offers
+    acts on ("Dabrafenib plus trametinib": [{BRAF}, {BRAF}]; "crizotinib": [{ALK, ROS1, MET}]); not one named as
+    the patients' history ("docetaxel in patients who progressed after pembrolizumab": [])."""
+    def offered(start: int) -> bool:
+        return not _HAD_BEFORE_RE.search(text, max(0, start - 60), start)
+
+    named = [frozenset({m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")})
+             for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
+    named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(m.start())]
+    named += [_DRUG_TARGETS[m.group(0)] for m in re.finditer(r"[a-z]+", text.lower())
+              if m.group(0) in _DRUG_TARGETS and offered(m.start())]
+    return named + [frozenset({FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())]})
+                    for m in FRONTLINE_REGIMEN_RE.finditer(text) if offered(m.start())]
 
 
 def _section_targets(section: str) -> list[frozenset[str]]:
@@ -2229,9 +2247,10 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case) -> str:
     genes = sorted(set().union(*(g for named in aimed for g in named)))
     said = [case.names.get(g, g + " wild-type") for g in genes if g in case.wild_type]
     had = [case.exhausted[g] for g in genes if g in case.exhausted and g not in case.wild_type]
-    return (f"names therapy targeted at {', '.join(genes)}; the case "
-            + " and ".join(([f"is {', '.join(said)}"] if said else [])
-                           + ([f"progressed after {', '.join(had)}"] if had else [])))
+    if not said:  # a class or regimen the case progressed after, no driver
+        return f"names {', '.join(genes)} therapy; the case progressed after {', '.join(had)}"
+    return (f"names therapy targeted at {', '.join(genes)}; the case is {', '.join(said)}"
+            + (f" and progressed after {', '.join(had)}" if had else ""))
 
 
 def unusable_targets(text: str, bullets: Sequence[str], case: Case) -> str:

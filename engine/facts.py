@@ -1051,7 +1051,9 @@ _FIRST_LINE_RE = re.compile(
     r"|previously )*treated\b|\bde novo\b|\bfirst[- ]line\b|\bfront[- ]?line\b", re.IGNORECASE)
 _LATER_LINE_RE = re.compile(
     r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogress(?:ed|ion|ing)\s+(?:on|after|despite|through|while "
-    r"on|during)\b|\brefractory to\b|\b(?:previously|heavily) treated\b|\bpretreated\b", re.IGNORECASE)
+    r"on|during)\b|\brefractory to\b|\b(?:previously|heavily) treated\b|\bpretreated\b|\bprimary[- ]refractory\b|"
+    # "relapsed 7 months after completing therapy", "relapse following R-CHOP"
+    r"\brelaps(?:ed|ing|e)\s+(?:[\w-]+\s+){0,4}?(?:after|following|on|within|despite)\b", re.IGNORECASE)
 _LINE_NEGATION_RE = re.compile(r"\b(?:no|not|without|nor)\s+(?:\w+\s+)?\Z", re.IGNORECASE)
 # A first-line therapy after a cue that puts it behind the patient ("progressed after 6 months of
 # first-line pembrolizumab", "following first-line FOLFOX", "prior first-line"): the line already had, so a
@@ -1082,8 +1084,10 @@ def _question_spans(text: str) -> list[tuple[int, int]]:
 _ADJUVANT_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b", re.IGNORECASE)
 
 
-def _line_reading(text: str) -> tuple[str | None, bool]:
-    """(line of therapy, whether the first line is behind a later-line case)."""
+def _line_reading(text: str, cancer_type: str | None = None) -> tuple[str | None, bool]:
+    """(line of therapy, whether the first line is behind a later-line case). A lymphoma, leukemia or myeloma
+    that relapsed or progressed has had its first line (no adjuvant therapy there): "relapsed 7 months after
+    R-CHOP" had been offered R-CHOP's frontline sections."""
     def negated(start: int) -> bool:
         return bool(_LINE_NEGATION_RE.search(text[max(0, start - 20):start]))
 
@@ -1103,7 +1107,8 @@ def _line_reading(text: str) -> tuple[str | None, bool]:
         return "later", True
     first = bool(firsts)
     line = "first" if first and not later else "later" if later and not first else None
-    done = line == "later" and (bool(prior) or bool(named_later) and not _ADJUVANT_RE.search(text))
+    blood = bool(cancer_type and _BLOOD_CANCER_RE.search(cancer_type))
+    done = line == "later" and (bool(prior) or blood or bool(named_later) and not _ADJUVANT_RE.search(text))
     return line, done
 
 
@@ -1115,14 +1120,20 @@ def _line_reading(text: str) -> tuple[str | None, bool]:
 # words count ("anti-PD-1", "checkpoint inhibitor", "chemo-immunotherapy"; "immunotherapy" not for a lymphoma,
 # leukemia or myeloma: rituximab, CAR T cells). Not in a (neo)adjuvant clause (a recurrence after adjuvant
 # therapy may be rechallenged), nor negated, planned or considered ("not a candidate for pembrolizumab", "plan to
-# start nivolumab", "pembrolizumab was declined").
+# start nivolumab", "pembrolizumab was declined"). Likewise a lymphoma's frontline regimen ("relapsed 7 months after
+# R-CHOP" had been offered "R-CHOP is the preferred regimen ..."), by its name in ``FRONTLINE_REGIMENS``.
+FRONTLINE_REGIMENS = {"rchop": "R-CHOP", "polarchp": "pola-R-CHP", "abvd": "ABVD", "aavd": "A-AVD",
+                      "bvavd": "A-AVD", "beacopp": "BEACOPP", "escalatedbeacopp": "BEACOPP"}
+FRONTLINE_REGIMEN_RE = re.compile(r"\b(?:R-?CHOP|pola-?R-?CHP|ABVD|(?:A|BV)-?AVD|(?:escalated\s+)?BEACOPP)\b",
+                                  re.IGNORECASE)
 PD1_DRUGS = ("nivolumab", "pembrolizumab", "cemiplimab", "dostarlimab", "atezolizumab", "durvalumab", "avelumab",
              "tislelizumab", "toripalimab", "retifanlimab")
 CTLA4_DRUGS = ("ipilimumab", "tremelimumab")  # another class: given again only if the case did not progress on it
 _PD1_GIVEN_RE = re.compile(
     r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
-    r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b", re.IGNORECASE)
+    r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",
+    re.IGNORECASE)
 _PROGRESSION_RE = re.compile(
     r"\b(?:progress(?:ed|es|ion|ing|ive)|recurr(?:ed|ence)|relapse[ds]?|fail(?:ed|ure)|refractory|resistan(?:t|ce)|"
     r"(?:second|third|fourth|later|subsequent)[- ]line)\b", re.IGNORECASE)
@@ -1136,7 +1147,7 @@ _NOT_YET_AFTER_RE = re.compile(r"[^.;]{0,20}?\b(?:was|were)\s+(?:declined|refuse
 _BLOOD_CANCER_RE = re.compile(r"lymphoma|leuka?emia|myeloma|\bCLL\b|\bAML\b|\bALL\b", re.IGNORECASE)
 
 
-def _checkpoint_progressed(text: str, cancer_type: str | None) -> tuple[str, ...]:
+def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     said = _statements(text)
     cues = [m for m in _PROGRESSION_RE.finditer(said)
             if not _LINE_NEGATION_RE.search(said[max(0, m.start() - 20):m.start()])]
@@ -1152,7 +1163,8 @@ def _checkpoint_progressed(text: str, cancer_type: str | None) -> tuple[str, ...
                 _NOT_YET_AFTER_RE.match(said, m.end()):
             continue
         if any(c.start() > m.end() or _GOVERNED_RE.search(said, c.end(), m.start()) for c in cues):
-            out.append(" ".join(m.group(0).lower().split()))
+            out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())] if m.group("regimen")
+                       else " ".join(m.group(0).lower().split()))
     return tuple(dict.fromkeys(out))
 
 
@@ -1449,7 +1461,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
     stage, stage_text = _stage(text, cancer_type)
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
-    line, first_line_done = _line_reading(text)
+    line, first_line_done = _line_reading(text, cancer_type)
     return CaseFacts(
         cancer_type=cancer_type,
         stage=stage,
@@ -1462,7 +1474,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         rare=is_rare(cancer_type, rare_cancers),
         line=line,
         first_line_done=first_line_done,
-        checkpoint_progressed=_checkpoint_progressed(text, cancer_type),
+        progressed_after=_progressed_after(text, cancer_type),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
@@ -1504,7 +1516,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
-        checkpoint_progressed=tuple(dict.fromkeys(earlier.checkpoint_progressed + later.checkpoint_progressed)),
+        progressed_after=tuple(dict.fromkeys(earlier.progressed_after + later.progressed_after)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,

@@ -29,7 +29,7 @@ class CaseFacts:
     rare: bool = False
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     first_line_done: bool = False  # a later-line case past its first line ("then second-line docetaxel")
-    checkpoint_progressed: tuple[str, ...] = ()  # PD-1/PD-L1, CTLA-4 inhibitors the case progressed after, as written
+    progressed_after: tuple[str, ...] = ()  # PD-1/PD-L1, CTLA-4 inhibitors the case progressed after, as written
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
     risk: tuple[str, ...] = ()  # risk groups stated, "scale:group": "risk:low", "favor:unfavorable" (engine.facts)

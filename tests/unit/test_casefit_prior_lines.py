@@ -30,6 +30,8 @@ def facts(note: str):
     ("Stage IV NSCLC progressed after first-line pembrolizumab. Options?", True),
     ("Metastatic NSCLC progressing on carboplatin and pemetrexed. Second-line options?", True),
     ("Relapsed DLBCL after R-CHOP. What second-line therapy?", True),
+    # a lymphoma that relapsed has had its first line (no adjuvant therapy there)
+    ("DLBCL, complete remission with R-CHOP but relapsed 7 months after completing therapy. Next?", True),
     # progression on adjuvant therapy: the first line for metastatic disease may still come
     ("Stage IV colon cancer progressed on adjuvant FOLFOX; what second-line options?", False),
     ("Metastatic melanoma progressed on nivolumab. Next?", False),  # which line, not said
@@ -59,7 +61,7 @@ def test_first_line_sections_do_not_apply_past_the_first_line() -> None:
 def test_follow_up_turn_keeps_the_first_line_behind() -> None:
     first = facts("Stage IV NSCLC progressed after first-line carboplatin and pembrolizumab.")
     merged = merge_facts(first, facts("What dose of docetaxel?"))
-    assert merged.first_line_done and merged.checkpoint_progressed == ("pembrolizumab",)
+    assert merged.first_line_done and merged.progressed_after == ("pembrolizumab",)
 
 
 @pytest.mark.parametrize("note, given", [
@@ -73,10 +75,13 @@ def test_follow_up_turn_keeps_the_first_line_behind() -> None:
     ("Metastatic urothelial carcinoma, progressed on platinum; not a candidate for pembrolizumab.", ()),
     ("Stage III melanoma, recurred with lung metastases 3 months after adjuvant pembrolizumab. Next?", ()),
     ("Metastatic NSCLC progressed on chemotherapy. Is pembrolizumab an option?", ()),
-    ("Relapsed DLBCL after R-CHOP chemo-immunotherapy. Options?", ()),  # a lymphoma's is rituximab
+    # a lymphoma's "chemo-immunotherapy" is rituximab's; its frontline regimen counts
+    ("Relapsed DLBCL after R-CHOP chemo-immunotherapy. Options?", ("R-CHOP",)),
+    ("DLBCL, complete remission with 6 cycles of R-CHOP but relapsed 7 months after completing therapy.",
+     ("R-CHOP",)),
 ])
 def test_checkpoint_inhibitors_the_case_progressed_after(note: str, given: tuple[str, ...]) -> None:
-    assert facts(note).checkpoint_progressed == given
+    assert facts(note).progressed_after == given
 
 
 def _passage(pid: str, section: str, text: str) -> Passage:
@@ -101,7 +106,7 @@ def test_a_pd1_class_the_case_progressed_after_is_not_offered_again() -> None:
     assert any(t.startswith("Chemotherapy") for t in texts)
     assert "Nivolumab plus ipilimumab is another option." in texts  # CTLA-4 is another class
     assert not any(t.startswith(("Immunotherapy", "Nivolumab improved")) for t in texts)
-    assert "names therapy targeted at PD-1/PD-L1; the case progressed after pembrolizumab" in dropped.values()
+    assert "names PD-1/PD-L1 therapy; the case progressed after pembrolizumab" in dropped.values()
     # the crizotinib section is an ALK inhibitor's (the case is ALK negative), whatever crizotinib's other targets
     assert not any(t.startswith("The primary end point") for t in texts)
     assert any("which names therapy targeted at ALK; the case is ALK negative" in why for why in dropped.values())
@@ -135,5 +140,21 @@ def test_a_combination_the_case_progressed_on_is_not_offered_again() -> None:
         "Metastatic clear cell renal cell carcinoma. She received first-line ipilimumab plus nivolumab and progressed "
         "after 11 months. What second-line therapy?"))
     assert "Nivolumab plus ipilimumab is another option." not in [t for _pid, t in kept.values()]
-    assert ("names therapy targeted at CTLA-4, PD-1/PD-L1; the case progressed after ipilimumab, nivolumab"
-            in dropped.values())
+    assert "names CTLA-4, PD-1/PD-L1 therapy; the case progressed after ipilimumab, nivolumab" in dropped.values()
+
+
+def test_a_drug_named_as_the_patients_history_is_not_what_a_sentence_offers() -> None:
+    """"Docetaxel ... in patients who progressed after pembrolizumab" offers docetaxel, not pembrolizumab: it stays
+    for a case that progressed after pembrolizumab; "R-CHOP is the preferred regimen" does not, after R-CHOP."""
+    history = _passage("E1", f"{SECOND_LINE} > Chemotherapy",
+                       "Docetaxel improved survival in patients who progressed after pembrolizumab.")
+    kept, _ = locked_candidates((history,), facts(THIRD_LINE))
+    assert [t for _pid, t in kept.values()] == [history.text]
+    dlbcl = Passage("E1", "E1", "Aggressive B-Cell Non-Hodgkin Lymphoma Treatment (PDQ®) - NCI", "nhl.md",
+                    "Treatment of Aggressive, Recurrent B-Cell NHL",
+                    None, "R-CHOP is the preferred regimen when polatuzumab is not available.\n\n"
+                          "CAR T-cell therapy is given to patients refractory to R-CHOP.", 0.2, 5.0, True)
+    kept, dropped = locked_candidates((dlbcl,), facts(
+        "Diffuse large B-cell lymphoma, stage IV, relapsed 7 months after completing R-CHOP. Next treatment?"))
+    assert [t for _pid, t in kept.values()] == ["CAR T-cell therapy is given to patients refractory to R-CHOP."]
+    assert "names R-CHOP therapy; the case progressed after R-CHOP" in dropped.values()
