@@ -792,6 +792,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
         # localized disease without a stage: not metastatic, stage 0 to III (no group within)
         stage, name, metastatic = (0, 39), "localized (no stage given)", False
     said = {e.strip().lower() for e in extent.split(",")}
+    if stage is None and "non-metastatic" in said:
+        metastatic, name = False, "without distant metastases (no stage given)"
     operable = {"resected", "resectable", "borderline resectable"} & said
     if stage is None and operable and not facts.recurrent and not _CASE_UNRESECTABLE_RE.search(extent):
         # resected or resectable without a stage: the early, operable setting, not metastatic (stage 0 to
@@ -1080,6 +1082,9 @@ def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
     when every one is against it (muscle-invasive bladder cancer, "stage II or higher", is neither early nor
     metastatic for sure: "early" and "metastatic" lines are qualified, a "localised" one too)."""
     if case.stage is None:
+        if case.metastatic is False and value in ("metastatic", "non-metastatic", "localised"):
+            # "no distant metastases", no stage: the metastatic lines do not apply, the others stay unknown
+            return ("contradicts", case.stage_name) if value == "metastatic" else ("fits", "")
         return "unknown", ""
     groups = set(range(case.stage[0] // 10, case.stage[1] // 10 + 1))
     if len(groups) > 1:

@@ -773,6 +773,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             extent.append("mastectomy")
     if stage is None and _LOCALIZED_RE.search(text):
         extent.append("localized")
+    elif stage is None and any(_metastases_denied(text, m) for m in _METASTATIC_RE.finditer(text)):
+        extent.append("non-metastatic")  # "no distant metastases": metastatic lines do not apply
     if stage is None and cancer_type in _LIMITED_TYPES and _LIMITED_RE.search(text):
         extent.append("limited-stage")
     if extent:
@@ -1435,8 +1437,15 @@ SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, 
     ("NLPHL", r"\bNLPHL\b|\bnodular\s+lymphocyte[\s\-\u2013]+predominant\b"),
     # acute promyelocytic leukemia, treated apart from other AML (ATRA and arsenic trioxide)
     ("APL", r"(?-i:\bAPL\b)|\bpromyelocytic\b|" + _APL_FUSION),
+    # the thyroid cancers PDQ treats apart (a papillary case had "External-beam radiation therapy" of anaplastic
+    # thyroid cancer released)
+    ("differentiated thyroid", r"\b(?:papillary|follicular|(?:well[- ])?differentiated|h[uü]rthle[- ]cell|oncocytic)"
+                               r"(?:\s+(?:and|or)\s+(?:papillary|follicular))?\s+thyroid\b"),
+    ("medullary thyroid", r"\bmedullary\s+thyroid\b|(?-i:\bMTC\b)"),
+    ("anaplastic thyroid", r"\banaplastic\s+thyroid\b"),
 ))
-_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma", "acute myeloid leukemia"})
+_SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma", "acute myeloid leukemia",
+                              "thyroid cancer"})
 
 
 def subsite_readings(text: str) -> list[str]:

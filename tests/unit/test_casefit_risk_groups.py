@@ -77,3 +77,30 @@ def test_apl_and_other_aml_are_treated_apart() -> None:
     # the overview and supportive care are for every AML
     assert assess("Transfusions are given.", apl, ["Treatment Option Overview for AML > Supportive Care"]).verdict \
         != "contradicts"
+
+
+THYROID = ("47-year-old woman with papillary thyroid cancer, 3.2 cm, after total thyroidectomy, 4 of 12 central neck "
+           "nodes positive, no distant metastases. Is radioactive iodine ablation indicated?")
+
+
+def test_thyroid_cancers_are_treated_apart() -> None:
+    """QA session 17: "External-beam radiation therapy (EBRT)" of anaplastic thyroid cancer was released for a
+    papillary case."""
+    papillary = case(THYROID)
+    anaplastic = "Anaplastic Thyroid Cancer > Treatment Options for Anaplastic Thyroid Cancer"
+    fit = assess("External-beam radiation therapy (EBRT).", papillary, [anaplastic])
+    assert fit.verdict == "contradicts" and "differentiated thyroid" in fit.reason
+    assert assess("Radioactive iodine (RAI) therapy.", papillary,
+                  ["Papillary and Follicular Thyroid Cancer > Treatment Options for Papillary and Follicular "
+                   "Thyroid Cancer"]).verdict == "fits"
+    assert assess("Vandetanib.", papillary, ["Medullary Thyroid Cancer > Treatment Options for MTC"]).verdict \
+        == "contradicts"
+
+
+def test_no_distant_metastases_rules_out_metastatic_lines() -> None:
+    """"no distant metastases" without a stage had left metastatic lines "applies if metastatic (not stated)"."""
+    fit = assess("For metastatic disease, lenvatinib is an option.", case(THYROID.replace("after total "
+                                                                                          "thyroidectomy, ", "")))
+    assert fit.verdict == "contradicts" and "without distant metastases" in fit.reason
+    assert assess("For metastatic disease, lenvatinib is an option.",
+                  case("Papillary thyroid cancer, 3 cm. Options?")).verdict == "unknown"
