@@ -180,7 +180,8 @@ from typing import Any, Literal
 from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
                           CTLA4_DRUGS, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
                           asked_sentences, bladder_stage, breast_stage, fitness_readings, head_neck_stage, her2_ish,
-                          her2_score, mmr_readings, pdl1_range, risk_readings, subsite_readings)
+                          her2_score, child_pugh_readings, mmr_readings, pdl1_range, risk_readings,
+                          subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -527,6 +528,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
+    for a, b, classes in child_pugh_readings(text):  # "intact liver function (Child-Pugh class A)"
+        found.append((a, b, Condition("liver", "liver", text[a:b], value=classes)))
     for a, b, groups in risk_readings(text):  # read apart too: "Early Unfavorable" is a stage and a risk group
         value = f"{RISK_SCALES[groups[0]]}:{'|'.join(groups)}"
         found.append((a, b, Condition("risk", "risk", text[a:b], value=value)))
@@ -674,6 +677,7 @@ class Case:
     operation: str | None = None  # the breast operation done: "mastectomy" / "breast-conserving surgery"
     first_line_done: bool = False  # a later-line case past its first line (engine.facts)
     risk: Mapping[str, frozenset[str]] = field(default_factory=dict)  # scale -> risk groups stated (engine.facts)
+    child_pugh: str | None = None  # the Child-Pugh class stated (engine.facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
 
 
@@ -818,7 +822,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 performance=case_performance(facts.performance_status), resected="resected" in said,
                 cancer_type=facts.cancer_type or "",
                 operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None),
-                first_line_done=facts.first_line_done,
+                first_line_done=facts.first_line_done, child_pugh=facts.child_pugh,
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after))
@@ -1006,6 +1010,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if c.value == "later":
             return "contradicts", "untreated"
         return ("contradicts", "past its first line of therapy") if case.first_line_done else ("unknown", "")
+    if c.kind == "liver":
+        if case.child_pugh is None:
+            return "unknown", ""
+        return ("fits", "") if case.child_pugh in c.value else ("contradicts", f"Child-Pugh class {case.child_pugh}")
     if c.kind == "risk":
         scale, groups = c.value.split(":")
         have = case.risk.get(scale)
@@ -1290,7 +1298,7 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 # the disease's extent, not a subgroup; the line of therapy ("nivolumab for previously treated patients" is the
 # sentence's own condition, not one option's); and a risk group ("ATRA plus chemotherapy, followed by ATO-based
 # consolidation therapy for high-risk disease": the item's population)
-_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "risk")
+_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "risk", "liver")
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1658,7 +1666,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),
                                    ("performance", case.performance is not None),
-                                   ("operation", case.operation is not None), ("risk", bool(case.risk)))
+                                   ("operation", case.operation is not None), ("risk", bool(case.risk)),
+                                   ("liver", case.child_pugh is not None))
                 if not known}
     if not case.risk:
         # a risk group, the sentence's or its heading's, is judged only for a case that states one: PDQ writes

@@ -1289,6 +1289,20 @@ def risk_readings(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     return sorted(out)
 
 
+# Child-Pugh class ("Child-Pugh B8", "Child-Pugh class A, B, and C cirrhosis", "Child-Pugh class B and class C"):
+# PDQ's HCC trials were of class A liver function; a class B case had them released unqualified (QA session 17)
+_CHILD_PUGH_RE = re.compile(
+    r"\bChild[- ]Pugh(?:[- ]Turcotte)?\s+(?:class\s+|score\s+|grade\s+)?(?P<a>[ABC])(?:\d{1,2})?\b"
+    r"(?P<more>(?:\s*(?:,|and|or|to|-|/)\s*(?:and\s+|or\s+)?(?:class\s+)?[ABC](?:\d{1,2})?\b)*)")
+
+
+def child_pugh_readings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, classes) for each Child-Pugh class ``text`` states ("AB" for "class A or B")."""
+    return [(m.start(), m.end(), "".join(dict.fromkeys(m.group("a") + "".join(re.findall(r"\b([ABC])(?:\d{1,2})?\b",
+                                                                                     m.group("more"))))))
+            for m in _CHILD_PUGH_RE.finditer(text)]
+
+
 def _risk(text: str) -> tuple[str, ...]:
     """The risk groups a note states, as "scale:group" ("risk:low", "favor:favorable"), its questions aside."""
     return tuple(dict.fromkeys(f"{RISK_SCALES[v]}:{v}" for _, _, values in risk_readings(_statements(text))
@@ -1487,6 +1501,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
+        child_pugh=next((c for _, _, c in child_pugh_readings(_statements(text)) if len(c) == 1), None),
         age=_age(text),
         subsites=tuple(subsite_readings(text)) if cancer_type in _SUBSITE_CANCERS else (),
     )
@@ -1529,6 +1544,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,
+        child_pugh=later.child_pugh or earlier.child_pugh,
         age=later.age or earlier.age,
         subsites=later.subsites or earlier.subsites,
     )

@@ -104,3 +104,15 @@ def test_no_distant_metastases_rules_out_metastatic_lines() -> None:
     assert fit.verdict == "contradicts" and "without distant metastases" in fit.reason
     assert assess("For metastatic disease, lenvatinib is an option.",
                   case("Papillary thyroid cancer, 3 cm. Options?")).verdict == "unknown"
+
+
+def test_child_pugh_class_is_judged_for_a_case_that_states_it() -> None:
+    """QA session 17: a Child-Pugh B8 HCC case had sorafenib "for ... intact liver function (Child-Pugh class A)"
+    released, qualified only by its section's setting."""
+    b = case("69-year-old man with hepatocellular carcinoma on cirrhosis, Child-Pugh B8, BCLC C. Systemic therapy?")
+    line = "Sorafenib improved survival in patients with intact liver function (Child-Pugh class A)."
+    fit = assess(line, b)
+    assert fit.verdict == "contradicts" and "the case is Child-Pugh class B" in fit.reason
+    assert assess("Patients with Child-Pugh class B and C cirrhosis can also be treated.", b).verdict == "fits"
+    assert assess("Child-Pugh class A, B, and C cirrhosis were included.", b).verdict == "fits"
+    assert assess(line, case("Hepatocellular carcinoma, BCLC C. Systemic therapy?")).verdict != "contradicts"
