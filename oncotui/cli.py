@@ -32,9 +32,10 @@ examples:
 
 exit codes: 0 done (an answer, a safe refusal, or an item waiting for a reviewer); 1 a check failed (audit
   verify, models list/setup, kb ingest with failed files, ...); 2 a usage or settings error (ask/resume too when
-  embedding.model or rerank.model cannot be used), or a sign-off the rules refuse; 3 ask/resume/hitl: no language
-  model could be loaded (the clinician got the safe refusal; see `oncotui models list`); 4 ask/resume: the
-  knowledge base is empty (`oncotui kb ingest`); 130 interrupted.
+  embedding.model or rerank.model cannot be used), an unknown id (hitl show/approve/reject, resume --consult),
+  or a sign-off the rules refuse; 3 ask/resume/hitl: no language model could be loaded (the clinician got the
+  safe refusal; see `oncotui models list`); 4 ask/resume: the knowledge base is empty (`oncotui kb ingest`);
+  130 interrupted.
 
 The embedded default models are tiny demo models and clinically useless; answers are decision support only.
 Settings: config.toml (see --config); every key can be overridden with ONCOTUI_SECTION__KEY=value.
@@ -746,8 +747,8 @@ def cmd_hitl(args: argparse.Namespace) -> int:
         return 2
     engine = _engine(settings)
     item = _approval(engine.store, args.id, "`oncotui hitl list`")
-    if item is None:
-        return 1
+    if item is None:  # a wrong argument: exit 2, as `resume --consult` with an unknown id
+        return 2
     if item.status != "pending":  # a sign-off the rules refuse: exit 2, as when another reviewer signs first
         print(f"oncotui: {item.id} was already decided ({item.status} by {item.reviewer}"
               + (f" at {item.decided_at}" if item.decided_at else "") + f"); `oncotui hitl show {item.id}` shows "
@@ -764,7 +765,7 @@ def cmd_hitl(args: argparse.Namespace) -> int:
 
 def _approval(store: Any, approval_id: str, listing: str) -> Any:
     """The approval item ``approval_id`` names, its case ignored ("hitl-1a2b3c4d"); None after saying on stderr
-    that there is none, with the likely item when the id looks mistyped."""
+    that there is none, with the likely item when the id looks mistyped (the caller exits 2: unknown id)."""
     import difflib
 
     item = store.approval(approval_id.strip())
@@ -798,7 +799,7 @@ def _hitl_show(args: argparse.Namespace, settings: Any, store: Any) -> int:
     """What a reviewer needs to sign: the draft as stored for the signature, claims, passages, case, reasons."""
     item = _approval(store, args.id, "`oncotui hitl list --all`")
     if item is None:
-        return 1
+        return 2
     if args.draft:
         print(item.preview)
         return 0

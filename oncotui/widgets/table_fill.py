@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.widgets import DataTable
 
 MIN_FLEX = 6  # a flex column never gets less (it scrolls instead)
@@ -36,6 +37,16 @@ class RowTable(DataTable[Any]):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("cursor_type", "row")
         super().__init__(**kwargs)
+
+    def watch_virtual_size(self, size: Size) -> None:
+        """Show or hide the scrollbars for the new content size now, as OptionList and TextArea do.
+
+        DataTable sets its virtual size (when its columns or rows change, on idle) without that, and Textual
+        rechecks the scrollbars only when a layout changes the table's size. A table first filled wider than
+        it is, then refit to its width, kept its horizontal scrollbar: once shown, the region left for the
+        rows had the refit table's exact size, so no layout changed anything (a stray line under the passages
+        table, drawn in the track's colour or not by timing). Vertically the same, with rows removed."""
+        self._scroll_update(size)  # private in Textual 8.2 (pinned); its own widgets call it so
 
 
 def fill_table(table: DataTable[Any], columns: Sequence[str], rows: Sequence[tuple[str, Sequence[Any]]],
@@ -58,9 +69,8 @@ def fill_table(table: DataTable[Any], columns: Sequence[str], rows: Sequence[tup
         for i, width in zip(flexible, _share(left, [natural[i] for i in flexible]), strict=True):
             widths[i] = width
     elif flexible:
-        # Not laid out yet: the flex columns at their least until the pane refits them to its width. Wider, the
-        # first layout showed a horizontal scrollbar, which Textual kept after the refit had made the columns fit
-        # (the narrow approvals table lost its last row line to it).
+        # Not laid out yet: the flex columns at their least until the pane refits them to its width (wider,
+        # the first layout would show a horizontal scrollbar until the refit; RowTable drops it then).
         for i in flexible:
             widths[i] = min(MIN_FLEX, natural[i])
     table.clear(columns=True)

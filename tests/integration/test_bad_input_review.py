@@ -32,7 +32,7 @@ def test_a_mistyped_id_names_the_likely_item(data_dir, capsys):
     typo = item[:-1] + ("0" if item[-1] != "0" else "1")
     for argv in (("show", typo), ("approve", typo, "--reviewer", "dr.lee")):
         rc, _out, err = run(capsys, "hitl", *argv)
-        assert rc == 1 and f"no approval item {typo!r}" in err and f"did you mean {item}" in err
+        assert rc == 2 and f"no approval item {typo!r}" in err and f"did you mean {item}" in err
     rc, out, _ = run(capsys, "hitl", "list")
     assert item in out and "pending" in out  # nothing was signed
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from oncotui.cli import main
+from oncotui.cli import EPILOG, main
 from tests.fakes import collect, make_engine
 
 PANCREAS_CASE = "Stage IV pancreatic adenocarcinoma, KRAS and BRCA2. Options?"
@@ -67,9 +67,21 @@ def test_hitl_show_prints_what_the_reviewer_signs(data_dir, capsys):
     assert rc == 0 and out.startswith("## ")
 
 
-def test_hitl_show_unknown_item(data_dir, capsys):
-    rc, _, err = run(capsys, "hitl", "show", "HITL-nope")
-    assert rc == 1 and "no approval item" in err
+def test_an_unknown_item_is_a_usage_error(data_dir, capsys):
+    """Exit 2 (a wrong argument, as `resume --consult` with an unknown id), not 1 ("a check failed"), and the
+    message names the command that lists the ids; nothing is signed."""
+    item = queue(data_dir)
+    signing = "`oncotui hitl list`"
+    for argv, listing in ((("show", "HITL-nope"), "`oncotui hitl list --all`"),
+                          (("approve", "HITL-nope", "--reviewer", "x"), signing),
+                          (("reject", "HITL-nope", "--reviewer", "x", "--note", "why"), signing)):
+        rc, out, err = run(capsys, "hitl", *argv)
+        assert rc == 2, (argv, rc, err)
+        assert "no approval item 'HITL-nope'" in err and f"(see {listing})" in err and "Traceback" not in err
+        assert out == ""
+    rc, out, _ = run(capsys, "hitl", "list")
+    assert item in out and "pending" in out
+    assert "2 a usage or settings error" in " ".join(EPILOG.split()) and "an unknown id (hitl show" in EPILOG
 
 
 def test_reject_needs_a_note(data_dir, capsys):

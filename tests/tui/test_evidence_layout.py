@@ -61,6 +61,7 @@ async def test_scores_are_in_view_and_sections_are_plain(tmp_path: Path, size: t
         assert labels[:4] == list(NUMBERS) and labels[-2:] == ["document", "section"]  # numbers first
         assert_in_view(passages, NUMBERS)
         assert_in_view(claims, CLAIM_NUMBERS)
+        assert not passages.show_horizontal_scrollbar  # fitted to the pane: no bar taking a row's line
         row = [str(cell) for cell in passages.get_row_at(0)]
         assert row[1] == "yes" and row[2] == "4.00" and row[3] == "0.310"
         assert row[-1] == "Treatment > Metastatic"  # "## Treatment > ### Metastatic" in the store

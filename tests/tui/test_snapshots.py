@@ -50,17 +50,13 @@ async def open_first_patient(pilot: Any) -> None:
     await pilot.press("enter")  # the patient list has focus: open PT-0001
     await freeze(pilot)
     await settled(pilot)
-    # the passages table keeps a horizontal scrollbar line from its first fill, before layout, and that line
-    # was drawn in the track's colour or not by timing (the 160x48 snapshot failed 4 runs in 5 on an idle
-    # machine, passed on a busy one): hidden here, so the snapshot shows the same screen every run
-    pilot.app.query_one("#passages").styles.overflow_x = "hidden"
-    await settled(pilot)
 
 
 async def settled(pilot: Any) -> None:
     """Until two screenshots 50 ms apart agree: the evidence pane refits its tables after the first layout
-    (``call_after_refresh``), and the 160x48 snapshot had been taken before or after that by chance (it failed
-    4 runs in 5 on an idle machine, passed on a busy one)."""
+    (``call_after_refresh``), and a snapshot taken at once could be taken before or after that by chance.
+    (The 160x48 snapshot used to fail 4 runs in 5 on an idle machine for a stray horizontal scrollbar line
+    under the passages table, now gone from the app: tests/tui/test_table_scrollbars.py.)"""
     before = pilot.app.export_screenshot()
     for _ in range(40):
         await pilot.pause(0.05)

@@ -158,8 +158,8 @@ class EvidencePane(Vertical):
                                 "–" if p.rerank_score is None else f"{p.rerank_score:.2f}", f"{p.distance:.3f}",
                                 str(p.page or "–"), p.title, _section(p.section))))
         fill_table(table, COLUMNS, rows, max_width=40, flex=FLEX)
-        # no taller than its rows (header, rows, a horizontal scrollbar): the detail below gets the rest
-        table.styles.max_height = max(PASSAGE_ROWS, len(rows) + 2)
+        # no taller than its header and rows (no horizontal scrollbar: app.tcss): the detail gets the rest
+        table.styles.max_height = max(PASSAGE_ROWS, len(rows) + 1)
         self._fitted["passages"] = table.size.width
         if rows and row > 0:
             table.move_cursor(row=min(row, len(rows) - 1), animate=False)
