@@ -1303,6 +1303,29 @@ def child_pugh_readings(text: str) -> list[tuple[int, int, str]]:
             for m in _CHILD_PUGH_RE.finditer(text)]
 
 
+# Prostate cancer's castration status: "castration-resistant", "hormone-refractory", "androgen-independent",
+# "mCRPC" (resistant) vs "castration-sensitive", "hormone-sensitive", "hormone-naive", "mHSPC" (sensitive). The
+# QA pass's mCRPC case had "Hormonal manipulations with chemotherapy" of hormone-sensitive disease released. A
+# note naming both is resistant now (resistance follows sensitivity: "prior docetaxel for castration-sensitive
+# disease"); "hormone-sensitive or hormone-resistant" in a guideline is either.
+_CASTRATION_RE = re.compile(
+    r"\b(?:(?P<r>(?:castrat(?:ion|e)|hormone|androgen)[- ](?:resistant|refractory|independent)|(?-i:m?CRPC))|"
+    r"(?P<s>(?:castrat(?:ion|e)|hormone|androgen)[- ](?:sensitive|na[iï]ve|dependent)|(?-i:m?[CH]SPC)))\b",
+    re.IGNORECASE)
+
+
+def castration_readings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, "resistant" / "sensitive") for each castration status ``text`` states."""
+    return [(m.start(), m.end(), "resistant" if m.group("r") else "sensitive") for m in _CASTRATION_RE.finditer(text)]
+
+
+def _castration(text: str, cancer_type: str | None) -> str | None:
+    if cancer_type != "prostate cancer":
+        return None
+    said = {v for _, _, v in castration_readings(_statements(text))}
+    return "resistant" if "resistant" in said else "sensitive" if said else None
+
+
 def _risk(text: str) -> tuple[str, ...]:
     """The risk groups a note states, as "scale:group" ("risk:low", "favor:favorable"), its questions aside."""
     return tuple(dict.fromkeys(f"{RISK_SCALES[v]}:{v}" for _, _, values in risk_readings(_statements(text))
@@ -1501,6 +1524,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
+        castration=_castration(text, cancer_type),
         child_pugh=next((c for _, _, c in child_pugh_readings(_statements(text)) if len(c) == 1), None),
         age=_age(text),
         subsites=tuple(subsite_readings(text)) if cancer_type in _SUBSITE_CANCERS else (),
@@ -1544,6 +1568,8 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,
+        castration="resistant" if "resistant" in (earlier.castration, later.castration) else
+        later.castration or earlier.castration,
         child_pugh=later.child_pugh or earlier.child_pugh,
         age=later.age or earlier.age,
         subsites=later.subsites or earlier.subsites,

@@ -116,3 +116,16 @@ def test_child_pugh_class_is_judged_for_a_case_that_states_it() -> None:
     assert assess("Patients with Child-Pugh class B and C cirrhosis can also be treated.", b).verdict == "fits"
     assert assess("Child-Pugh class A, B, and C cirrhosis were included.", b).verdict == "fits"
     assert assess(line, case("Hepatocellular carcinoma, BCLC C. Systemic therapy?")).verdict != "contradicts"
+
+
+def test_castration_status_is_judged_for_a_prostate_case_that_states_it() -> None:
+    crpc = case("72-year-old man with metastatic castration-resistant prostate cancer. He progressed on abiraterone; "
+                "prior docetaxel for castration-sensitive disease 3 years ago. Next-line options?")
+    fit = assess("Docetaxel plus ADT improved OS in men with metastatic hormone-sensitive prostate cancer.", crpc)
+    assert fit.verdict == "contradicts" and "castration-resistant" in fit.reason
+    assert assess("Olaparib is an option for men with mCRPC.", crpc).verdict == "fits"
+    assert assess("Chemotherapy for hormone-sensitive or hormone-resistant prostate cancer.", crpc).verdict == "fits"
+    hspc = case("Newly diagnosed metastatic hormone-sensitive prostate cancer (mHSPC), bone metastases. Options?")
+    assert assess("Cabazitaxel for mCRPC after docetaxel.", hspc).verdict == "contradicts"
+    unstated = case("Metastatic prostate cancer to bone. Options?")
+    assert assess("Cabazitaxel for mCRPC after docetaxel.", unstated).verdict != "contradicts"
