@@ -1030,7 +1030,9 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
             ("contradicts", " or ".join(f"{g}-risk" if scale == "risk" else g for g in sorted(have)))
     if c.kind == "recurrence":
         if case.recurrent is None:
-            return "unknown", ""
+            # a case that progressed after its treatment is the relapsed one PDQ's "Treatment of Recurrent SCLC"
+            # is for (an extensive-stage SCLC case after platinum had those lines qualified "applies if recurrent")
+            return ("fits", "") if case.line == "later" else ("unknown", "")
         return ("fits", "") if case.recurrent else ("contradicts", "newly diagnosed")
     if c.kind == "fitness":
         target, want = c.value.split(":")
@@ -1376,6 +1378,10 @@ _AFTER_FIRST_RE = re.compile(
     r"(?:\s+(?!control\b|response\b|responding\b|completion\b|induction\b|stable\b)[\w-]+){0,3}?\s+\Z",
     re.IGNORECASE)
 _MAINTENANCE_RE = re.compile(r"\bmaintenance\b", re.IGNORECASE)
+# a progression after a first-line mention in the same clause: "responded to first-line chemotherapy but had their
+# disease progress", "received first-line platinum and then relapsed"
+_THEN_PROGRESSED_RE = re.compile(r"[^.;]{0,60}?\b(?:but|and|then|subsequently|later|before)\b[^.;]{0,40}?"
+                                 r"\b(?:progress(?:ed|ion|ing)?|relaps(?:ed|e)|recurred)\b(?![- ]free)", re.IGNORECASE)
 # "no prior therapy", "had not received previous chemotherapy", "not previously treated"; not "did not respond to
 # previous imatinib" (a later line)
 _LINE_NEGATED_RE = re.compile(r"\b(?:(?:no|without|nor)\s+|(?:not|never)\s+(?:yet\s+)?(?:been\s+|had\s+|received\s+|"
@@ -1412,6 +1418,12 @@ def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
             continue
         cue = None if _MAINTENANCE_RE.search(text) else \
             _AFTER_FIRST_RE.search(text, max(0, m.start() - 60), m.start())
+        if cue is None and (then := _THEN_PROGRESSED_RE.match(text, m.end())):
+            # "patients who responded to first-line chemotherapy but had their disease progress": a later line
+            out = [x for x in out if not (m.start() <= x[0] < then.end())]
+            out.append((m.start(), then.end(), Condition("line", "line", text[m.start():then.end()].strip(),
+                                                         value="later")))
+            continue
         if cue and _LINE_NEGATED_RE.search(text, max(0, cue.start() - 30), cue.start()):
             cue = None  # "whose cancer had not progressed after 16 weeks of first-line platinum": the first line
         start = cue.start() if cue else m.start()  # "after first-line chemotherapy" is read, and shown, whole

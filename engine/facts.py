@@ -1086,22 +1086,43 @@ def _question_spans(text: str) -> list[tuple[int, int]]:
 _ADJUVANT_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b", re.IGNORECASE)
 
 
+# Progression stated in a statement, bare ("now with progression in the liver", "progressive disease"); not a risk,
+# a plan or an end point ("risk of progression", "until progression", "progression-free survival"), nor negated
+_PROGRESSED_RE = re.compile(
+    r"(?<!risk of )(?<!time to )(?<!until )(?<!before )(?<!prior to )(?<!rate of )"
+    r"\b(?:(?:disease\s+)?progression|progressive\s+disease|progressed|progressing)\b(?![- ]free)", re.IGNORECASE)
+# New disease after a first-line therapy ("on first-line osimertinib for 26 months, now with new liver metastases"):
+# a progression there, not at diagnosis ("new liver lesions on CT, biopsy shows ..." is how cancers present)
+_NEW_DISEASE_RE = re.compile(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:metastas[ie]s|lesions?|mets)\b|\btransformation\b",
+                             re.IGNORECASE)
+
+
 def _line_reading(text: str, cancer_type: str | None = None) -> tuple[str | None, bool]:
-    """(line of therapy, whether the first line is behind a later-line case). A lymphoma, leukemia or myeloma
-    that relapsed or progressed has had its first line (no adjuvant therapy there): "relapsed 7 months after
-    R-CHOP" had been offered R-CHOP's frontline sections."""
+    """(line of therapy, whether the first line is behind a later-line case). The first line is behind: a
+    first-line therapy after a cue or before a progression ("on first-line osimertinib for 26 months, now with
+    progression", which had read as first line), a second or later line had or asked for, a lymphoma, leukemia or
+    myeloma that relapsed or progressed (no adjuvant therapy there: "relapsed 7 months after R-CHOP" had been
+    offered R-CHOP's frontline sections). Not a metastatic case that "progressed on chemotherapy" alone: an EGFR
+    case's first-line osimertinib is still to come."""
     def negated(start: int) -> bool:
         return bool(_LINE_NEGATION_RE.search(text[max(0, start - 20):start]))
 
-    prior = [m for m in _PRIOR_FIRST_LINE_RE.finditer(text) if not negated(m.start("cue"))]
-    prior_at = {m.start("line") for m in prior}
-    firsts = [m for m in _FIRST_LINE_RE.finditer(text) if m.start() not in prior_at]
-    later = bool(prior) or any(not negated(m.start()) for m in _LATER_LINE_RE.finditer(text))
     questions = _question_spans(text)
 
     def asked(m: re.Match[str]) -> bool:
         return any(a <= m.start() < b for a, b in questions)
 
+    progressions = [m for m in _PROGRESSED_RE.finditer(text) if not negated(m.start()) and not asked(m)]
+    prior = [m for m in _PRIOR_FIRST_LINE_RE.finditer(text) if not negated(m.start("cue"))]
+    prior_at = {m.start("line") for m in prior}
+    firsts = [m for m in _FIRST_LINE_RE.finditer(text) if m.start() not in prior_at]
+    # a first-line therapy a progression follows is the line had
+    before = [m for m in firsts if _FIRST_LINE_WORD_RE.fullmatch(m.group(0)) and not asked(m)
+              and any(p.start() > m.end() for p in progressions + [
+                  x for x in _NEW_DISEASE_RE.finditer(text) if not negated(x.start()) and not asked(x)])]
+    firsts = [m for m in firsts if m not in before]
+    later = bool(prior) or bool(before) or bool(progressions) or \
+        any(not negated(m.start()) for m in _LATER_LINE_RE.finditer(text))
     named_later = [m for m in _LATER_LINE_ASKED_RE.finditer(text) if not negated(m.start())]
     if firsts and any(asked(m) for m in named_later) and all(
             _FIRST_LINE_WORD_RE.fullmatch(m.group(0)) and not asked(m) for m in firsts):
@@ -1109,8 +1130,9 @@ def _line_reading(text: str, cancer_type: str | None = None) -> tuple[str | None
         return "later", True
     first = bool(firsts)
     line = "first" if first and not later else "later" if later and not first else None
+    adjuvant = bool(_ADJUVANT_RE.search(text))
     blood = bool(cancer_type and _BLOOD_CANCER_RE.search(cancer_type))
-    done = line == "later" and (bool(prior) or blood or bool(named_later) and not _ADJUVANT_RE.search(text))
+    done = line == "later" and (bool(prior) or bool(before) or blood or bool(named_later) and not adjuvant)
     return line, done
 
 
@@ -1480,14 +1502,27 @@ SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, 
                                r"(?:\s+(?:and|or)\s+(?:papillary|follicular))?\s+thyroid\b"),
     ("medullary thyroid", r"\bmedullary\s+thyroid\b|(?-i:\bMTC\b)"),
     ("anaplastic thyroid", r"\banaplastic\s+thyroid\b"),
+    # testicular germ cell tumours: a stage IA seminoma had "Stage I Nonseminoma" lines (RPLND) released
+    ("nonseminoma", r"\bnon-?\s?seminoma(?:s|tous)?\b|(?-i:\bNSGCTs?\b)|\bembryonal\s+carcinoma\b|\byolk\s+sac\b|"
+                    r"\bchoriocarcinoma\b|\bteratoma\b"),
+    ("seminoma", r"(?<!non-)(?<!non)(?<!non )\bseminoma(?:s|tous)?\b"),
 ))
 _SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma", "acute myeloid leukemia",
-                              "thyroid cancer"})
+                              "thyroid cancer", "testicular cancer"})
 
 
 def subsite_readings(text: str) -> list[str]:
     """The oral cavity and larynx sites and Hodgkin lymphoma types ``text`` names (``SUBSITES``), in table order."""
     return [name for name, rx in SUBSITES if rx.search(text)]
+
+
+def _case_subsites(text: str, cancer_type: str | None) -> tuple[str, ...]:
+    """The note's ``SUBSITES`` (for the cancers read so); a mixed germ cell tumour with any nonseminomatous part is
+    treated as a nonseminoma."""
+    if cancer_type not in _SUBSITE_CANCERS:
+        return ()
+    sites = subsite_readings(text)
+    return tuple(x for x in sites if not (x == "seminoma" and "nonseminoma" in sites))
 
 
 def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
@@ -1527,7 +1562,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         castration=_castration(text, cancer_type),
         child_pugh=next((c for _, _, c in child_pugh_readings(_statements(text)) if len(c) == 1), None),
         age=_age(text),
-        subsites=tuple(subsite_readings(text)) if cancer_type in _SUBSITE_CANCERS else (),
+        subsites=_case_subsites(text, cancer_type),
     )
 
 

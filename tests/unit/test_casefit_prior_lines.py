@@ -158,3 +158,20 @@ def test_a_drug_named_as_the_patients_history_is_not_what_a_sentence_offers() ->
         "Diffuse large B-cell lymphoma, stage IV, relapsed 7 months after completing R-CHOP. Next treatment?"))
     assert [t for _pid, t in kept.values()] == ["CAR T-cell therapy is given to patients refractory to R-CHOP."]
     assert "names R-CHOP therapy; the case progressed after R-CHOP" in dropped.values()
+
+
+@pytest.mark.parametrize("note, line, done", [
+    # a first-line therapy a progression follows is behind the case
+    ("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, on first-line osimertinib for 26 months, now with "
+     "progression in the liver. What now?", "later", True),
+    ("Stage IV lung adenocarcinoma on first-line osimertinib for 26 months, now with new liver metastases; biopsy "
+     "shows transformation to small cell carcinoma. What now?", "later", True),
+    ("Metastatic GIST, treated with imatinib for 3 years, now has progression in the liver. Next?", "later", False),
+    # not a progression: a risk, a plan, an end point, a negation
+    ("Stage IV NSCLC starting first-line pembrolizumab; risk of progression discussed. Follow-up?", "first", False),
+    ("Metastatic colon cancer on first-line FOLFOX without progression. Maintenance?", "first", False),
+    ("New liver lesions on CT; biopsy shows metastatic colon adenocarcinoma. First-line options?", "first", False),
+])
+def test_progression_after_a_first_line(note: str, line: str, done: bool) -> None:
+    f = facts(note)
+    assert (f.line, f.first_line_done) == (line, done)

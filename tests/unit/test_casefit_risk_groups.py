@@ -129,3 +129,28 @@ def test_castration_status_is_judged_for_a_prostate_case_that_states_it() -> Non
     assert assess("Cabazitaxel for mCRPC after docetaxel.", hspc).verdict == "contradicts"
     unstated = case("Metastatic prostate cancer to bone. Options?")
     assert assess("Cabazitaxel for mCRPC after docetaxel.", unstated).verdict != "contradicts"
+
+
+def test_seminoma_and_nonseminoma_are_treated_apart() -> None:
+    """QA session 17: a stage IA pure seminoma had "Stage I Nonseminoma" lines (RPLND, chemotherapy) released."""
+    seminoma = case("32-year-old man with pure seminoma of the left testis after radical inguinal orchiectomy, stage "
+                    "IA (pT1N0M0, S0). What adjuvant management is recommended?")
+    line = "RPLND or one or two cycles of chemotherapy reduce the risk of relapse."
+    fit = assess(line, seminoma, ["Treatment of Stage I Testicular Cancer > Stage I Nonseminoma"])
+    assert fit.verdict == "contradicts" and "the case is seminoma" in fit.reason
+    assert assess("Surveillance is preferred.", seminoma,
+                  ["Treatment of Stage I Testicular Cancer > Stage I Seminoma"]).verdict == "fits"
+    mixed = case("Mixed germ cell tumor of the testis with embryonal carcinoma and seminoma, stage IA. Options?")
+    assert assess(line, mixed, ["Treatment of Stage I Testicular Cancer > Stage I Nonseminoma"]).verdict == "fits"
+
+
+def test_a_later_line_sentence_read_from_its_progression() -> None:
+    """"responded to first-line chemotherapy but had their disease progress" (JCOG0605, a second-line trial) had
+    been read as first line and dropped for an SCLC case after platinum."""
+    sclc = case("Extensive-stage small cell lung cancer, progressed 2 months after carboplatin, etoposide and "
+                "atezolizumab. What second-line therapy is recommended?")
+    line = ("Patients who responded to first-line chemotherapy but had their disease progress at least 90 days "
+            "after completing it were randomly assigned.")
+    assert assess(line, sclc).verdict == "fits"
+    # and a section for recurrent disease is for a case that progressed
+    assert assess("Topotecan is an option.", sclc, ["Treatment of Recurrent SCLC"]).verdict == "fits"
