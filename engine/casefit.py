@@ -1879,31 +1879,41 @@ _NUMBERED_RE = re.compile(r"^\d+[.)]\s")
 
 
 def trial_sentences(passages: Sequence[Passage]) -> set[str]:
+    """Sentence ids of trial narrative by where they stand (``trial_stories``)."""
+    return set(trial_stories(passages))
+
+
+def trial_stories(passages: Sequence[Passage]) -> dict[str, str]:
     """Sentence ids (as ``passage_sentences`` numbers them) of trial narrative by where they stand, whatever their own
     words: a sentence after a trial's narrative (``sentence_kind`` 2 that names a trial, its design or results) in
     its paragraph, list item or run of bullets, or in a bullet under a numbered item that holds one. PDQ tells a trial
     over several sentences, and those that name no trial read as advice when offered alone: the audit's dMMR
     endometrial case was offered "Afterwards, patients received up to 14 cycles of maintenance therapy with
     pembrolizumab or placebo." and "No other predetermined subgroup benefitted from adding pembrolizumab." among
-    the first, and the model quoted both. Empty for a passage whose units do not split as it does."""
-    out: set[str] = set()
+    the first, and the model quoted both. Empty for a passage whose units do not split as it does. Each id maps to
+    the sentence that began its story (the first trial narrative of its paragraph, item or run of bullets), whose
+    population it shares."""
+    out: dict[str, str] = {}
     for p in passages:
-        j, item_trial, run_trial, in_run = 0, False, False, False
+        j, item_trial, run_trial, in_run = 0, "", "", False
         for kind, unit, sentences, _ in _offered_units(p) or ():
             bullet = kind == "list" and bool(_BULLET_RE.match(unit))
             if kind == "heading" or (kind == "list" and not bullet):
-                item_trial = False  # a numbered item or a heading starts another story
+                item_trial = ""  # a numbered item or a heading starts another story
             if not (bullet and in_run):
-                run_trial = False
-            told = False  # a sentence of this paragraph or item so far was trial narrative
+                run_trial = ""
+            told = ""  # the sentence of this paragraph or item that began its trial narrative so far
             for sentence in sentences:
                 j += 1
+                sid = f"{p.id}.s{j}"
                 narrative = sentence_kind(sentence) == 2
                 if bullet and (item_trial or run_trial) or not bullet and told:
-                    out.add(f"{p.id}.s{j}")
-                told = told or narrative and bool(_RESULTS_RE.search(sentence) or _TRIAL_RE.search(sentence))
+                    out[sid] = (item_trial or run_trial) if bullet else told
+                if not told and narrative and (_RESULTS_RE.search(sentence) or _TRIAL_RE.search(sentence)):
+                    told = sid
                 # a bullet that only names a trial ("- Pembrolizumab (KEYNOTE-775 trial).") may be an option
-                run_trial = run_trial or bullet and narrative and bool(_RESULTS_RE.search(sentence))
+                if not run_trial and bullet and narrative and _RESULTS_RE.search(sentence):
+                    run_trial = sid
             if kind == "list" and not bullet:
                 item_trial = told
             in_run = bullet
@@ -2176,9 +2186,10 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     items = recommended_items(passages)
+    stories = trial_stories(passages)
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, items, sentence_labels(passages),
-                           sentence_context(passages, sites=bool(facts.subsites)), trial_sentences(passages),
+                           sentence_context(passages, sites=bool(facts.subsites)), set(stories),
                            follow_up=asks_about_follow_up(question))
     for sid, (pid, _) in sentences.items():
         if pid in off:
@@ -2195,6 +2206,14 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
                 unusable_targets(text, bullets_under(by_id[pid], sid) if sid in items else [], case):
             del kept[sid]
             dropped[sid] = why
+    # a trial's later sentences share the population of the one that began its story: a trial the case is not of
+    # ("DESTINY-Breast06 ... included patients with HR-positive ..." for an HR-negative case) has none offered
+    # ("These patients previously received ... endocrine-based therapy", its PFS figures had been released)
+    for sid in list(kept):
+        if (head := stories.get(sid)) in dropped and dropped[head] != POINTER_REASON:
+            del kept[sid]
+            why = dropped[head].removeprefix("does not apply to this case: ")
+            dropped[sid] = f"tells the trial begun in {head}, which {why}"
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
     # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
     seen: list[tuple[str, frozenset[str]]] = []

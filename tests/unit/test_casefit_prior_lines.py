@@ -175,3 +175,20 @@ def test_a_drug_named_as_the_patients_history_is_not_what_a_sentence_offers() ->
 def test_progression_after_a_first_line(note: str, line: str, done: bool) -> None:
     f = facts(note)
     assert (f.line, f.first_line_done) == (line, done)
+
+
+def test_a_trial_the_case_is_not_of_has_none_of_its_sentences_offered() -> None:
+    """QA session 17: DESTINY-Breast06's opening sentence (HR-positive patients) was dropped for an HR-negative
+    case, but "These patients previously received ... endocrine-based therapy" and its results were released."""
+    trial = Passage("E1", "E1", "Breast Cancer Treatment (PDQ®) - NCI", "breast.md",
+                    "Treatment of Metastatic Breast Cancer > Metastatic HER2-Low Breast Cancer", None,
+                    "The phase III DESTINY-Breast06 trial included patients with hormone receptor\u2013positive "
+                    "HER2-low metastatic breast cancer. These patients previously received endocrine-based therapy. "
+                    "The median PFS was 13.2 months in the trastuzumab deruxtecan group.", 0.2, 5.0, True)
+    kept, dropped = locked_candidates((trial,), facts(
+        "Metastatic breast cancer, hormone receptor negative, HER2-low (IHC 1+). Next line of therapy?"))
+    assert kept == {}
+    assert dropped["E1.s3"].startswith("tells the trial begun in E1.s1, which states")
+    kept, _ = locked_candidates((trial,), facts(
+        "Metastatic breast cancer, hormone receptor positive, HER2-low (IHC 1+). Next line of therapy?"))
+    assert len(kept) == 3
