@@ -177,11 +177,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (BREAST_TYPES, DASHES, EITHER_WAY_RE, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE,
-                          CTLA4_DRUGS, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, TNM_RE, age_readings,
-                          asked_sentences, bladder_stage, breast_stage, fitness_readings, head_neck_stage, her2_ish,
-                          her2_score, castration_readings, child_pugh_readings, mmr_readings, pdl1_range, risk_readings,
-                          subsite_readings)
+from engine.facts import (BREAST_TYPES, CTLA4_DRUGS, DASHES, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS,
+                          HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
+                          RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, breast_stage,
+                          child_pugh_readings, fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings,
+                          pdl1_range, risk_readings, status_readings, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -528,8 +528,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
     found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
-    for a, b, status in castration_readings(text):  # "Castration-Resistant Prostate Cancer", "mHSPC"
-        found.append((a, b, Condition("castration", "castration", text[a:b], value=status)))
+    for a, b, name, value in status_readings(text):  # "Castration-Resistant Prostate Cancer", "HPV-positive"
+        found.append((a, b, Condition(name, "status", text[a:b], value=value)))
     for a, b, classes in child_pugh_readings(text):  # "intact liver function (Child-Pugh class A)"
         found.append((a, b, Condition("liver", "liver", text[a:b], value=classes)))
     for a, b, groups in risk_readings(text):  # read apart too: "Early Unfavorable" is a stage and a risk group
@@ -680,7 +680,7 @@ class Case:
     first_line_done: bool = False  # a later-line case past its first line (engine.facts)
     risk: Mapping[str, frozenset[str]] = field(default_factory=dict)  # scale -> risk groups stated (engine.facts)
     child_pugh: str | None = None  # the Child-Pugh class stated (engine.facts)
-    castration: str | None = None  # prostate: "resistant" / "sensitive" (engine.facts)
+    statuses: Mapping[str, str] = field(default_factory=dict)  # "castration" -> "resistant", "HPV" -> ... (facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
 
 
@@ -825,7 +825,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 performance=case_performance(facts.performance_status), resected="resected" in said,
                 cancer_type=facts.cancer_type or "",
                 operation=next((o for o in ("breast-conserving surgery", "mastectomy") if o in said), None),
-                first_line_done=facts.first_line_done, child_pugh=facts.child_pugh, castration=facts.castration,
+                first_line_done=facts.first_line_done, child_pugh=facts.child_pugh,
+                statuses=dict(x.split(":") for x in facts.statuses),
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after))
@@ -1013,10 +1014,12 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         if c.value == "later":
             return "contradicts", "untreated"
         return ("contradicts", "past its first line of therapy") if case.first_line_done else ("unknown", "")
-    if c.kind == "castration":
-        if case.castration is None:
+    if c.kind == "status":
+        name = c.family.split(":")[-1]  # "HPV", or a heading's "section:HPV"
+        have = case.statuses.get(name)
+        if have is None:
             return "unknown", ""
-        return ("fits", "") if case.castration == c.value else ("contradicts", f"castration-{case.castration}")
+        return ("fits", "") if have == c.value else ("contradicts", f"{name}-{have}")
     if c.kind == "liver":
         if case.child_pugh is None:
             return "unknown", ""
@@ -1308,7 +1311,7 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 # sentence's own condition, not one option's); and a risk group ("ATRA plus chemotherapy, followed by ATO-based
 # consolidation therapy for high-risk disease": the item's population)
 _STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "risk", "liver",
-               "castration")
+               *STATUSES)
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1688,10 +1691,11 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
                                    ("performance", case.performance is not None),
                                    ("operation", case.operation is not None), ("risk", bool(case.risk)),
                                    ("liver", case.child_pugh is not None),
-                                   ("castration", case.castration is not None))
+                                   *((name, name in case.statuses) for name in STATUSES))
                 if not known}
-    if case.castration is None:  # likewise a castration status, the heading's too
-        inherited = [c for c in inherited if c.family != "section:castration"]
+    # likewise a status (castration, HPV, platinum), the heading's too
+    inherited = [c for c in inherited if not (c.family.startswith("section:") and c.family[8:] in STATUSES
+                                              and c.family[8:] not in case.statuses)]
     if not case.risk:
         # a risk group, the sentence's or its heading's, is judged only for a case that states one: PDQ writes
         # "high-risk" in many places, and most notes name no risk group

@@ -1325,27 +1325,47 @@ def child_pugh_readings(text: str) -> list[tuple[int, int, str]]:
             for m in _CHILD_PUGH_RE.finditer(text)]
 
 
-# Prostate cancer's castration status: "castration-resistant", "hormone-refractory", "androgen-independent",
-# "mCRPC" (resistant) vs "castration-sensitive", "hormone-sensitive", "hormone-naive", "mHSPC" (sensitive). The
-# QA pass's mCRPC case had "Hormonal manipulations with chemotherapy" of hormone-sensitive disease released. A
-# note naming both is resistant now (resistance follows sensitivity: "prior docetaxel for castration-sensitive
-# disease"); "hormone-sensitive or hormone-resistant" in a guideline is either.
-_CASTRATION_RE = re.compile(
-    r"\b(?:(?P<r>(?:castrat(?:ion|e)|hormone|androgen)[- ](?:resistant|refractory|independent)|(?-i:m?CRPC))|"
-    r"(?P<s>(?:castrat(?:ion|e)|hormone|androgen)[- ](?:sensitive|na[iï]ve|dependent)|(?-i:m?[CH]SPC)))\b",
-    re.IGNORECASE)
+# Statuses a guideline divides patients by, each judged against the note's (engine.casefit): prostate cancer's
+# castration status ("castration-resistant", "hormone-refractory", "mCRPC" vs "castration-sensitive",
+# "hormone-naive", "mHSPC": an mCRPC case had hormone-sensitive lines released), HPV/p16 ("HPV-positive
+# oropharyngeal" vs "p16-negative": an HPV-negative case had HPV-positive statements) and platinum sensitivity
+# ("platinum-sensitive recurrence" vs "platinum-resistant/-refractory": a platinum-resistant ovarian case had
+# platinum-sensitive regimens drafted). name -> (value, pattern) pairs, and the value a note naming both has now
+# (resistance follows sensitivity: "prior docetaxel for castration-sensitive disease"); None: neither is read.
+STATUSES: dict[str, tuple[tuple[tuple[str, re.Pattern[str]], ...], str | None]] = {
+    "castration": ((
+        ("resistant", re.compile(r"\b(?:(?:castrat(?:ion|e)|hormone|androgen)[- ](?:resistant|refractory|independent)|"
+                                 r"(?-i:m?CRPC))\b", re.IGNORECASE)),
+        ("sensitive", re.compile(r"\b(?:(?:castrat(?:ion|e)|hormone|androgen)[- ](?:sensitive|na[iï]ve|dependent)|"
+                                 r"(?-i:m?[CH]SPC))\b", re.IGNORECASE))), "resistant"),
+    "HPV": ((
+        ("positive", re.compile(r"\b(?:HPV|p16|human papillomavirus)\)?(?:[- ]?(?:positive|associated|related|"
+                                r"driven)\b|\+)", re.IGNORECASE)),
+        ("negative", re.compile(r"\b(?:HPV|p16|human papillomavirus)\)?[- ]?(?:negative|unrelated|independent)\b",
+                                re.IGNORECASE))), None),
+    "platinum": ((
+        ("resistant", re.compile(r"\bplatinum[- ](?:resistant|refractory)\b", re.IGNORECASE)),
+        ("sensitive", re.compile(r"\bplatinum[- ]sensitive\b", re.IGNORECASE))), "resistant"),
+}
 
 
-def castration_readings(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, "resistant" / "sensitive") for each castration status ``text`` states."""
-    return [(m.start(), m.end(), "resistant" if m.group("r") else "sensitive") for m in _CASTRATION_RE.finditer(text)]
+def status_readings(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, status name, value) for each ``STATUSES`` status ``text`` states."""
+    return sorted((m.start(), m.end(), name, value) for name, (pairs, _) in STATUSES.items()
+                  for value, rx in pairs for m in rx.finditer(text))
 
 
-def _castration(text: str, cancer_type: str | None) -> str | None:
-    if cancer_type != "prostate cancer":
-        return None
-    said = {v for _, _, v in castration_readings(_statements(text))}
-    return "resistant" if "resistant" in said else "sensitive" if said else None
+def _statuses(text: str) -> tuple[str, ...]:
+    """The statuses a note states, "name:value" ("castration:resistant"), its questions aside."""
+    said: dict[str, set[str]] = {}
+    for _, _, name, value in status_readings(_statements(text)):
+        said.setdefault(name, set()).add(value)
+    out = []
+    for name, values in said.items():
+        now = next(iter(values)) if len(values) == 1 else STATUSES[name][1]
+        if now:
+            out.append(f"{name}:{now}")
+    return tuple(out)
 
 
 def _risk(text: str) -> tuple[str, ...]:
@@ -1559,7 +1579,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
-        castration=_castration(text, cancer_type),
+        statuses=_statuses(text),
         child_pugh=next((c for _, _, c in child_pugh_readings(_statements(text)) if len(c) == 1), None),
         age=_age(text),
         subsites=_case_subsites(text, cancer_type),
@@ -1603,8 +1623,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,
-        castration="resistant" if "resistant" in (earlier.castration, later.castration) else
-        later.castration or earlier.castration,
+        statuses=tuple({x.split(":")[0]: x for x in earlier.statuses + later.statuses}.values()),  # the latest
         child_pugh=later.child_pugh or earlier.child_pugh,
         age=later.age or earlier.age,
         subsites=later.subsites or earlier.subsites,

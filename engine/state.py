@@ -32,7 +32,7 @@ class CaseFacts:
     progressed_after: tuple[str, ...] = ()  # PD-1/PD-L1, CTLA-4 inhibitors the case progressed after, as written
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
-    castration: str | None = None  # prostate: "resistant" / "sensitive" (castration status), engine.facts
+    statuses: tuple[str, ...] = ()  # "castration:resistant", "HPV:negative", "platinum:sensitive" (engine.facts)
     child_pugh: str | None = None  # "A" / "B" / "C": the liver function the note states (engine.facts)
     risk: tuple[str, ...] = ()  # risk groups stated, "scale:group": "risk:low", "favor:unfavorable" (engine.facts)
     age: int | None = None  # years; 90 for an age the redactor removed (over 89)

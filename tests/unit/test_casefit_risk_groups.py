@@ -154,3 +154,34 @@ def test_a_later_line_sentence_read_from_its_progression() -> None:
     assert assess(line, sclc).verdict == "fits"
     # and a section for recurrent disease is for a case that progressed
     assert assess("Topotecan is an option.", sclc, ["Treatment of Recurrent SCLC"]).verdict == "fits"
+
+
+@pytest.mark.parametrize("note, line, verdict", [
+    ("Oropharyngeal squamous cell carcinoma, p16-negative, T2N1, heavy smoker. Treatment?",
+     "HPV-positive oropharyngeal cancer has a better prognosis and de-escalation is studied.", "contradicts"),
+    ("Oropharyngeal squamous cell carcinoma, HPV-positive, T2N1. Treatment?",
+     "Cetuximab versus cisplatin in patients with human papillomavirus (HPV)-positive oropharyngeal cancer.", "fits"),
+    ("Oropharyngeal squamous cell carcinoma, HPV-negative, T2N1. Treatment?",
+     "Cetuximab versus cisplatin in patients with human papillomavirus (HPV)-positive oropharyngeal cancer.",
+     "contradicts"),
+    ("Oropharyngeal squamous cell carcinoma, HPV-positive, T2N1. Treatment?",
+     "HPV-positive oropharyngeal cancer has a better prognosis and de-escalation is studied.", "fits"),
+    ("Recurrent high-grade serous ovarian cancer, platinum-resistant, progressed 3 months after carboplatin.",
+     "For platinum-sensitive recurrence, carboplatin-based doublets are standard.", "contradicts"),
+    ("Recurrent high-grade serous ovarian cancer, initially platinum-sensitive, now platinum-resistant.",
+     "Weekly paclitaxel is an option for platinum-resistant disease.", "fits"),
+    ("Recurrent ovarian cancer. Options?", "For platinum-sensitive recurrence, carboplatin doublets are standard.",
+     "none"),
+])
+def test_hpv_and_platinum_statuses(note: str, line: str, verdict: str) -> None:
+    """QA session 17: an HPV-negative oropharynx case had HPV-positive statements released, a platinum-resistant
+    ovarian case platinum-sensitive regimens drafted."""
+    assert assess(line, case(note)).verdict == verdict
+
+
+def test_a_heading_s_status_is_judged_too() -> None:
+    section = ("Treatment Option Overview for Oropharyngeal Cancer > Concurrent Chemoradiation Therapy > Cetuximab "
+               "versus cisplatin in patients with human papillomavirus (HPV)-positive oropharyngeal cancer")
+    fit = assess("Radiation therapy and cisplatin remains the standard of care.",
+                 case("Locally advanced HPV-negative squamous cell carcinoma of the oropharynx. Treatment?"), [section])
+    assert fit.verdict == "contradicts" and "the case is HPV-negative" in fit.reason
