@@ -668,14 +668,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from engine.facts import extract_facts
+    from engine.nodes.ingestion import note_facts
     from engine.nodes.router import score_facts
     from engine.phi import redact
 
     settings = _settings(args)
     r = settings.router
-    facts = extract_facts(redact(_read_text(args.text, "the case")).text, genes=r.genes,
-                          treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+    facts = note_facts(redact(_read_text(args.text, "the case")).text, r)
     routing = score_facts(facts, r)
     result = {"score": routing.score, "tier": routing.tier,
               "factors": [{"name": f.name, "weight": f.weight, "detail": f.detail} for f in routing.factors],

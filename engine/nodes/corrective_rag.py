@@ -300,13 +300,11 @@ def consult_queries(text: str, settings: Any) -> tuple[str, dict[str, Any]]:
     ``first_queries`` and ``demote``, the case-fit test that orders what is kept (``case_demote``). For
     ``oncotui eval retrieval --as-consult``, ``kb query --as-consult`` and ``bench/kb_retrieval.py
     --as-consult``; the node itself works from the state ingestion wrote."""
-    from engine.facts import extract_facts
+    from engine.nodes.ingestion import note_facts
     from engine.phi import redact
 
     redacted = redact(text).text
-    r = settings.router
-    facts = extract_facts(drop_instruction_sentences(redacted), genes=r.genes,
-                          treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+    facts = note_facts(redacted, settings.router)
     return build_query(redacted, facts), {**first_queries(redacted, facts, settings),
                                           "demote": case_demote(redacted, facts, settings)}
 
