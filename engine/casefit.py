@@ -833,7 +833,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
 
 
 def _exhausted(given: Sequence[str]) -> dict[str, str]:
-    """Checkpoint class -> the drugs of it the case progressed after, as written (engine.facts)."""
+    """Checkpoint class (PD-1/PD-L1, CTLA-4) or frontline regimen (R-CHOP, ...) -> what of it the case progressed
+    after, as written (engine.facts ``progressed_after``)."""
     out: dict[str, list[str]] = {}
     for drug in given:
         cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else PD1_CLASS
