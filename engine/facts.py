@@ -1153,8 +1153,12 @@ FRONTLINE_REGIMEN_RE = re.compile(r"\b(?:R-?CHOP|pola-?R-?CHP|ABVD|(?:A|BV)-?AVD
 PD1_DRUGS = ("nivolumab", "pembrolizumab", "cemiplimab", "dostarlimab", "atezolizumab", "durvalumab", "avelumab",
              "tislelizumab", "toripalimab", "retifanlimab")
 CTLA4_DRUGS = ("ipilimumab", "tremelimumab")  # another class: given again only if the case did not progress on it
+# EGFR TKIs after progression on a third-generation one (osimertinib, lazertinib): no earlier-generation TKI helps
+# then (after erlotinib or gefitinib, osimertinib still does: those are not read)
+EGFR_TKIS = ("osimertinib", "erlotinib", "gefitinib", "afatinib", "dacomitinib", "lazertinib")
+_THIRD_GEN_EGFR = ("osimertinib", "lazertinib")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",
     re.IGNORECASE)

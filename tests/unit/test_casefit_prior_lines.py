@@ -192,3 +192,17 @@ def test_a_trial_the_case_is_not_of_has_none_of_its_sentences_offered() -> None:
     kept, _ = locked_candidates((trial,), facts(
         "Metastatic breast cancer, hormone receptor positive, HER2-low (IHC 1+). Next line of therapy?"))
     assert len(kept) == 3
+
+
+def test_earlier_egfr_tkis_are_not_offered_after_osimertinib() -> None:
+    """QA session 17: a case progressing on first-line osimertinib was offered "EGFR-directed therapy after
+    first-line chemotherapy" (gefitinib, erlotinib). After erlotinib, osimertinib stays (T790M)."""
+    from engine.casefit import unusable_targets
+
+    past = case_from_facts(facts("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, on first-line osimertinib "
+                                 "for 26 months, now with progression in the liver. What now?"))
+    assert unusable_targets("Gefitinib improved PFS versus chemotherapy.", [], past) == \
+        "names EGFR TKI therapy; the case progressed after osimertinib"
+    assert unusable_targets("Amivantamab plus lazertinib improved PFS.", [], past) == ""  # another class beside
+    after_erlotinib = case_from_facts(facts("Stage IV NSCLC, EGFR L858R, progressed on erlotinib; T790M detected."))
+    assert unusable_targets("Osimertinib improved PFS in T790M-positive disease.", [], after_erlotinib) == ""
