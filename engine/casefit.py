@@ -1709,6 +1709,10 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # a fitness the treatment history shows (``_case_fitness``) is judged for its own target only
         groups = [[c for c in g if c.family not in unstated
                    or c.family == "fitness" and c.value.split(":")[0] in case.fitness] for g in groups]
+    # a Child-Pugh class that fits says no more than that the trial had the usual patients (PDQ's HCC trials were of
+    # class A): it rules out, it does not put "Eligibility criteria included intact liver function (Child-Pugh
+    # class A) ..." before the trials' own sentences for a class A case
+    groups = [[c for c in g if c.kind != "liver" or _fit(c, case)[0] != "fits"] for g in groups]
     groups = [g for g in groups if g]
     contradicted: list[str] = []
     unknown: list[str] = []  # alternatives: the clauses' unstated conditions

@@ -113,8 +113,9 @@ def test_child_pugh_class_is_judged_for_a_case_that_states_it() -> None:
     line = "Sorafenib improved survival in patients with intact liver function (Child-Pugh class A)."
     fit = assess(line, b)
     assert fit.verdict == "contradicts" and "the case is Child-Pugh class B" in fit.reason
-    assert assess("Patients with Child-Pugh class B and C cirrhosis can also be treated.", b).verdict == "fits"
-    assert assess("Child-Pugh class A, B, and C cirrhosis were included.", b).verdict == "fits"
+    # a class that fits rules nothing out (and puts nothing first: below)
+    assert assess("Patients with Child-Pugh class B and C cirrhosis can also be treated.", b).verdict == "none"
+    assert assess("Child-Pugh class A, B, and C cirrhosis were included.", b).verdict == "none"
     assert assess(line, case("Hepatocellular carcinoma, BCLC C. Systemic therapy?")).verdict != "contradicts"
 
 
@@ -185,3 +186,8 @@ def test_a_heading_s_status_is_judged_too() -> None:
     fit = assess("Radiation therapy and cisplatin remains the standard of care.",
                  case("Locally advanced HPV-negative squamous cell carcinoma of the oropharynx. Treatment?"), [section])
     assert fit.verdict == "contradicts" and "the case is HPV-negative" in fit.reason
+
+
+def test_a_fitting_child_pugh_class_does_not_put_a_sentence_first() -> None:
+    a = case("Hepatocellular carcinoma with portal vein invasion and lung metastases, Child-Pugh A. Options?")
+    assert assess("Eligibility criteria included intact liver function (Child-Pugh class A).", a).verdict == "none"
