@@ -29,7 +29,7 @@ class CaseFacts:
     rare: bool = False
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     first_line_done: bool = False  # a later-line case past its first line ("then second-line docetaxel")
-    progressed_after: tuple[str, ...] = ()  # PD-1/PD-L1, CTLA-4 inhibitors the case progressed after, as written
+    progressed_after: tuple[str, ...] = ()  # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
     statuses: tuple[str, ...] = ()  # "castration:resistant", "HPV:negative", "platinum:sensitive" (engine.facts)
@@ -42,6 +42,19 @@ class CaseFacts:
     def age_text(self) -> str | None:
         """The age as shown: "over 89" for a redacted one (90 is only its lower bound)."""
         return None if self.age is None else "over 89" if self.age >= 90 else str(self.age)
+
+    @property
+    def line_text(self) -> str | None:
+        """The line of therapy as shown: "first", "later", "past the first line"; None when not stated."""
+        return "past the first line" if self.first_line_done else self.line
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """Risk groups, statuses and the Child-Pugh class as shown: "intermediate-risk", "HPV-negative",
+        "Child-Pugh B"."""
+        risk = [f"{g}-risk" if scale == "risk" else g for scale, g in (x.split(":") for x in self.risk)]
+        return tuple(risk + [f"{name}-{value}" for name, value in (x.split(":") for x in self.statuses)]
+                     + ([f"Child-Pugh {self.child_pugh}"] if self.child_pugh else []))
 
 
 @dataclass(frozen=True)

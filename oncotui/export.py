@@ -42,6 +42,10 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
             f"- Fitness: {'; '.join(f.fitness) or 'not stated'}"]
     if f.subsites:  # only the oral cavity and larynx have sites the guidelines treat apart
         out.append(f"- Site: {', '.join(f.subsites)}")
+    # shown when stated, as in the patient pane: each decides which guideline lines apply (case fit)
+    out += [f"- {name}: {value}" for name, value in (
+        ("Line of therapy", f.line_text), ("Progressed after", ", ".join(f.progressed_after)),
+        ("Groups", ", ".join(f.groups))) if value]
     out.append("")
     if s.routing:
         r = s.routing

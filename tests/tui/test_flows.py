@@ -405,6 +405,18 @@ async def test_the_case_summary_shows_the_age_and_fitness_the_answer_was_fitted_
         assert "Fitness: frail" in summary
 
 
+async def test_the_case_summary_shows_the_line_history_and_groups_case_fit_used(tmp_path: Path):
+    app, _engine, _ = build(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await submit(pilot, "Metastatic clear cell renal cell carcinoma, IMDC intermediate risk. First-line "
+                            "ipilimumab plus nivolumab, progressed after 11 months. What second-line therapy?")
+        summary = Text.from_markup(str(app.patients_pane.query_one("#case-summary").content)).plain
+        assert "Line: past the first line" in summary
+        assert "Progressed after: ipilimumab, nivolumab" in summary
+        assert "Groups: intermediate-risk" in summary
+
+
 async def test_a_long_step_counts_its_seconds_and_stops_counting_when_done(tmp_path: Path) -> None:
     """A long case on a small CPU model streams nothing for minutes while the prompt is read; the running
     step's line counts the seconds so the clinician sees it is still working (session 15's QA: 142 s of a bare

@@ -206,3 +206,18 @@ def test_earlier_egfr_tkis_are_not_offered_after_osimertinib() -> None:
     assert unusable_targets("Amivantamab plus lazertinib improved PFS.", [], past) == ""  # another class beside
     after_erlotinib = case_from_facts(facts("Stage IV NSCLC, EGFR L858R, progressed on erlotinib; T790M detected."))
     assert unusable_targets("Osimertinib improved PFS in T790M-positive disease.", [], after_erlotinib) == ""
+
+
+def test_the_export_shows_the_line_history_and_groups_the_case_was_judged_by(tmp_path) -> None:
+    from oncotui.export import consult_markdown
+    from tests.fakes import collect, make_engine
+
+    engine, _, _ = make_engine(tmp_path)
+    collect(lambda: engine.stream("PT-0001", "Metastatic clear cell renal cell carcinoma, IMDC intermediate risk. "
+                                             "First-line ipilimumab plus nivolumab, progressed after 11 months. "
+                                             "What second-line therapy?"))
+    text = consult_markdown(engine.store, "PT-0001")
+    assert "- Line of therapy: past the first line" in text
+    assert "- Progressed after: ipilimumab, nivolumab" in text and "- Groups: intermediate-risk" in text
+    collect(lambda: engine.stream("PT-0002", "Metastatic pancreatic adenocarcinoma, ECOG 1. Options?"))
+    assert "Line of therapy" not in consult_markdown(engine.store, "PT-0002")

@@ -113,6 +113,12 @@ class PatientPane(Vertical):
                 lines.append(f"[dim]Fitness:[/dim] {literal('; '.join(f.fitness))}")
             if f.subsites:
                 lines.append(f"[dim]Site:[/dim] {literal(', '.join(f.subsites))}")
+            if f.line_text:
+                lines.append(f"[dim]Line:[/dim] {f.line_text}")
+            if f.progressed_after:
+                lines.append(f"[dim]Progressed after:[/dim] {literal(', '.join(f.progressed_after))}")
+            if f.groups:
+                lines.append(f"[dim]Groups:[/dim] {literal(', '.join(f.groups))}")
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
