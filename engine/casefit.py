@@ -177,11 +177,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS,
-                          HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
-                          RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, breast_stage,
-                          child_pugh_readings, fitness_readings, head_neck_stage, her2_ish, her2_score, mmr_readings,
-                          pdl1_range, risk_readings, status_readings, subsite_readings)
+from engine.facts import (BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
+                          FRONTLINE_REGIMENS, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
+                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences,
+                          bladder_stage, breast_stage, child_pugh_readings, fitness_readings, head_neck_stage,
+                          her2_ish, her2_score, mmr_readings, pdl1_range, risk_readings, status_readings,
+                          subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage

@@ -1158,7 +1158,8 @@ CTLA4_DRUGS = ("ipilimumab", "tremelimumab")  # another class: given again only 
 EGFR_TKIS = ("osimertinib", "erlotinib", "gefitinib", "afatinib", "dacomitinib", "lazertinib")
 _THIRD_GEN_EGFR = ("osimertinib", "lazertinib")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR) + r")\b|\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR) + r")\b|"
+    r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",
     re.IGNORECASE)

@@ -255,7 +255,8 @@ MYELOMA = ("66-year-old man with newly diagnosed IgG kappa multiple myeloma, lyt
 
 
 def unhandled(s: ConsultState) -> bool:
-    return any(r.startswith("The question asks how to manage \u201chypercalcemia\u201d") for r in review_reasons(s, 0.0))
+    return any(r.startswith("The question asks how to manage \u201chypercalcemia\u201d")
+               for r in review_reasons(s, 0.0))
 
 
 def test_how_to_manage_something_the_released_claims_only_name_waits_for_a_reviewer() -> None:
