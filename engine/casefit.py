@@ -156,7 +156,8 @@ How one sentence is judged (``assess``)
     of one family ("osimertinib for resected EGFR ... tumours, and adjuvant alectinib for resected ALK-positive
     disease") is judged clause by clause: one clause that contradicts the case makes the sentence contradict (it is
     quoted whole), unknown clauses are alternatives ("applies if EGFR ... or ALK-positive").
-    Known limitation: "ER-positive, HER2-positive disease" written with a comma is read as alternatives, not as both.
+    Receptors side by side ("ER-positive, HER2-positive disease", "HER2-negative hormone receptor-positive") are one
+    subgroup, all required (``_joined_receptors``), unless they are items of a longer list.
 
 Where it is used
     - Evidence-locked selection (engine/nodes/specialist.py): sentences that contradict the case, and those of a
@@ -557,11 +558,17 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
 def _joined_receptors(found: list[tuple[int, int, Condition]], text: str) -> list[tuple[int, int, Condition]]:
     """Receptor statuses written side by side describe one subgroup, all of them required: "HER2-negative hormone
     receptor-negative" (read as alternatives, the HR-negative half let a HER2-positive case fit). Joined by nothing
-    but spaces or a slash; "HER2-positive or HR-positive" stays two alternatives."""
+    but spaces or a slash, or by a comma when the two are not items of a longer list: "hormone receptor-positive,
+    HER2-negative advanced breast cancer" is one subgroup (palbociclib plus letrozole had fitted a triple-negative
+    case through its HER2-negative half), "HR-positive, HER2-negative, or triple-negative" three alternatives;
+    "HER2-positive or HR-positive" stays two."""
     out: list[tuple[int, int, Condition]] = []
-    for a, b, c in found:
-        if out and c.kind == "receptor" and out[-1][2].kind == "receptor" and re.fullmatch(r"\s*/?\s*",
-                                                                                          text[out[-1][1]:a]):
+    for k, (a, b, c) in enumerate(found):
+        sep = text[out[-1][1]:a] if out else ""
+        listed = bool(re.match(r"\s*,?\s*(?:and/or|and|or)\b", text[b:])) or len(out) > 1 and \
+            out[-2][2].kind == "receptor" and bool(re.fullmatch(r"\s*,\s*", text[out[-2][1]:out[-1][0]]))
+        if out and c.kind == "receptor" and out[-1][2].kind == "receptor" and (
+                re.fullmatch(r"\s*/?\s*", sep) or re.fullmatch(r"\s*,\s*", sep) and not listed):
             pa, _, pc = out[-1]
             keys = {k for k, _ in pc.receptors}
             if not keys & {k for k, _ in c.receptors}:

@@ -607,8 +607,9 @@ def test_en_dash_and_spelled_out_receptor_wording():
         (("HER2", "negative"), ("HR", "positive"))]
     for dash in "\u2010\u2011\u2012\u2013\u2014":
         assert [c.receptors for c in conditions(f"hormone receptor{dash}positive disease")] == [(("HR", "positive"),)]
+    # a comma between two statuses that end no longer list is one subgroup too (session 17)
     assert [c.receptors for c in conditions("estrogen receptor-positive, progesterone receptor\u2013negative")] == [
-        (("ER", "positive"),), (("PR", "negative"),)]
+        (("ER", "positive"), ("PR", "negative"))]
     assert [c.receptors for c in conditions("ER\u2013positive tumours")] == [(("ER", "positive"),)]
     assert [c.text for c in conditions("ER\u2013positive tumours")] == ["ER\u2013positive"]  # shown as written
     case = case_from_facts(CaseFacts(cancer_type="hormone receptor\u2013positive breast cancer"))

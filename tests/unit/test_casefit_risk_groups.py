@@ -191,3 +191,17 @@ def test_a_heading_s_status_is_judged_too() -> None:
 def test_a_fitting_child_pugh_class_does_not_put_a_sentence_first() -> None:
     a = case("Hepatocellular carcinoma with portal vein invasion and lung metastases, Child-Pugh A. Options?")
     assert assess("Eligibility criteria included intact liver function (Child-Pugh class A).", a).verdict == "none"
+
+
+def test_receptors_joined_by_a_comma_are_one_subgroup() -> None:
+    """"Palbociclib plus letrozole is standard for patients with hormone receptor-positive, HER2-negative advanced
+    breast cancer" fitted a triple-negative case through its HER2-negative half (read as alternatives)."""
+    line = ("Palbociclib plus letrozole is standard for patients with hormone receptor\u2013positive, HER2-negative "
+            "advanced breast cancer.")
+    tnbc = case("Metastatic triple-negative breast cancer, ER 0%, PR 0%, HER2 0. Options?")
+    assert assess(line, tnbc).verdict == "contradicts"
+    assert assess(line, case("Metastatic breast cancer, ER-positive, PR-positive, HER2-negative. Options?")).verdict \
+        == "fits"
+    # items of a longer list stay alternatives
+    listed = "Options differ for HER2-positive, HR-positive and triple-negative groups."
+    assert assess(listed, tnbc).verdict == "fits"
