@@ -2282,10 +2282,15 @@ _HAD_BEFORE_RE = re.compile(
     r"beyond)\b[^.;,]{0,40}\Z", re.IGNORECASE)
 
 
+def _class_gene(m: re.Match[str]) -> str:
+    """The driver a ``_TARGETED_CLASS_RE`` match names ("TRK inhibitors": NTRK, "KRAS G12C inhibitor": KRAS)."""
+    return m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
+
+
 def _class_genes(text: str) -> set[str]:
     """The drivers (or checkpoint) the drug classes ``text`` names act on ("ALK-directed TKIs": ALK)."""
-    return {m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
-            for m in _TARGETED_CLASS_RE.finditer(text)} | ({PD1_CLASS} if _CLASS_RE.search(text) else set())
+    return {_class_gene(m) for m in _TARGETED_CLASS_RE.finditer(text)} | \
+        ({PD1_CLASS} if _CLASS_RE.search(text) else set())
 
 
 def _targets(text: str) -> list[frozenset[str]]:
@@ -2295,8 +2300,7 @@ def _targets(text: str) -> list[frozenset[str]]:
     def offered(start: int) -> bool:
         return not _HAD_BEFORE_RE.search(text, max(0, start - 60), start)
 
-    named = [frozenset({m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")})
-             for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
+    named = [frozenset({_class_gene(m)}) for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
     named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(m.start())]
     named += [_DRUG_TARGETS[m.group(0)] for m in re.finditer(r"[a-z]+", text.lower())
               if m.group(0) in _DRUG_TARGETS and offered(m.start())]

@@ -102,21 +102,27 @@ def asks_about_something_unretrieved(state: ConsultState) -> str:
         return ""
     passages = " ".join(p.text for p in state.retrieval.passages).lower()
 
-    def found(word: str) -> bool:
-        return word[:max(5, len(word) - 3)] in passages
-
     for m in _ASKED_RE.finditer(state.case_text):
         words = _subject_words(m.group("mod"), set())
-        if words and not any(found(w) for w in words):
+        if words and not any(_mentions(passages, w) for w in words):
             return f"{m.group('mod').strip()} {m.group('head')}"
-    cancer = set((state.facts.cancer_type or "").lower().split())
-    for m in _MANAGED_RE.finditer(state.case_text):
-        subject = next(g for g in m.group("a", "b", "c") if g)
-        words = _subject_words(subject, cancer)
+    for subject, words in _managed_subjects(state):
         # all of them: FOLFOX's trials name neutropenia, not "febrile neutropenia"
-        if words and not all(found(w) for w in words):
-            return subject.strip()
+        if words and not all(_mentions(passages, w) for w in words):
+            return subject
     return ""
+
+
+def _mentions(text: str, word: str) -> bool:
+    """``text`` (lower case) holds ``word`` or another form of it (its stem: "hypercalcemi" for "hypercalcemia")."""
+    return word[:max(5, len(word) - 3)] in text
+
+
+def _managed_subjects(state: ConsultState) -> list[tuple[str, list[str]]]:
+    """(subject as written, its words: ``_subject_words``) of each "how should X be managed" the case asks."""
+    cancer = set((state.facts.cancer_type or "").lower().split())
+    subjects = [next(g for g in m.group("a", "b", "c") if g) for m in _MANAGED_RE.finditer(state.case_text)]
+    return [(s.strip(), _subject_words(s, cancer)) for s in subjects]
 
 
 # Words that say how something is handled, for a released claim about a "how should X be managed" subject
@@ -141,15 +147,13 @@ def manages_nothing_asked(state: ConsultState) -> str:
                 if c.state in ("supported", "qualified")]
     if not released:
         return ""
-    cancer = set((state.facts.cancer_type or "").lower().split())
-    for m in _MANAGED_RE.finditer(state.case_text):
-        subject = next(g for g in m.group("a", "b", "c") if g)
-        words = [w for w in _subject_words(subject, cancer) if w not in _EXTENT_WORDS]
-        naming = [c for c in released if words and all(w[:max(5, len(w) - 3)] in c for w in words)]
+    for subject, words in _managed_subjects(state):
+        words = [w for w in words if w not in _EXTENT_WORDS]
+        naming = [c for c in released if words and all(_mentions(c, w) for w in words)]
         handled = [c for c in naming if _HANDLING_RE.search(_SEER_RE.sub(" ", c)) or _TREATMENT_TERM_RE.search(c)
                    or drug_names(c)]
         if words and not handled:
-            return subject.strip()
+            return subject
     return ""
 
 

@@ -107,18 +107,10 @@ class PatientPane(Vertical):
                                 ("PS", f.performance_status)):
                 lines.append(f"[dim]{name}:[/dim] {literal(value) if value else '[dim]not stated[/dim]'}")
             # shown when stated: each decides which guideline lines apply (case fit)
-            if f.age_text:
-                lines.append(f"[dim]Age:[/dim] {f.age_text}")
-            if f.fitness:
-                lines.append(f"[dim]Fitness:[/dim] {literal('; '.join(f.fitness))}")
-            if f.subsites:
-                lines.append(f"[dim]Site:[/dim] {literal(', '.join(f.subsites))}")
-            if f.line_text:
-                lines.append(f"[dim]Line:[/dim] {f.line_text}")
-            if f.progressed_after:
-                lines.append(f"[dim]Progressed after:[/dim] {literal(', '.join(f.progressed_after))}")
-            if f.groups:
-                lines.append(f"[dim]Groups:[/dim] {literal(', '.join(f.groups))}")
+            lines += [f"[dim]{name}:[/dim] {literal(value)}" for name, value in (
+                ("Age", f.age_text), ("Fitness", "; ".join(f.fitness)), ("Site", ", ".join(f.subsites)),
+                ("Line", f.line_text), ("Progressed after", ", ".join(f.progressed_after)),
+                ("Groups", ", ".join(f.groups))) if value]
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
