@@ -1,10 +1,11 @@
 """Audit: full consults over a question set, written as text a person reads and two runs can be compared by.
 
 For each question: the outcome, the extracted facts, the retrieval query, the passages (relevance, distance,
-section), the first 14 sentences offered to an evidence-locked model in their order, the sentences it picked and a
-refusal's reason. Runs on the configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data`` after
-``oncotui kb ingest ../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so
-it never touches your patients. kb/EVAL.md rounds 10-11 were measured with it.
+section), the first 14 sentences offered to an evidence-locked model in their order, the sentences it picked, each
+claim's release state (with the first reason of one not plainly supported) and a refusal's reason. Runs on the
+configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data`` after ``oncotui kb ingest
+../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so it never touches
+your patients. kb/EVAL.md rounds 10-11 were measured with it.
 
 Run:  .venv/bin/python bench/consult_audit.py run SET [SET ...] OUT.txt [--only ID,ID]
       .venv/bin/python bench/consult_audit.py compare BEFORE.txt AFTER.txt
@@ -79,6 +80,9 @@ async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
                     lines.append(f"  [S{k}] {sid} {sentence[:170]}")
             for rec in st.draft.recommendations if st.draft else ():
                 lines.append(f"CHOSE {rec.sentence_ids} {rec.text[:160]}")
+            for c in st.ledger.claims if st.ledger else ():
+                why = f" ~ {c.reasons[0][:120]}" if c.reasons and c.state != "supported" else ""
+                lines.append(f"CLAIM {c.state} {c.sentence_ids} {c.text[:100]}{why}")
             if st.refusal_reason:
                 lines.append(f"REFUSED {st.refusal_reason[:200]}")
             print(f"{qid} {status}", flush=True)
