@@ -2085,6 +2085,18 @@ _POINTER_RE = re.compile(r"^\W*(?:for\s+(?:more\s+)?information\b[^.;]{0,200}?,\
                          r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$|"
                          r"\[?go\s+to\s+(?:the\s+)?(?:patient|health\s+professional)\s+version\b)", re.IGNORECASE)
 POINTER_REASON = "only points to another section or summary; it gives no guidance of its own"
+# A row of a staging table ("Any T, N0, M1, any PSA, any Gleason.", "- T1–3, N1, M0") or one of its rules
+# ("Extraprostatic extension ... (T4) is included with T3a."): how a stage is defined, not what to do. A QA pass's
+# newly diagnosed mHSPC case was released both as recommendations, from "Treatment of Stage IV Prostate Cancer".
+_STAGING_ROW_RE = re.compile(
+    r"^\W*(?:(?i:any)\s+T|[pcy]?T(?:is|a|[0-4X])[a-d]?(?:\s*[-\u2013]\s*T?[0-4]?[a-d]?)?)\s*,\s*"
+    r"(?:(?i:any)\s+N|[pc]?N[0-3X])|"
+    r"\b(?:is|are)\s+(?:included|grouped|classified)\s+(?:with|as|in)\s+(?:stage\s+)?[pc]?T[0-4]")
+STAGING_ROW_REASON = "is a row or rule of a staging table (how the stage is defined); it gives no guidance of its own"
+# The lead-in of a list of factors ("Treatment selection depends on the following factors:", "The primary factors
+# that influence prognosis are:"): its items ("Age.", "The presence of distant metastases ... only.") say what a
+# choice depends on, not what to choose; ranked with trial narrative unless one recommends
+_FACTORS_LEAD_RE = re.compile(r"(?<!growth )\bfactors?\b[^:]*:\s*$", re.IGNORECASE)
 
 
 def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
@@ -2119,6 +2131,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         if _POINTER_RE.match(text):
             dropped[sid] = POINTER_REASON
             continue
+        if _STAGING_ROW_RE.search(text):
+            dropped[sid] = STAGING_ROW_REASON
+            continue
         fit = assess(text, case, (section,) if section else (), label)
         if fit.verdict == "contradicts":
             dropped[sid] = fit.reason
@@ -2139,9 +2154,10 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # sentence whose condition the case does not state goes after every other; within one kind, one that
             # fits comes first, by its own words before by its section
             elsewhere = follow_up and not _FOLLOW_UP_SECTION_RE.search(section or "")
+            factor = any(_FACTORS_LEAD_RE.search(part) for part in (parent or "").split(" > "))
             kept.append((int(elsewhere), int(unknown) + int(recurrence),
                          0 if sid in recommended and not _STATISTICS_RE.search(text) else
-                         2 if sid in trials and sentence_kind(text) == 1 else sentence_kind(text),
+                         2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text),
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
