@@ -216,6 +216,7 @@ class Condition:
     exclusive: bool = True  # gene: takes part in driver exclusivity (not for amplifications)
     heading: tuple[int, int] = (0, 0)  # a section's stage or setting: (which cited section, which of its headings)
     after_surgery: bool = False  # setting: adjuvant or postoperative treatment, which an unresectable case rules out
+    implied: bool = False  # line: a stage's section implies its initial treatment (``_line_condition``)
 
 
 # stage V: bilateral Wilms tumor (PDQ's "Treatment of stage V Wilms tumor"), read in guidelines only
@@ -1446,17 +1447,32 @@ def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
     return sorted(out, key=lambda x: x[0])
 
 
+# A guideline's section for a stage ("Treatment of Stage IV Prostate Cancer", "... of Extensive-Stage SCLC", "...
+# of Aggressive, Noncontiguous Stage II/III/IV B-Cell Non-Hodgkin Lymphoma", "... of Advanced-Stage Ovarian ...")
+# that names no recurrence or later disease: PDQ treats recurrent and progressive disease in its own section, so
+# this one is about the initial treatment
+_STAGE_SECTION_RE = re.compile(r"^Treatment\s+(?:of|Options?\s+for)\b.*\bstages?\b", re.IGNORECASE)
+_NOT_INITIAL_RE = re.compile(r"\b(?:recurr\w*|relaps\w*|progress\w*|refractory|persistent|resistant)\b",
+                             re.IGNORECASE)
+
+
 def _line_condition(parts: Sequence[str]) -> Condition | None:
     """The line of therapy the deepest heading that names one states (family "section:line"). A list's lead-in
     (a part ending in ":", ``sentence_context``) is read as a label is (family "label:line"): judged only for a
     case that states its own line, as ``assess`` judges a label's. The audit's glioblastoma and CLL cases, whose
     notes name no line, had their options lists ("Treatment options for patients with newly diagnosed glioblastoma
-    include:", "The following regimens are considered first-line treatment approaches ...:") offered last."""
+    include:", "The following regimens are considered first-line treatment approaches ...:") offered last.
+    Without one, a stage's section implies the first line (``implied``), judged only for a case past its first
+    line: a QA pass's castration-resistant case after abiraterone and docetaxel was answered from "Treatment of
+    Stage IV Prostate Cancer" ("The cornerstone of hormonal therapy ... is medical or surgical castration"), an
+    extensive-stage SCLC case after platinum-etoposide-atezolizumab was offered first-line combinations."""
     for p in reversed(parts):
         value = "later" if _LATER_SECTION_RE.search(p) else "first" if _FIRST_SECTION_RE.search(p) else None
         if value:
             family = "label:line" if p.rstrip().endswith(":") else "section:line"
             return Condition(family=family, kind="line", text=p, value=value)
+    if parts and _STAGE_SECTION_RE.search(parts[0]) and not _NOT_INITIAL_RE.search(parts[0]):
+        return Condition(family="section:line", kind="line", text=parts[0], value="first", implied=True)
     return None
 
 
@@ -1598,6 +1614,9 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 which = "a first" if entries[0][0].value == "first" else "a later"
                 contradicted.append(f"comes under the label \u201c{entries[0][0].text}\u201d ({which} line of "
                                     f"therapy); the case is {why}")
+            elif family == "section:line" and all(c.implied for c, _, _ in entries):
+                contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d, about a stage's initial "
+                                    f"treatment; the case is {why}")
             elif family == "section:subsite" and all(t.startswith(SITE_PART) for t in texts):
                 contradicted.append(f"{texts[0]} (the case's site is {why})")
             elif family.startswith("section"):
@@ -1695,6 +1714,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
         groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
         inherited = [c for c in inherited if c.family != "label:line"]
+    if not case.first_line_done:  # a stage section's initial treatment rules out only a case past its first line
+        inherited = [c for c in inherited if not c.implied]
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),

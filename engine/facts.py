@@ -1052,8 +1052,9 @@ _FIRST_LINE_RE = re.compile(
     r"(?:systemic |palliative |anticancer |oncologic )?(?:therapy|treatment|chemo\w*|systemic)|\bnot (?:yet |been "
     r"|previously )*treated\b|\bde novo\b|\bfirst[- ]line\b|\bfront[- ]?line\b", re.IGNORECASE)
 _LATER_LINE_RE = re.compile(
-    r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogress(?:ed|ion|ing)\s+(?:on|after|despite|through|while "
-    r"on|during)\b|\brefractory to\b|\b(?:previously|heavily) treated\b|\bpretreated\b|\bprimary[- ]refractory\b|"
+    r"\b(?:second|third|later|subsequent|next)[- ]line\b|"
+    r"\bprogress(?:ed|ion|ing)\s+(?:on|after|despite|through|while on|during)\b|\brefractory to\b|"
+    r"\b(?:previously|heavily) treated\b|\bpretreated\b|\bprimary[- ]refractory\b|"
     # "relapsed 7 months after completing therapy", "relapse following R-CHOP"
     r"\brelaps(?:ed|ing|e)\s+(?:[\w-]+\s+){0,4}?(?:after|following|on|within|despite)\b", re.IGNORECASE)
 _LINE_NEGATION_RE = re.compile(r"\b(?:no|not|without|nor)\s+(?:\w+\s+)?\Z", re.IGNORECASE)
@@ -1065,7 +1066,7 @@ _PRIOR_FIRST_LINE_RE = re.compile(
     r"\b(?P<cue>after|following|despite|failure[ ]of|refractory[ ]to|prior|completed|"
     r"progress(?:ed|ion|ing)[ ]on)\s+(?:[\w-]+\s+){0,3}?(?P<line>(?:first|front)[- ]?line)\b", re.IGNORECASE)
 _FIRST_LINE_WORD_RE = re.compile(r"(?:first|front)[- ]?line", re.IGNORECASE)
-_LATER_LINE_ASKED_RE = re.compile(r"\b(?:second|third|later|subsequent)[- ]line\b", re.IGNORECASE)
+_LATER_LINE_ASKED_RE = re.compile(r"\b(?:second|third|later|subsequent|next)[- ]line\b", re.IGNORECASE)
 
 
 def _question_spans(text: str) -> list[tuple[int, int]]:

@@ -134,8 +134,8 @@ def test_retrieval_puts_sections_of_drugs_the_case_cannot_have_last() -> None:
 
 def test_a_combination_the_case_progressed_on_is_not_offered_again() -> None:
     """QA session 17: an RCC case that progressed on first-line ipilimumab plus nivolumab was offered it again."""
-    rcc = Passage("E1", "E1", "Renal Cell Cancer Treatment (PDQ®) - NCI", "rcc.md", "Treatment of Stage IV RCC",
-                  None, IMMUNO[1], 0.2, 5.0, True)
+    rcc = Passage("E1", "E1", "Renal Cell Cancer Treatment (PDQ®) - NCI", "rcc.md",
+                  "Treatment of Stage IV and Recurrent RCC", None, IMMUNO[1], 0.2, 5.0, True)
     kept, dropped = locked_candidates((rcc,), facts(
         "Metastatic clear cell renal cell carcinoma. She received first-line ipilimumab plus nivolumab and progressed "
         "after 11 months. What second-line therapy?"))

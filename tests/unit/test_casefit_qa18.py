@@ -4,7 +4,11 @@ Overview" as it is laid out)."""
 
 from __future__ import annotations
 
-from engine.casefit import STAGING_ROW_REASON, locked_candidates
+import pytest
+
+from engine.casefit import STAGING_ROW_REASON, locked_candidates, misfit_filter, section_conditions
+from engine.config import Settings
+from engine.facts import extract_facts
 from engine.state import CaseFacts, Passage
 
 STAGE_IV_OVERVIEW = "## Treatment of Stage IV Prostate Cancer > ### Overview"
@@ -43,3 +47,50 @@ def test_items_of_a_list_of_factors_come_after_what_to_do() -> None:
                            "involvement only.")
     assert offered.index("Hormonal treatment is the mainstay of therapy.") < factor
     assert offered.index("Bisphosphonates may also be used for the management of bone metastases.") < factor
+
+
+def note_facts(note: str) -> CaseFacts:
+    r = Settings().router
+    return extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+
+
+CRPC = ("72-year-old man with metastatic castration-resistant prostate cancer, bone-only disease, PSA rising. He "
+        "progressed on abiraterone plus prednisone after 14 months; prior docetaxel for castration-sensitive disease "
+        "3 years ago. ECOG 1. What are the options for next-line systemic therapy?")
+RECURRENT = passage("E3", "## Treatment of Recurrent Hormone-Sensitive or Hormone-Resistant Prostate Cancer > "
+                          "### Treatment Options for Recurrent Prostate Cancer > #### Radiopharmaceutical therapy",
+                    "Radium-223 is a treatment option for men with symptomatic bone metastases.")
+
+
+def test_a_stages_section_is_its_initial_treatment_for_a_case_past_its_first_line() -> None:
+    """The QA pass's castration-resistant case after abiraterone and docetaxel was answered from "Treatment of Stage
+    IV Prostate Cancer" ("The cornerstone of hormonal therapy ... is medical or surgical castration")."""
+    facts = note_facts(CRPC)
+    assert facts.first_line_done
+    kept, dropped = locked_candidates([HORMONAL, RECURRENT], facts)
+    assert [t for _, t in kept.values()] == [RECURRENT.text]
+    assert "Treatment of Stage IV Prostate Cancer\u201d, about a stage's initial treatment; the case is past its " \
+           "first line of therapy" in dropped["E2.s1"]
+    assert misfit_filter(facts)(HORMONAL) and not misfit_filter(facts)(RECURRENT)  # retrieval prefers the other
+
+
+def test_a_stages_section_still_fits_a_new_case_or_one_that_progressed_only_after_adjuvant_therapy() -> None:
+    for note in ("Newly diagnosed metastatic castration-sensitive prostate cancer, high volume. Initial therapy?",
+                 "Prostate cancer treated with prostatectomy and adjuvant radiation, now with progression to bone "
+                 "metastases. What systemic therapy?"):
+        facts = note_facts(note)
+        assert not facts.first_line_done
+        kept, _ = locked_candidates([HORMONAL], facts)
+        assert list(kept) == ["E2.s1"], note
+
+
+@pytest.mark.parametrize("heading, implied", [
+    ("## Treatment of Extensive-Stage SCLC > ### Combination chemotherapy", True),
+    ("## Treatment of Aggressive, Noncontiguous Stage II/III/IV B-Cell Non-Hodgkin Lymphoma", True),
+    ("## Treatment of Stage IV and Recurrent Colon Cancer", False),
+    ("## Treatment of Unresectable Stage III, Stage IV, and Recurrent Melanoma", False),
+    ("## Treatment of Metastatic Breast Cancer", False),  # every line of metastatic disease is told there
+    ("## Treatment of Extensive-Stage SCLC > ### Second-line therapy", False),  # the deeper heading's own line
+])
+def test_which_sections_are_a_stages_initial_treatment(heading: str, implied: bool) -> None:
+    assert any(c.implied for c in section_conditions(heading)) is implied
