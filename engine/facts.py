@@ -1444,14 +1444,16 @@ def _age(text: str) -> int | None:
 
 
 # An age a guideline sentence states for its population, for case fit (engine.casefit's "age" family): (start, end,
-# lo, hi, kind) with kind "" for a number ("patients older than 60 years", "patients aged 70 years or older",
+# lo, hi, kind) with kind "" for a number ("patients older than 60 years", "Patients with HL who are older than 60
+# years" (a QA pass's 26-year-old was released its line), "patients aged 70 years or older",
 # "aged 65 to 79 years", "aged ≥80 years", "patients (<60 years") and "older" / "younger" for the vague words
 # ("older patients", "elderly patients", "the elderly", "younger adults"). Not an age as a factor or a statistic
 # ("age older than 60 years" among prognostic factors, "the median age was 66 years"): a population word or "aged"
 # must come first.
 _POPULATION = r"(?:patients|adults|women|men|people|persons|individuals|those|survivors)"
 _AGE_POP_RE = re.compile(
-    r"\b" + _POPULATION + r"\s+(?:(?:who\s+(?:are|were)|aged)\s+)?(?P<cmp>older|younger)\s+than\s+(?P<a>\d{2})\b"
+    r"\b" + _POPULATION + r"\s+(?:with\s+(?:[\w/-]+\s+){1,4}?(?=who\s))?(?:(?:who\s+(?:are|were)|aged)\s+)?"
+    r"(?P<cmp>older|younger)\s+than\s+(?P<a>\d{2})\b"
     r"|\b(?:" + _POPULATION + r"\s+)?aged\s+(?P<b>\d{2})\s*(?:years?\s+)?(?:or|and)\s+(?P<dir>older|above|over|"
     r"younger|under|below)\b"
     r"|\b" + _POPULATION + r"\s+(?P<c>\d{2})\s+years?\s+(?:or|and)\s+(?P<dir2>older|above|over|younger|under|below)\b"

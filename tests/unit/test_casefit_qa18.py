@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.casefit import STAGING_ROW_REASON, locked_candidates, misfit_filter, section_conditions
+from engine.casefit import (STAGING_ROW_REASON, assess, case_from_facts, locked_candidates, misfit_filter,
+                            section_conditions)
 from engine.config import Settings
 from engine.facts import extract_facts
 from engine.state import CaseFacts, Passage
@@ -94,3 +95,11 @@ def test_a_stages_section_still_fits_a_new_case_or_one_that_progressed_only_afte
 ])
 def test_which_sections_are_a_stages_initial_treatment(heading: str, implied: bool) -> None:
     assert any(c.implied for c in section_conditions(heading)) is implied
+
+
+def test_an_age_after_the_disease_is_the_populations() -> None:
+    """A QA pass's 26-year-old with classic HL was released "Patients with HL who are older than 60 years may have
+    more treatment-related morbidity ..." while its siblings saying "patients older than 60" were dropped."""
+    young = case_from_facts(note_facts("26-year-old woman with classic Hodgkin lymphoma, stage IVB. Which regimen?"))
+    fit = assess("Patients with HL who are older than 60 years may have more treatment-related morbidity.", young)
+    assert fit.verdict == "contradicts" and "who are older than 60; the case is 26 years old" in fit.reason
