@@ -1853,7 +1853,9 @@ _NARRATIVE_RE = re.compile(
 _STATISTICS_RE = re.compile(
     r"\brandomly\s+assigned\b|\bNCT\d{6,}|\bn\s*=\s*\d|\bHR\b[,:=]?\s*\d|\bhazard\s+ratio\b|"
     r"\b\d+(?:\.\d+)?%\s*CI\b|(?<![\w])P\s*[=<>]\s*\.?\d|\b(?:included|enrolled)\s+[\d,]+\s+patients\b|"
-    r"^\s*Evidence\s*\(|\bcrossover\b|\bat the discretion of the investigators?\b", re.IGNORECASE)
+    r"^\s*Evidence\s*\(|\bcrossover\b|\bat the discretion of the investigators?\b|"
+    # a trial's design ("The trial compared carboplatin doublets ... as standard treatment for ...": its arms)
+    r"\b(?:trial|study)\s+(?:compared|evaluated|tested|assessed|examined|investigated)\b", re.IGNORECASE)
 
 
 # The recommendation itself negated, not a clause near it ("... previously treated with a regimen that did not

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.casefit import (STAGING_ROW_REASON, assess, case_from_facts, locked_candidates, misfit_filter,
-                            section_conditions)
+                            section_conditions, sentence_kind)
 from engine.config import Settings
 from engine.facts import extract_facts
 from engine.state import CaseFacts, Passage
@@ -103,3 +103,11 @@ def test_an_age_after_the_disease_is_the_populations() -> None:
     young = case_from_facts(note_facts("26-year-old woman with classic Hodgkin lymphoma, stage IVB. Which regimen?"))
     fit = assess("Patients with HL who are older than 60 years may have more treatment-related morbidity.", young)
     assert fit.verdict == "contradicts" and "who are older than 60; the case is 26 years old" in fit.reason
+
+
+def test_a_trials_design_is_not_a_recommendation() -> None:
+    """A QA pass's platinum-sensitive ovarian relapse was released four trial sentences without waiting for a
+    reviewer: "... as standard treatment ..." in a trial's design had read as a recommendation."""
+    assert sentence_kind("The trial compared carboplatin doublets with or without bevacizumab as standard treatment "
+                         "for patients with platinum-sensitive recurrence.") != 0
+    assert sentence_kind("Carboplatin doublets are the standard treatment for platinum-sensitive recurrence.") == 0
