@@ -272,12 +272,19 @@ _BACKGROUND_HEADING_RE = re.compile(
     r"follow-up|survivorship)\b", re.IGNORECASE)
 _TREATMENT_HEADING_RE = re.compile(r"\b(?:treat\w*|therap\w*|options?|management|regimens?|chemo\w*|surgery|"
                                    r"surgical|radiation|resection)\b", re.IGNORECASE)
+# PDQ's opening section ("General Information About Oropharyngeal Cancer"): incidence, risk factors, presentation
+_GENERAL_HEADING_RE = re.compile(r"^General\s+Information\b", re.IGNORECASE)
 
 
 def background_section(section: str) -> bool:
-    """The section's deepest heading is about background (``_BACKGROUND_HEADING_RE``), not treatment."""
-    deepest = re.sub(r"^#+\s*", "", (section or "").split(" > ")[-1].strip())
-    return bool(_BACKGROUND_HEADING_RE.search(deepest)) and not _TREATMENT_HEADING_RE.search(deepest)
+    """A heading of the section is about background (``_BACKGROUND_HEADING_RE``, or PDQ's "General Information
+    About ...") and none from it down names a treatment: "General Information About Oropharyngeal Cancer > Risk
+    Factors > HPV infection" (a QA pass's HPV-positive tonsil case was released its epidemiology, which the deepest
+    heading alone had not shown as background), not "... > Prognostic Factors > Treatment of ...". """
+    parts = [re.sub(r"^#+\s*", "", part.strip()) for part in (section or "").split(" > ")]
+    return any((_BACKGROUND_HEADING_RE.search(part) or _GENERAL_HEADING_RE.search(part))
+               and not any(_TREATMENT_HEADING_RE.search(below) for below in parts[i:])
+               for i, part in enumerate(parts))
 
 
 def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], bool] | None:

@@ -126,6 +126,11 @@ def test_a_treatment_question_prefers_treatment_sections_to_background_ones():
     assert not demote(hit(title, f"{options} > #### Pola-R-CHP"))
     from engine.nodes.corrective_rag import background_section
     assert not background_section("## Treatment of Good-Prognosis Nonseminoma")  # a heading naming a treatment
+    # a heading above the deepest (a QA pass's HPV-positive tonsil case was released the risk factors' lines)
+    assert background_section("## General Information About Oropharyngeal Cancer > ### Risk Factors > #### HPV "
+                              "infection")
+    assert background_section("## General Information About Colon Cancer")
+    assert not background_section("## General Information About Colon Cancer > ### Treatment Option Overview")
     follow_up = "## General Information About Colon Cancer > ### Follow-Up and Survivorship"
     colon = "Stage II colon cancer resected 2 years ago, CEA normal. What follow-up surveillance is recommended?"
     demote = consult_queries(colon, settings)[1]["demote"]
