@@ -1364,7 +1364,8 @@ _LINE_LATER_RE = re.compile(
     r"\b(?:second|third|fourth|later|subsequent)[- ]line\b|"
     r"\b(?:previously|heavily|extensively)[- ]treated\b" + _NOT_A_LINE_AFTER +
     r"(?!\s+(?:[\w-]+\s+)?(?:metastases|lesions)\b)|\b(?:heavily[- ])?pre-?treated\b|"
-    r"(?<!time to )\bprogress(?:ed|ion|ing)\s+(?:on|after|during|following|despite|through|while\s+(?:on|receiving))\b"
+    r"(?<!time to )\bprogress(?:ed|ion|ing)\s+(?:of\s+(?:the\s+|their\s+)?disease\s+)?"
+    r"(?:on|after|during|following|despite|through|while\s+(?:on|receiving))\b"
     + _NOT_A_LINE_AFTER + r"|"
     r"\bafter\s+(?:the\s+)?failure\s+of\b|\bfailed\s+(?:prior|previous|first-line)\b|"
     r"(?<!relatively )(?<!inherently )(?<!generally )\brefractory\s+to\b|"

@@ -702,12 +702,27 @@ def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None
     return _NODE_NEGATIVE_GROUPS.get(cancer_type or "", {}).get(m.group("t").lower())
 
 
+# Another disease's stage ("chronic kidney disease stage 3", "CKD stage 3b", "stage 2 hypertension"): not the
+# cancer's (a QA pass's AML case with CKD stage 3 had read as stage III)
+_COMORBIDITY = (r"(?:CKD|chronic\s+kidney\s+disease|kidney\s+disease|renal\s+(?:disease|failure|insufficiency|"
+                r"impairment)|heart\s+failure|hypertension|COPD|pressure\s+(?:ulcers?|injur(?:y|ies))|ulcers?|"
+                r"lymph?edema|fibrosis|cirrhosis|osteoarthritis)")
+_COMORBIDITY_BEFORE_RE = re.compile(_COMORBIDITY + r"[\s(,:-]*\Z", re.IGNORECASE)
+_COMORBIDITY_AFTER_RE = re.compile(r"[\s)-]*" + _COMORBIDITY + r"\b", re.IGNORECASE)
+
+
+def _comorbidity_stage(text: str, m: re.Match[str]) -> bool:
+    return bool(_COMORBIDITY_BEFORE_RE.search(text, max(0, m.start() - 40), m.start())
+                or _COMORBIDITY_AFTER_RE.match(text, m.end()))
+
+
 def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
     ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
     read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``, head and neck,
     breast: ``breast_stage``), else as a routing approximation (M1: IV, else N1-3: III)."""
-    stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)]
+    stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)
+              if not _comorbidity_stage(text, m)]
     stated += [("IV", m.group(0)) for m in _EXTENSIVE_RE.finditer(text)]
     derived: list[tuple[str, str]] = []
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
@@ -967,11 +982,16 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
         sm = _SUFFIX_STATUS_RE.match(text, end)
         suffix = sm.lastgroup if sm else None
         prefix = pm.lastgroup if pm else None  # covers the leading items, up to the first with its own words
+        # a negated list joined by "or" and ending in a bare gene is one disjunction: "No EGFR, ALK, ROS1, BRAF,
+        # KRAS G12C, MET, RET or NTRK alterations" denies every item (a QA pass's driver-negative case had read
+        # KRAS G12C, MET, RET and NTRK as altered and was drafted RET and NTRK inhibitors)
+        every = prefix == "neg" and len(group) > 1 and not _SPECIFIC_RE.search(group[-1][3]) and \
+            bool(re.search(r"\bn?or\b", text[group[-2][1]:group[-1][0]], re.IGNORECASE))
         for k, (s, e, name, own) in enumerate(group):
             status = _status(own)
-            if status is None and prefix is not None and not _SPECIFIC_RE.search(own):
+            if status is None and prefix is not None and (every or not _SPECIFIC_RE.search(own)):
                 status = prefix
-            if own.strip():
+            if own.strip() and not every:
                 prefix = None  # "no EGFR or ALK mutation, KRAS G12C": the cue ends at "mutation"
             if status is None and not own.strip():
                 # "EGFR, ALK and ROS1 wild-type": a gene that said nothing itself takes the next status in its
@@ -984,8 +1004,10 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
             marker = " ".join(text[s:e].split())
             if status is not None and not _ONLY_STATUS_RE.fullmatch(own):
                 # "EGFR negative", not "EGFR" (the query and the export must not read it as mutant) nor "ALK
-                # rearrangement negative" (case fitting reads "rearrangement" as an alteration)
-                marker = text[s:e - len(own)] + " " + _STATUS_LABEL[status]
+                # rearrangement negative" (case fitting reads "rearrangement" as an alteration); a variant denied
+                # stays named ("KRAS G12C negative")
+                variant = own if every and _SPECIFIC_RE.search(own) and not _status(own) else ""
+                marker = " ".join((text[s:e - len(own)] + variant).split()) + " " + _STATUS_LABEL[status]
             markers.append(marker)
             if status is None and name not in altered:
                 altered.append(name)

@@ -1,0 +1,46 @@
+"""Facts misread in a clinician QA pass (session 18): a negated list of drivers, another disease's stage, and a
+later line written as "progression of disease after"."""
+
+from __future__ import annotations
+
+from engine.casefit import assess, case_from_facts
+from engine.config import Settings
+from engine.facts import extract_facts
+from engine.state import CaseFacts
+
+
+def facts(note: str) -> CaseFacts:
+    r = Settings().router
+    return extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+
+
+def test_a_negated_list_joined_by_or_denies_every_driver_variants_included() -> None:
+    """The QA pass's driver-negative NSCLC case read KRAS G12C, MET, RET and NTRK as altered and was drafted RET
+    and NTRK inhibitors."""
+    f = facts("Stage IV lung adenocarcinoma. No EGFR, ALK, ROS1, BRAF, KRAS G12C, MET, RET or NTRK alterations. "
+              "PD-L1 70%. First-line treatment?")
+    assert f.genes == ()
+    assert "KRAS G12C negative" in f.markers and "RET negative" in f.markers and "NTRK negative" in f.markers
+    ret = assess("Selpercatinib is an option for patients with RET fusions.", case_from_facts(f))
+    assert ret.verdict == "contradicts"
+
+
+def test_a_finding_after_a_negation_without_or_still_counts() -> None:
+    assert facts("Stage IV NSCLC, no EGFR mutation, KRAS G12C.").genes == ("KRAS",)
+    assert facts("Stage IV NSCLC, no EGFR or ALK mutation, KRAS G12C.").genes == ("KRAS",)
+
+
+def test_another_diseases_stage_is_not_the_cancers() -> None:
+    """The QA pass's 79-year-old with AML and "chronic kidney disease stage 3" had read as stage III."""
+    assert facts("79-year-old man with newly diagnosed AML, chronic kidney disease stage 3, ECOG 2.").stage is None
+    assert facts("AML with CKD stage 3b and stage 2 hypertension.").stage is None
+    assert facts("Stage III colon cancer; chronic kidney disease (stage 3).").stage == "III"
+
+
+def test_progression_of_disease_after_platinum_is_a_later_line() -> None:
+    """A QA pass's untreated, cisplatin-ineligible urothelial case was released "Progression of disease after
+    treatment with platinum-based chemotherapy." (an FDA label's second-line category)."""
+    untreated = case_from_facts(facts("Metastatic urothelial carcinoma, cisplatin-ineligible, no prior systemic "
+                                      "therapy. First-line options?"))
+    fit = assess("Progression of disease after treatment with platinum-based chemotherapy.", untreated)
+    assert fit.verdict == "contradicts" and "later line" in fit.reason
