@@ -359,7 +359,7 @@ def asked_sentences(text: str) -> list[str]:
     return [x for x in sentences if x.endswith("?")] or sentences[-1:]
 
 
-def _statements(text: str) -> str:
+def statement_text(text: str) -> str:
     """The text without its questions: "Is FOLFIRINOX an option?" or "Is he a transplant candidate?" asks; it does
     not report a treatment, a resection or a fitness."""
     return " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
@@ -770,7 +770,7 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
                                 if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):
-        statements = _statements(text)
+        statements = statement_text(text)
         done = [m for m in _RESECTION_RE.finditer(statements)
                 if not _RESECTION_NOT_DONE_RE.search(statements, 0, m.start())]
         if done:
@@ -781,7 +781,7 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     if cancer_type in BREAST_TYPES and "resected" in extent:
         # which operation: radiation after breast-conserving surgery and after mastectomy are decided apart
         # (postmastectomy chest wall radiation had been released for DCIS after lumpectomy)
-        statements = _statements(text)
+        statements = statement_text(text)
         if _BREAST_CONSERVING_RE.search(statements):
             extent.append("breast-conserving surgery")
         elif _MASTECTOMY_RE.search(statements):
@@ -1039,7 +1039,7 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
 def _treatments(text: str, keywords: Iterable[str]) -> tuple[str, ...]:
     if _NAIVE_RE.search(text):
         return ()
-    statements = _statements(text)
+    statements = statement_text(text)
     out: list[str] = []
     for kw in keywords:
         for m in re.finditer(r"(?<![\w-])" + re.escape(kw) + r"(?![\w])", statements, re.IGNORECASE):
@@ -1200,7 +1200,7 @@ _BLOOD_CANCER_RE = re.compile(r"lymphoma|leuka?emia|myeloma|\bCLL\b|\bAML\b|\bAL
 
 
 def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
-    said = _statements(text)
+    said = statement_text(text)
     cues = [m for m in _PROGRESSION_RE.finditer(said)
             if not _LINE_NEGATION_RE.search(said[max(0, m.start() - 20):m.start()])]
     out: list[str] = []
@@ -1386,7 +1386,7 @@ def status_readings(text: str) -> list[tuple[int, int, str, str]]:
 def _statuses(text: str) -> tuple[str, ...]:
     """The statuses a note states, "name:value" ("castration:resistant"), its questions aside."""
     said: dict[str, set[str]] = {}
-    for _, _, name, value in status_readings(_statements(text)):
+    for _, _, name, value in status_readings(statement_text(text)):
         said.setdefault(name, set()).add(value)
     out = []
     for name, values in said.items():
@@ -1398,7 +1398,7 @@ def _statuses(text: str) -> tuple[str, ...]:
 
 def _risk(text: str) -> tuple[str, ...]:
     """The risk groups a note states, as "scale:group" ("risk:low", "favor:favorable"), its questions aside."""
-    return tuple(dict.fromkeys(f"{RISK_SCALES[v]}:{v}" for _, _, values in risk_readings(_statements(text))
+    return tuple(dict.fromkeys(f"{RISK_SCALES[v]}:{v}" for _, _, values in risk_readings(statement_text(text))
                                for v in values))
 
 
@@ -1428,7 +1428,7 @@ def fitness_readings(text: str) -> list[tuple[int, int, str, str]]:
 def _fitness(text: str) -> tuple[str, ...]:
     """The note's fitness statements as written ("not a candidate for intensive chemotherapy"), outside questions
     ("Is he a transplant candidate?" asks)."""
-    statements = _statements(text)
+    statements = statement_text(text)
     out: list[str] = []
     for a, b, _, value in fitness_readings(statements):
         said = " ".join(statements[a:b].split())
@@ -1610,7 +1610,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         fitness=_fitness(text),
         risk=_risk(text),
         statuses=_statuses(text),
-        child_pugh=next((c for _, _, c in child_pugh_readings(_statements(text)) if len(c) == 1), None),
+        child_pugh=next((c for _, _, c in child_pugh_readings(statement_text(text)) if len(c) == 1), None),
         age=_age(text),
         subsites=_case_subsites(text, cancer_type),
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from engine.casefit import recommended_items, sentence_kind
 from engine.context import NodeContext
+from engine.facts import statement_text
 from engine.governor import review_reasons as deferred_claims
 from engine.safety import drug_names, instruction_like, instruction_passages
 from engine.state import ConsultState
@@ -157,21 +158,57 @@ def manages_nothing_asked(state: ConsultState) -> str:
     return ""
 
 
-# a pregnant patient: a guideline's treatment is judged differently, so a passage must say so
+# a pregnant patient: a guideline's treatment is judged differently
 _PREGNANT_RE = re.compile(r"\b(?:pregnan\w*|gestation\w*|gravid\w*|trimester)\b", re.IGNORECASE)
 _NOT_PREGNANT_RE = re.compile(r"\b(?:not|no|denies|negative)\s+(?:\w+\s+){0,2}(?:pregnan\w*)", re.IGNORECASE)
 
 
-def pregnant_and_unaddressed(state: ConsultState) -> bool:
-    """The note says the patient is pregnant and no retrieved passage mentions pregnancy: the QA pass's stage
-    II Hodgkin lymphoma at 22 weeks was released general Hodgkin statements."""
+def pregnancy_reason(state: ConsultState) -> str:
+    """Why a pregnant patient's answer waits, or "" when the note does not say she is pregnant. Always: a
+    guideline's treatment may harm the fetus, and which drug, when, is a person's call. The QA pass's stage II Hodgkin
+    lymphoma at 22 weeks was released general Hodgkin statements; its HER2-positive breast cancer at 18 weeks was
+    released "chemotherapy and HER2-targeted therapy" from the non-pregnant section, though a retrieved passage said
+    trastuzumab is contraindicated in pregnancy."""
     text = state.case_text
-    if not state.retrieval or not state.retrieval.passages or not _PREGNANT_RE.search(text):
-        return False
+    if not _PREGNANT_RE.search(text):
+        return ""
     denied = len(_NOT_PREGNANT_RE.findall(text))
     if denied and len(_PREGNANT_RE.findall(text)) <= denied:  # "not pregnant": every mention is denied
-        return False
-    return not any(_PREGNANT_RE.search(p.text) for p in state.retrieval.passages)
+        return ""
+    passages = state.retrieval.passages if state.retrieval else ()
+    if not any(_PREGNANT_RE.search(p.text) for p in passages):
+        return ("The patient is pregnant, and no retrieved guideline passage mentions pregnancy: a person should "
+                "judge whether the answer applies")
+    return ("The patient is pregnant: a person should judge which of these treatments are safe in pregnancy, and "
+            "when (a guideline's treatment may harm the fetus)")
+
+
+# Oncologic emergencies a note may describe: urgent management (dexamethasone and decompression for cord
+# compression, antibiotics within the hour for febrile neutropenia) is rarely what a treatment guideline's passages
+# say, and a released answer may read as if it were. Not when denied, past, a risk or prophylaxis ("no cord
+# compression", "history of febrile neutropenia", "TLS prophylaxis"), nor inside a question.
+_EMERGENCY_RE = re.compile(
+    r"\b(?:(?:malignant\s+|metastatic\s+|epidural\s+)?(?:spinal\s+)?cord\s+compression|MSCC|cauda\s+equina|"
+    r"superior\s+vena\s+cava\s+(?:syndrome|obstruction)|SVC\s+(?:syndrome|obstruction)|"
+    r"febrile\s+neutropenia|neutropenic\s+(?:fever|sepsis)|tumou?r\s+lysis\s+syndrome|leukostasis|"
+    r"(?:cardiac|pericardial)\s+tamponade|hyperviscosity\s+syndrome|(?:brain|cerebral)\s+herniation)\b",
+    re.IGNORECASE)
+_EMERGENCY_NOT_NOW_RE = re.compile(
+    r"\b(?:no|not|without|denies|denied|ruled\s+out|negative\s+for|history\s+of|prior|previous|risk\s+of|"
+    r"prevent\w*)\s+(?:[\w-]+\s+){0,3}\Z", re.IGNORECASE)
+_EMERGENCY_AFTER_RE = re.compile(r"\s+(?:prophylaxis|risk|prevention)\b", re.IGNORECASE)
+
+
+def emergency_named(state: ConsultState) -> str:
+    """The oncologic emergency the note describes, as written, or "". The QA pass's metastatic prostate cancer with
+    thoracic cord compression, asking how to manage it urgently, was released bisphosphonates and hormone therapy
+    (no steroids, no decompression or radiation: the guidelines' passages do not cover it)."""
+    said = statement_text(state.case_text)
+    for m in _EMERGENCY_RE.finditer(said):
+        if not _EMERGENCY_NOT_NOW_RE.search(said, max(0, m.start() - 40), m.start()) \
+                and not _EMERGENCY_AFTER_RE.match(said, m.end()):
+            return " ".join(m.group(0).split())
+    return ""
 
 
 def guidelines_of_an_unnamed_cancer(state: ConsultState) -> tuple[str, ...]:
@@ -250,9 +287,11 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     elif handled := manages_nothing_asked(state):
         reasons.append(f"The question asks how to manage \u201c{handled}\u201d, but no released claim says how "
                        "(a claim that names it only as a criterion or a finding does not answer it)")
-    if pregnant_and_unaddressed(state):
-        reasons.append("The patient is pregnant, and no retrieved guideline passage mentions pregnancy: a "
-                       "person should judge whether the answer applies")
+    if pregnant := pregnancy_reason(state):
+        reasons.append(pregnant)
+    if emergency := emergency_named(state):
+        reasons.append(f"The note describes an oncologic emergency (\u201c{emergency}\u201d): its urgent management "
+                       "is a person's call, and the guideline passages may not cover it")
     child, elsewhere = guidelines_of_another_age_group(state)
     if elsewhere:
         patient, group = ("a child", "adults") if child else ("an adult", "children")

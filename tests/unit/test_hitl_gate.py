@@ -222,11 +222,16 @@ def pregnancy(s: ConsultState) -> bool:
     return any(r.startswith("The patient is pregnant") for r in review_reasons(s, 0.0))
 
 
-def test_a_pregnant_patient_answered_without_a_word_on_pregnancy_waits_for_a_reviewer():
+def test_a_pregnant_patient_always_waits_for_a_reviewer():
+    """QA session 18: a HER2-positive breast cancer at 18 weeks was released "chemotherapy and HER2-targeted
+    therapy" from the non-pregnant section, though a retrieved passage addressed pregnancy."""
     question = "31 years old, 22 weeks pregnant, stage II Hodgkin lymphoma. Which regimen?"
     hodgkin = "ABVD is a standard regimen for early-stage Hodgkin lymphoma."
-    assert pregnancy(with_passages(question, hodgkin))
-    assert not pregnancy(with_passages(question, hodgkin, "During pregnancy, treatment may be delayed."))
+    unaddressed = [r for r in review_reasons(with_passages(question, hodgkin), 0.0) if "pregnant" in r]
+    assert unaddressed and "no retrieved guideline passage mentions pregnancy" in unaddressed[0]
+    addressed = [r for r in review_reasons(with_passages(question, hodgkin, "During pregnancy, treatment may be "
+                                                                            "delayed."), 0.0) if "pregnant" in r]
+    assert addressed and "safe in pregnancy" in addressed[0]
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma, not pregnant. Which regimen?", hodgkin))
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma. Which regimen?", hodgkin))
 
@@ -277,3 +282,29 @@ def test_how_to_manage_something_the_released_claims_only_name_waits_for_a_revie
     stage = state("Stage III colon cancer. How should stage III disease be managed?",
                   ("Stage III disease has a 5-year survival of 70%.", "supported"))
     assert not any(r.startswith("The question asks how to manage") for r in review_reasons(stage, 0.0))
+
+
+def emergency(question: str) -> list[str]:
+    return [r for r in review_reasons(with_passages(question, "Hormonal treatment is the mainstay of therapy."), 0.0)
+            if "oncologic emergency" in r]
+
+
+@pytest.mark.parametrize("question", [
+    "68-year-old man with metastatic prostate cancer, new back pain and leg weakness; MRI shows metastatic spinal "
+    "cord compression at T10. How should this be managed urgently?",
+    "Day 10 after FOLFOX, temperature 38.9 C, ANC 200: febrile neutropenia. What next?",
+    "Burkitt lymphoma with tumor lysis syndrome on admission, potassium 6.8. Next steps?",
+])
+def test_an_oncologic_emergency_waits_for_a_reviewer(question: str) -> None:
+    """QA session 18: the cord compression case was released bisphosphonates and hormone therapy."""
+    assert emergency(question)
+
+
+@pytest.mark.parametrize("question", [
+    "Metastatic prostate cancer, bone pain, MRI shows no cord compression. Which systemic therapy?",
+    "Colon cancer on FOLFOX; history of febrile neutropenia with cycle 2. Should the dose be reduced?",
+    "Burkitt lymphoma, high tumor burden. What tumor lysis syndrome prophylaxis is needed?",
+    "Is there a risk of spinal cord compression with these bone metastases?",
+])
+def test_an_emergency_denied_past_prevented_or_asked_about_does_not(question: str) -> None:
+    assert not emergency(question)
