@@ -1579,7 +1579,10 @@ def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     if not cancer_type:
         return False
     for keyword in rare_cancers:
-        pattern = r"(?<!non-)(?<!non )\b" + re.escape(keyword) + r"\b"
+        # a long keyword may end a word: "sarcoma" in "osteosarcoma", "rhabdomyosarcoma" (a QA pass's 15-year-old
+        # with osteosarcoma scored 0); not a short one ("anal" in "canal")
+        start = "" if len(keyword) >= 7 else r"\b"
+        pattern = r"(?<!non-)(?<!non )" + start + re.escape(keyword) + r"\b"
         if re.search(pattern, cancer_type, re.IGNORECASE):
             return True
     return False

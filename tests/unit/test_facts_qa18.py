@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine.casefit import assess, case_from_facts
 from engine.config import Settings
-from engine.facts import extract_facts
+from engine.facts import extract_facts, is_rare
 from engine.state import CaseFacts
 
 
@@ -44,3 +44,10 @@ def test_progression_of_disease_after_platinum_is_a_later_line() -> None:
                                       "therapy. First-line options?"))
     fit = assess("Progression of disease after treatment with platinum-based chemotherapy.", untreated)
     assert fit.verdict == "contradicts" and "later line" in fit.reason
+
+
+def test_a_rare_type_inside_a_longer_name_counts() -> None:
+    """A QA pass's 15-year-old with osteosarcoma scored 0 ("sarcoma" only matched as a word)."""
+    rare = Settings().router.rare_cancers
+    assert is_rare("osteosarcoma", rare) and is_rare("rhabdomyosarcoma", rare)
+    assert not is_rare("ear canal cancer", rare) and not is_rare("non-small cell lung cancer", rare)
