@@ -558,9 +558,10 @@ MIN_SENTENCE_WORDS = 4  # shorter fragments are headings or list labels, not sta
 CITATION_MARK = r"\[(?:\[[^\[\]]*\]\([^()\s]*\)[,\-\u2013\s]*)+\]"
 _CITATION_RE = re.compile(CITATION_MARK)
 # the end of a sentence: its mark and any citation markers (kept with it), then the space before the next one
-# (a chunk may also open with the markers of the sentence before it)
-_BOUNDARY_RE = re.compile(r"(?:(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.|[!?;])(?:;?\s*" + CITATION_MARK + r")*|^(?:"
-                          + CITATION_MARK + r")+)(?=\s+[A-Z(\"'\[])")
+# (a chunk may also open with the markers of the sentence before it). Not after "e.g.", "i.e.", "vs." or "U.S."
+# ("... approved by the U.S. Food and Drug Administration" had been released as two claims, both fragments).
+_BOUNDARY_RE = re.compile(r"(?:(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bU\.S)\.|[!?;])(?:;?\s*" + CITATION_MARK
+                          + r")*|^(?:" + CITATION_MARK + r")+)(?=\s+[A-Z(\"'\[])")
 _LIST_ITEM_START_RE = re.compile(r"^(?:[-*+\u2022]|\d+[.)])\s+")
 _IMAGE_RE = re.compile(r"^!\[|\[Enlarge\]\(", re.IGNORECASE)
 _BARE_HEADING_RE = re.compile(r"^(?:#|(?:\*\*|__)[^*_]+(?:\*\*|__):?$|Table \d+\.|Figure \d+\.)")

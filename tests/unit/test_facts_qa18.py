@@ -1,11 +1,13 @@
-"""Facts misread in a clinician QA pass (session 18): a negated list of drivers, another disease's stage, and a
-later line written as "progression of disease after"."""
+"""What a clinician QA pass (session 18) found misread in a note or a passage: a negated list of drivers, another
+disease's stage, a later line written as "progression of disease after", a rare type inside a longer name, and
+"U.S." taken for a sentence's end."""
 
 from __future__ import annotations
 
 from engine.casefit import assess, case_from_facts
 from engine.config import Settings
 from engine.facts import extract_facts, is_rare
+from engine.safety import split_sentences
 from engine.state import CaseFacts
 
 
@@ -51,3 +53,12 @@ def test_a_rare_type_inside_a_longer_name_counts() -> None:
     rare = Settings().router.rare_cancers
     assert is_rare("osteosarcoma", rare) and is_rare("rhabdomyosarcoma", rare)
     assert not is_rare("ear canal cancer", rare) and not is_rare("non-small cell lung cancer", rare)
+
+
+def test_the_us_fda_is_not_a_sentence_end() -> None:
+    """A QA pass released "CDK inhibitors have been approved by the U.S." and "Food and Drug Administration (FDA)
+    approval." as two claims."""
+    assert split_sentences("Three CDK inhibitors have been approved by the U.S. Food and Drug Administration (FDA). "
+                           "Abemaciclib is the only one approved as a single agent.") == [
+        "Three CDK inhibitors have been approved by the U.S. Food and Drug Administration (FDA).",
+        "Abemaciclib is the only one approved as a single agent."]
