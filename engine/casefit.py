@@ -178,12 +178,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
-                          FRONTLINE_REGIMENS, HEAD_NECK_TNM, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
-                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences,
-                          bladder_stage, breast_stage, child_pugh_readings, fitness_readings, head_neck_stage,
-                          her2_ish, her2_score, mmr_readings, pdl1_range, risk_readings, status_readings,
-                          subsite_readings)
+from engine.facts import (CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS,
+                          HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
+                          STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
+                          child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range,
+                          risk_readings, status_readings, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -719,7 +718,8 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
     """The case's stage is engine.facts' routing approximation from TNM, not the cancer's stage group: not used for
     case fit (the stage is then unknown: stage lines are qualified, never contradicted by a guess). Node-positive
     M0 outside ``_NODE_POSITIVE_IS_III``; bladder and head and neck TNM are read by their own staging
-    (``bladder_stage``, ``head_neck_stage``: trusted where they give the same group); thyroid cancer's stage is never derived (M1 differentiated cancer under 55 is II)."""
+    (``bladder_stage``, ``TNM_STAGING``: trusted where they give the same group); thyroid cancer's stage is never
+    derived (M1 differentiated cancer under 55 is II)."""
     words = facts.stage_text or ""
     if re.search(r"\bstage\b|\bextensive\b", words, re.IGNORECASE):
         return False  # stated
@@ -730,10 +730,8 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
         return False  # "metastatic": IV
     if facts.cancer_type == "urothelial carcinoma":
         return bladder_stage(m) != facts.stage
-    if facts.cancer_type in HEAD_NECK_TNM:
-        return head_neck_stage(m) != facts.stage
-    if facts.cancer_type in BREAST_TYPES:
-        return breast_stage(m) != facts.stage
+    if facts.cancer_type in TNM_STAGING:
+        return TNM_STAGING[facts.cancer_type](m) != facts.stage
     return m.group("m") != "1" and facts.cancer_type not in _NODE_POSITIVE_IS_III
 
 

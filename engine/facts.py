@@ -69,7 +69,7 @@ Rules, each tested:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from engine.state import CaseFacts
 
@@ -702,6 +702,58 @@ def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None
     return _NODE_NEGATIVE_GROUPS.get(cancer_type or "", {}).get(m.group("t").lower())
 
 
+# A FIGO stage written without the word "stage" ("FIGO IB3", "FIGO 2018 IIIC1"; the audit's cervical case had
+# read as no stage)
+_FIGO_RE = re.compile(r"\bFIGO\s+(?:20\d\d\s+)?(IV|III|II|I)(?:[ABC]\d?)?(?![\w])")
+
+
+def penile_stage(t: str, sub: str, n: str, metastasis: str) -> str | None:
+    """The AJCC 8th edition stage group of penile cancer, or None where T, N and M do not settle it: N0 M0: Tis/Ta
+    0, T1a I, T1b/T2/T3 II; T1-T3 N1-N2 III; T4 or N3 IV; M1 IV (a QA pass's "pT2 G3 cN0" and the audit's
+    "T1a N0" had read as no stage, their stage I-III lines only qualified)."""
+    if metastasis == "1" or t == "4" or n == "3":
+        return "IV"
+    if metastasis not in ("0", "") or t in ("x", "0") or n == "x":
+        return None
+    if n in "12":
+        return "III"
+    if t in ("is", "a"):
+        return "0"
+    if t == "1":
+        return {"a": "I", "b": "II"}.get(sub)
+    return "II"
+
+
+def _penile_tnm_stage(m: re.Match[str]) -> str | None:
+    return penile_stage(m.group("t").lower(), (m.group("ts") or "").lower(), m.group("n").lower(),
+                        m.group("m").lower())
+
+
+def nasopharyngeal_stage(m: re.Match[str]) -> str | None:
+    """The AJCC 8th edition stage group of nasopharyngeal carcinoma from a ``TNM_RE`` match, or None where an "x"
+    leaves it open: M1 IV (IVB); T4 or N3 IV (IVA); N2 or T3 III; T2 or N1 II; T1 N0 I; Tis N0 0 (the audit's
+    "T3N2M0" had been only a routing guess, so its stage II-IV lines were qualified)."""
+    t, n, metastasis = m.group("t").lower(), m.group("n").lower(), m.group("m").lower()
+    if metastasis == "1":
+        return "IV"
+    if metastasis != "0" or t in ("x", "a") or n == "x":
+        return None
+    if t == "4" or n == "3":
+        return "IV"
+    if n == "2" or t == "3":
+        return "III"
+    if t == "2" or n == "1":
+        return "II"
+    return {"is": "0", "1": "I"}.get(t)
+
+
+# Cancers whose TNM is read by their own stage groups (bladder too, by ``bladder_stage``, when the note says
+# bladder): engine.casefit trusts a stage these give
+TNM_STAGING: dict[str, Callable[[re.Match[str]], str | None]] = {
+    **{c: head_neck_stage for c in HEAD_NECK_TNM}, **{c: breast_stage for c in BREAST_TYPES},
+    "nasopharyngeal carcinoma": nasopharyngeal_stage, "penile cancer": _penile_tnm_stage}
+
+
 # Another disease's stage ("chronic kidney disease stage 3", "CKD stage 3b", "stage 2 hypertension"): not the
 # cancer's (a QA pass's AML case with CKD stage 3 had read as stage III)
 _COMORBIDITY = (r"(?:CKD|chronic\s+kidney\s+disease|kidney\s+disease|renal\s+(?:disease|failure|insufficiency|"
@@ -719,19 +771,20 @@ def _comorbidity_stage(text: str, m: re.Match[str]) -> bool:
 def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
     ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
-    read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``, head and neck,
-    breast: ``breast_stage``), else as a routing approximation (M1: IV, else N1-3: III)."""
+    read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``, and ``TNM_STAGING``:
+    head and neck, nasopharynx, breast, penis), else as a routing approximation (M1: IV, else N1-3: III). A FIGO
+    stage counts as stated; another disease's stage ("CKD stage 3") does not."""
     stated = [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _STAGE_RE.finditer(text)
               if not _comorbidity_stage(text, m)]
     stated += [("IV", m.group(0)) for m in _EXTENSIVE_RE.finditer(text)]
+    stated += [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _FIGO_RE.finditer(text)]
     derived: list[tuple[str, str]] = []
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
     for m in TNM_RE.finditer(text):
         n, metastasis = m.group("n").lower(), m.group("m").lower()
-        if bladder or cancer_type in HEAD_NECK_TNM or cancer_type in BREAST_TYPES:
+        if bladder or cancer_type in TNM_STAGING:
             # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
-            staging = (bladder_stage if bladder else head_neck_stage if cancer_type in HEAD_NECK_TNM
-                       else breast_stage)
+            staging = bladder_stage if bladder else TNM_STAGING[cancer_type or ""]
             if (group := staging(m)) is not None:
                 derived.append((group, m.group(0)))
         elif metastasis == "1":
@@ -747,6 +800,9 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
             (m for m in LONE_M1_RE.finditer(text) if not _FAB_BEFORE_RE.search(text, max(0, m.start() - 30),
                                                                                  m.start())), None)):
         derived.append(("IV", m.group(0)))
+    if not derived and cancer_type == "penile cancer":  # "pT2 cN0": read as M0 unless the note names metastases
+        derived += [(group, m.group(0)) for m in _TN_ONLY_RE.finditer(text) if (group := penile_stage(
+            m.group("t").lower(), (m.group("ts") or "").lower(), m.group("n").lower(), ""))]
     if not derived and cancer_type in _TN_ONLY_GROUPS:
         for m in _TN_ONLY_RE.finditer(text):
             n = m.group("n").lower()

@@ -62,3 +62,29 @@ def test_the_us_fda_is_not_a_sentence_end() -> None:
                            "Abemaciclib is the only one approved as a single agent.") == [
         "Three CDK inhibitors have been approved by the U.S. Food and Drug Administration (FDA).",
         "Abemaciclib is the only one approved as a single agent."]
+
+
+def test_a_figo_stage_without_the_word_stage_and_a_penile_tnm_are_read() -> None:
+    """The audit's cervical "FIGO IB3" and penile "T1a N0" cases were released only qualified claims ("applies if
+    stage I ... (not stated for this case)")."""
+    assert facts("Squamous cell carcinoma of the cervix, 5 cm, FIGO IB3, no nodal disease on PET.").stage == "I"
+    assert facts("Endometrioid endometrial carcinoma, FIGO 2018 IIIC1, after surgery.").stage == "III"
+    assert facts("Penile SCC of the glans, no palpable inguinal nodes (T1a N0). Options?").stage == "I"
+    assert facts("Penile cancer, T1b N0 M0.").stage == "II"
+    assert facts("Penile cancer, pT3 N2 M0.").stage == "III"
+    assert case_from_facts(facts("Penile cancer, pT3 N2 M0.")).stage_name  # trusted by case fit, not a guess
+    assert facts("Penile cancer, T2 N3.").stage == "IV"
+
+
+def test_nasopharyngeal_tnm_is_read_by_its_own_groups_and_trusted_by_case_fit() -> None:
+    """The audit's "T3N2M0" nasopharyngeal case had its stage III as a routing guess only: "Treatment of Stages II,
+    III, and IV Nonmetastatic Nasopharyngeal Carcinoma" stayed qualified."""
+    f = facts("Locoregionally advanced nasopharyngeal carcinoma, T3N2M0, EBV-positive. Which induction "
+              "chemotherapy?")
+    assert f.stage == "III"
+    section = "## Treatment of Stages II, III, and IV Nonmetastatic Nasopharyngeal Carcinoma"
+    fit = assess("High-dose radiation therapy with chemotherapy is the initial treatment.", case_from_facts(f),
+                 (section,))
+    assert fit.verdict == "fits"
+    assert facts("Nasopharyngeal carcinoma T2N1M0.").stage == "II"
+    assert facts("Nasopharyngeal carcinoma T1N3M0.").stage == "IV"
