@@ -724,6 +724,38 @@ def penile_stage(t: str, sub: str, n: str, metastasis: str) -> str | None:
     return "II"
 
 
+# A breast tumour's size and nodes in words ("1.8 cm, node-negative", "3.5 cm ... and a positive axillary node"):
+# the audit's early breast cases had no stage, so every stage I-III line was only qualified. Not after neoadjuvant
+# therapy (a residual size is no clinical T) nor with the cancer's spread named (``_stage`` reads that first).
+_BREAST_SIZE_RE = re.compile(r"(?<![\d.])(?P<size>\d{1,2}(?:\.\d)?)\s*(?P<unit>cm|mm)\b(?!\s+(?:\w+\s+)?(?:lymph\s+)?"
+                             r"nodes?\b)", re.IGNORECASE)
+_NODES_NEGATIVE_RE = re.compile(
+    r"\bnode[- ]negative\b|\b(?:no|without)\s+(?:\w+\s+){0,2}(?:lymph\s+)?nod(?:e|al)\b|\bcN0\b|\bpN0\b|"
+    r"\b(?:sentinel|axillary)\s+(?:lymph\s+)?nodes?\s+(?:\w+\s+)?negative\b|\b0\s*/\s*\d+\s+(?:lymph\s+)?nodes\b|"
+    r"\bnegative\s+(?:sentinel|axillary)\s+(?:lymph\s+)?nodes?\b", re.IGNORECASE)
+_ONE_NODE_RE = re.compile(r"\b(?:a|one|1)\s+(?:positive|involved)\s+(?:axillary\s+|sentinel\s+)?(?:lymph\s+)?node\b|"
+                          r"\b1\s*/\s*\d+\s+(?:positive\s+)?(?:lymph\s+)?nodes?\b", re.IGNORECASE)
+_NEOADJUVANT_RE = re.compile(r"neo-?adjuvant|pre-?operative\s+(?:chemo|systemic)|residual|\byp[TN]", re.IGNORECASE)
+
+
+def _breast_size_stage(text: str) -> tuple[str, str] | None:
+    """(anatomic stage group, the words) from the first tumour size and a node status the note states in words:
+    T1 (<= 2 cm) N0 I; T1 N1 or T2 (<= 5 cm) N0-1 or T3 N0 II; T3 N1 III. None when either is missing, the nodes
+    are positive in an unstated number, or the note is after neoadjuvant therapy."""
+    size = _BREAST_SIZE_RE.search(text)
+    if size is None or _NEOADJUVANT_RE.search(text):
+        return None
+    negative, one = _NODES_NEGATIVE_RE.search(text), _ONE_NODE_RE.search(text)
+    if bool(negative) == bool(one):
+        return None  # neither, or both (a note with two readings is not settled here)
+    cm = float(size.group("size")) / (10 if size.group("unit").lower() == "mm" else 1)
+    t = 1 if cm <= 2 else 2 if cm <= 5 else 3
+    group = ("I", "II", "II")[t - 1] if negative else ("II", "II", "III")[t - 1]
+    found = negative or one
+    assert found is not None
+    return group, f"{size.group(0)}, {found.group(0)}"
+
+
 def _penile_tnm_stage(m: re.Match[str]) -> str | None:
     return penile_stage(m.group("t").lower(), (m.group("ts") or "").lower(), m.group("n").lower(),
                         m.group("m").lower())
@@ -810,6 +842,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
                 if n == "0" else None
             if group is not None:
                 derived.append((group, m.group(0)))
+    if not stated and not derived and cancer_type in BREAST_TYPES and (size_stage := _breast_size_stage(text)):
+        derived.append(size_stage)
     if not stated and not derived and (m := _DCIS_RE.search(text)) and not _INVASIVE_RE.search(text):
         derived.append(("0", m.group(0)))  # ductal carcinoma in situ is stage 0 (Tis N0 M0) unless invasive
     found = stated or derived

@@ -88,3 +88,20 @@ def test_nasopharyngeal_tnm_is_read_by_its_own_groups_and_trusted_by_case_fit() 
     assert fit.verdict == "fits"
     assert facts("Nasopharyngeal carcinoma T2N1M0.").stage == "II"
     assert facts("Nasopharyngeal carcinoma T1N3M0.").stage == "IV"
+
+
+def test_a_breast_tumours_size_and_nodes_in_words_give_its_stage() -> None:
+    """The audit's "1.8 cm, node-negative" and "3.5 cm ... a positive axillary node" breast cases had no stage: every
+    "Stages I, II, and III" line was only qualified."""
+    small = facts("62-year-old woman, ER-positive HER2-negative breast cancer, 1.8 cm, node-negative, after "
+                  "lumpectomy. What adjuvant systemic therapy is recommended?")
+    assert small.stage == "I" and small.stage_text.startswith("1.8 cm, node-negative")
+    section = "## Systemic Therapy for Stages I, II, and III Breast Cancer"
+    assert assess("Adjuvant endocrine therapy reduces recurrence.", case_from_facts(small), (section,)).verdict == \
+        "fits"
+    assert facts("34-year-old with a 3.5 cm triple-negative invasive ductal carcinoma and a positive axillary "
+                 "node.").stage == "II"
+    assert facts("Breast cancer, 15 mm, sentinel nodes negative.").stage == "I"
+    assert facts("Breast cancer 2 cm, node-positive.").stage is None  # how many nodes decides II or III
+    assert facts("HER2-positive breast cancer, residual 1.2 cm after neoadjuvant therapy, node negative.").stage \
+        is None
