@@ -178,9 +178,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS,
-                          HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
-                          STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
+from engine.facts import (ARPI_DRUGS, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
+                          FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
+                          RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
                           child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range,
                           risk_readings, status_readings, subsite_readings)
 from engine.ledger import case_words, on_case
@@ -845,7 +845,7 @@ def _exhausted(given: Sequence[str]) -> dict[str, str]:
     out: dict[str, list[str]] = {}
     for drug in given:
         cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else \
-            EGFR_TKI if drug in EGFR_TKIS else PD1_CLASS
+            EGFR_TKI if drug in EGFR_TKIS else ARPI if drug in ARPI_DRUGS else PD1_CLASS
         out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
@@ -2293,6 +2293,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
 # another class, so "nivolumab plus ipilimumab" stays.
 PD1_CLASS = "PD-1/PD-L1"
 EGFR_TKI = "EGFR TKI"
+ARPI = "androgen receptor pathway inhibitor"
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2307,6 +2308,7 @@ _TARGETED_DRUGS = {
     "NTRK": "larotrectinib entrectinib repotrectinib", "KRAS": "sotorasib adagrasib",
     "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
     PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS), EGFR_TKI: " ".join(EGFR_TKIS),
+    ARPI: " ".join(ARPI_DRUGS),
     "EGFR-MET": "amivantamab"}  # amivantamab: another class, kept beside lazertinib
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}

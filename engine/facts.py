@@ -1270,8 +1270,11 @@ CTLA4_DRUGS = ("ipilimumab", "tremelimumab")  # another class: given again only 
 # then (after erlotinib or gefitinib, osimertinib still does: those are not read)
 EGFR_TKIS = ("osimertinib", "erlotinib", "gefitinib", "afatinib", "dacomitinib", "lazertinib")
 _THIRD_GEN_EGFR = ("osimertinib", "lazertinib")
+# androgen receptor pathway inhibitors: after progression on one, another is of little use (cross-resistance; a QA
+# pass's castration-resistant case after abiraterone was offered abiraterone's trials again)
+ARPI_DRUGS = ("abiraterone", "enzalutamide", "apalutamide", "darolutamide")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR) + r")\b|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS) + r")\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",

@@ -111,3 +111,16 @@ def test_a_trials_design_is_not_a_recommendation() -> None:
     assert sentence_kind("The trial compared carboplatin doublets with or without bevacizumab as standard treatment "
                          "for patients with platinum-sensitive recurrence.") != 0
     assert sentence_kind("Carboplatin doublets are the standard treatment for platinum-sensitive recurrence.") == 0
+
+
+def test_an_androgen_receptor_pathway_inhibitor_is_not_offered_after_progression_on_one() -> None:
+    """The QA pass's castration-resistant case that progressed on abiraterone was offered abiraterone's trial."""
+    facts = note_facts(CRPC)
+    assert facts.progressed_after == ("abiraterone",)
+    trial = passage("E4", RECURRENT.section.split(" > ####")[0] + " > ### Hormonal Therapy for Recurring Disease",
+                    "Men with metastatic prostate cancer who had progression after treatment with docetaxel were "
+                    "randomly assigned to receive either abiraterone acetate or placebo. Enzalutamide is an option "
+                    "for men with metastatic castration-resistant prostate cancer.")
+    kept, dropped = locked_candidates([trial, RECURRENT], facts)
+    assert list(kept) == ["E3.s1"]
+    assert "the case progressed after abiraterone" in dropped["E4.s1"] and "E4.s2" in dropped
