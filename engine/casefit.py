@@ -2105,8 +2105,12 @@ def bullets_under(passage: Passage, sentence_id: str) -> list[str]:
 # III colon case was offered one fourth, and the model picked it)
 _POINTER_RE = re.compile(r"^\W*(?:for\s+(?:more\s+)?information\b[^.;]{0,200}?,\s+(?:see|visit|refer\s+to)\b|"
                          r"see\s+the\s+\[[^\]]+\]\([^)]*\)\s+(?:section|summary)\W*$|"
-                         r"\[?go\s+to\s+(?:the\s+)?(?:patient|health\s+professional)\s+version\b)", re.IGNORECASE)
-POINTER_REASON = "only points to another section or summary; it gives no guidance of its own"
+                         r"\[?go\s+to\s+(?:the\s+)?(?:patient|health\s+professional)\s+version\b|"
+                         # "Table 5 shows the standard treatment options for HCC." (the table is not quoted: a QA
+                         # pass's HCC case had it released first)
+                         r"(?:see\s+)?table\s+\d+\s+(?:shows|lists|summari[sz]es|describes|provides|presents|"
+                         r"outlines|below)\b)", re.IGNORECASE)
+POINTER_REASON = "only points to another section, summary or table; it gives no guidance of its own"
 # A row of a staging table ("Any T, N0, M1, any PSA, any Gleason.", "- T1–3, N1, M0") or one of its rules
 # ("Extraprostatic extension ... (T4) is included with T3a."): how a stage is defined, not what to do. A QA pass's
 # newly diagnosed mHSPC case was released both as recommendations, from "Treatment of Stage IV Prostate Cancer".

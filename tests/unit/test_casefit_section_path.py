@@ -62,6 +62,12 @@ def test_a_pointer_to_another_section_is_never_offered() -> None:
     assert [t for _, t in kept.values()] == [
         "Since 2000, capecitabine has been established as an equivalent alternative to 5-FU and leucovorin."]
     assert list(dropped.values()) == [POINTER_REASON, POINTER_REASON]
+    # a table the passage does not quote (QA session 18: "Table 5 shows the standard treatment options for HCC."
+    # was released first)
+    table = passage("E2", OVERVIEW_ADJUVANT, "Table 7 describes the chemotherapy regimens used to treat colon "
+                                             "cancer. FOLFOX is a standard regimen.")
+    kept, dropped = locked_candidates([table], colon("III"))
+    assert list(dropped.values()) == [POINTER_REASON] and len(kept) == 1
 
 
 def test_a_statement_repeated_in_another_passage_is_offered_once() -> None:
