@@ -178,7 +178,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ARPI_DRUGS, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
+from engine.facts import (ARPI_DRUGS, BCLC_RE, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
                           FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
                           RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
                           child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range,
@@ -690,6 +690,7 @@ class Case:
     child_pugh: str | None = None  # the Child-Pugh class stated (engine.facts)
     statuses: Mapping[str, str] = field(default_factory=dict)  # "castration" -> "resistant", "HPV" -> ... (facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
+    bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -836,7 +837,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 statuses=dict(x.split(":") for x in facts.statuses),
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
-                exhausted=_exhausted(facts.progressed_after))
+                exhausted=_exhausted(facts.progressed_after),
+                bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None)
 
 
 def _exhausted(given: Sequence[str]) -> dict[str, str]:
@@ -1106,10 +1108,30 @@ _CLASS_SETS: dict[str, tuple[set[int], set[int]]] = {
     "localised": ({0, 1, 2, 3}, set()), "resectable": ({0, 1, 2, 3}, set())}
 
 
+# What a BCLC stage is, as the guidelines' stage classes: 0/A early (resection, transplant, ablation: PDQ's
+# "Localized Primary Liver Cancer"); B intermediate (TACE, under "Locally Advanced or Metastatic"); C advanced
+# (vascular invasion, or spread: metastatic unsettled); D end-stage. A class missing from a stage's row is unknown.
+_BCLC_CLASSES: dict[str, dict[str, Fit]] = {
+    "early": dict.fromkeys(("early", "localised", "resectable", "non-metastatic"), "fits") | dict.fromkeys(
+        ("locally advanced", "advanced", "advanced-stage", "metastatic", "extensive-stage"), "contradicts"),
+    "intermediate": dict.fromkeys(("locally advanced", "non-metastatic"), "fits") | dict.fromkeys(
+        ("early", "localised", "resectable", "metastatic", "advanced"), "contradicts"),
+    "advanced": dict.fromkeys(("locally advanced", "advanced", "advanced-stage"), "fits") | dict.fromkeys(
+        ("early", "localised", "resectable"), "contradicts"),
+    "end-stage": dict.fromkeys(("advanced", "advanced-stage"), "fits") | dict.fromkeys(
+        ("early", "localised", "resectable"), "contradicts")}
+_BCLC_GROUP = {"0": "early", "A": "early", "B": "intermediate", "C": "advanced", "D": "end-stage"}
+
+
 def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
     """A stage class against the case's stage: fits when every stage group the case may be in fits, contradicts
     when every one is against it (muscle-invasive bladder cancer, "stage II or higher", is neither early nor
-    metastatic for sure: "early" and "metastatic" lines are qualified, a "localised" one too)."""
+    metastatic for sure: "early" and "metastatic" lines are qualified, a "localised" one too). Without one, a
+    BCLC stage decides (``_BCLC_CLASSES``)."""
+    if case.stage is None and case.bclc:
+        group = _BCLC_GROUP[case.bclc]
+        fit = _BCLC_CLASSES[group].get(value, "unknown")
+        return fit, f"BCLC {case.bclc} ({group})" if fit == "contradicts" else ""
     if case.stage is None:
         if case.metastatic is False and value in ("metastatic", "non-metastatic", "localised"):
             # "no distant metastases", no stage: the metastatic lines do not apply, the others stay unknown

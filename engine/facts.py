@@ -702,6 +702,10 @@ def node_negative_stage(cancer_type: str | None, m: re.Match[str]) -> str | None
     return _NODE_NEGATIVE_GROUPS.get(cancer_type or "", {}).get(m.group("t").lower())
 
 
+# The Barcelona Clinic Liver Cancer stage ("BCLC C", "BCLC stage B", "Barcelona stage A"): hepatocellular carcinoma's
+# treatment stages, which map to no single AJCC group (the audit's and QA passes' HCC cases had no stage at all)
+BCLC_RE = re.compile(r"\b(?:BCLC|Barcelona(?:\s+Clinic\s+Liver\s+Cancer)?)(?:\s*[-:(]?\s*stage)?\s*[-:]?\s*"
+                     r"([0ABCD])\b", re.IGNORECASE)
 # A FIGO stage written without the word "stage" ("FIGO IB3", "FIGO 2018 IIIC1"; the audit's cervical case had
 # read as no stage)
 _FIGO_RE = re.compile(r"\bFIGO\s+(?:20\d\d\s+)?(IV|III|II|I)(?:[ABC]\d?)?(?![\w])")
@@ -857,6 +861,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
+    elif not found and cancer_type == "hepatocellular carcinoma" and (m := BCLC_RE.search(text)):
+        words = f"BCLC {m.group(1).upper()}"  # no AJCC group; case fit reads the BCLC stage (casefit)
     extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
                                 if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):

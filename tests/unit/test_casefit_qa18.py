@@ -124,3 +124,25 @@ def test_an_androgen_receptor_pathway_inhibitor_is_not_offered_after_progression
     kept, dropped = locked_candidates([trial, RECURRENT], facts)
     assert list(kept) == ["E3.s1"]
     assert "the case progressed after abiraterone" in dropped["E4.s1"] and "E4.s2" in dropped
+
+
+LIVER_ADVANCED = ("## Treatment of Locally Advanced or Metastatic Primary Liver Cancer > ### Treatment Options for "
+                  "Locally Advanced or Metastatic Primary Liver Cancer > #### First-line systemic therapy")
+LIVER_LOCALIZED = ("## Treatment of Localized Primary Liver Cancer > ### Treatment Options for Localized Primary "
+                   "Liver Cancer > #### Surgical resection")
+
+
+@pytest.mark.parametrize("note, advanced, localized", [
+    ("68-year-old man with cirrhosis, Child-Pugh A, a 9 cm liver mass with portal vein tumour thrombus (BCLC C), "
+     "ECOG 1. First-line systemic therapy?", "fits", "contradicts"),
+    ("Hepatocellular carcinoma, BCLC stage B, multifocal, Child-Pugh A. First-line treatment?", "fits",
+     "contradicts"),
+    ("Hepatocellular carcinoma BCLC A, single 2.5 cm lesion, Child-Pugh A. First-line treatment?", "contradicts",
+     "fits"),
+])
+def test_a_bclc_stage_decides_the_liver_sections(note: str, advanced: str, localized: str) -> None:
+    """The audit's BCLC C case and two QA passes' HCC cases read as no stage: "Locally Advanced or Metastatic" lines
+    were only qualified, and resection was offered to a BCLC B case not a candidate for it."""
+    case = case_from_facts(note_facts(note))
+    assert assess("Lenvatinib is an option.", case, (LIVER_ADVANCED,)).verdict == advanced
+    assert assess("Resection is an option.", case, (LIVER_LOCALIZED,)).verdict == localized
