@@ -2,10 +2,11 @@
 
 For each question: the outcome, the extracted facts, the retrieval query, the passages (relevance, distance,
 section), the first 14 sentences offered to an evidence-locked model in their order, the sentences it picked, each
-claim's release state (with the first reason of one not plainly supported) and a refusal's reason. Runs on the
-configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data`` after ``oncotui kb ingest
-../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so it never touches
-your patients. kb/EVAL.md rounds 10-11 were measured with it.
+claim's release state (with the first reason of one not plainly supported), where the first sentence naming all
+of a row's ``answer_terms`` was offered and whether a released or reviewable claim names them, and a refusal's
+reason. Runs on the configured knowledge base (e.g. ``ONCOTUI_PATHS__DATA_DIR=/tmp/pdq-data`` after ``oncotui kb
+ingest ../shared/corpus/pdq`` and ``oncotui kb calibrate ...``) with a throw-away consult database, so it never
+touches your patients. kb/EVAL.md rounds 10-11 were measured with it.
 
 Run:  .venv/bin/python bench/consult_audit.py run SET [SET ...] OUT.txt [--only ID,ID]
       .venv/bin/python bench/consult_audit.py compare BEFORE.txt AFTER.txt
@@ -32,18 +33,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SHOWN = 14  # offered sentences written per question
 
 
-def questions(path: Path) -> list[tuple[str, str]]:
+def questions(path: Path) -> list[tuple[str, str, list[str]]]:
+    """(id, question, answer terms) of each row; the terms are a JSONL row's ``answer_terms`` (lower case), else []."""
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):
             row = json.loads(line)
-            out.append((str(row.get("id", f"{path.stem[:1]}{n}")), row["query"]))
+            terms = [str(t).lower() for t in row.get("answer_terms") or []]
+            out.append((str(row.get("id", f"{path.stem[:1]}{n}")), row["query"], terms))
         else:
             qid, _, text = line.partition("|")
-            out.append((qid.strip(), text.strip()))
+            out.append((qid.strip(), text.strip(), []))
     return out
+
+
+def _names_all(text: str, terms: list[str]) -> bool:
+    return all(t in text.lower() for t in terms)
 
 
 async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
@@ -55,7 +62,7 @@ async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine(load_settings(None), store=CheckpointStore(Path(tmp) / "audit.db"))
         lines: list[str] = []
-        for n, (qid, text) in enumerate(q for path in set_paths for q in questions(path)):
+        for n, (qid, text, terms) in enumerate(q for path in set_paths for q in questions(path)):
             if only and qid not in only:
                 continue
             pid, status = f"PT-{9000 + n:04d}", "?"
@@ -78,11 +85,18 @@ async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
                 offered, _ = locked_candidates([p for p in st.retrieval.passages if p.relevant], f)
                 for k, (sid, (_, sentence)) in enumerate(list(offered.items())[:SHOWN], 1):
                     lines.append(f"  [S{k}] {sid} {sentence[:170]}")
+            else:
+                offered = {}
             for rec in st.draft.recommendations if st.draft else ():
                 lines.append(f"CHOSE {rec.sentence_ids} {rec.text[:160]}")
             for c in st.ledger.claims if st.ledger else ():
                 why = f" ~ {c.reasons[0][:120]}" if c.reasons and c.state != "supported" else ""
                 lines.append(f"CLAIM {c.state} {c.sentence_ids} {c.text[:100]}{why}")
+            if terms:  # the set's answer terms: where the first sentence naming them all was offered, and drafted
+                at = next((k for k, (_, sentence) in enumerate(offered.values(), 1) if _names_all(sentence, terms)), 0)
+                drafted = any(_names_all(c.text, terms) for c in (st.ledger.claims if st.ledger else ())
+                              if c.state in ("supported", "qualified"))
+                lines.append(f"ANSWER {'+'.join(terms)} offered_at={at or '-'} drafted={'yes' if drafted else 'no'}")
             if st.refusal_reason:
                 lines.append(f"REFUSED {st.refusal_reason[:200]}")
             print(f"{qid} {status}", flush=True)
@@ -100,6 +114,8 @@ def blocks(path: Path) -> dict[str, dict[str, list[str] | str]]:
             cur["chose"].append(line[6:].strip()[:170])
         elif cur and re.match(r"  \[S\d+\] ", line):
             cur["offered"].append(line.split()[1])
+        elif cur and line.startswith("ANSWER "):
+            cur["answer"] = line.split(" ", 2)[2]
     return out
 
 
@@ -112,11 +128,18 @@ def compare(before: Path, after: Path) -> None:
         print(f"##### {qid} {x['status']} -> {y['status']}")
         print("\n".join([f"  - {c}" for c in x["chose"] if c not in y["chose"]]
                         + [f"  + {c}" for c in y["chose"] if c not in x["chose"]]))
+    for qid, x in a.items():
+        if (y := b.get(qid)) and "answer" in x and "answer" in y and x["answer"] != y["answer"]:
+            print(f"##### {qid} answer terms: {x['answer']} -> {y['answer']}")
     for name, run_ in (("before", a), ("after", b)):
         first = sum(1 for r in run_.values() if r["offered"] and r["chose"]
                     and str(r["chose"][0]).startswith(f"('{r['offered'][0]}',"))
+        answers = [str(r["answer"]) for r in run_.values() if "answer" in r]
+        top5 = sum(1 for x in answers if (at := x.split()[0].removeprefix("offered_at=")).isdigit() and int(at) <= 5)
         print(f"{name}: {dict(Counter(str(r['status']) for r in run_.values()))}; the first-offered sentence "
-              f"picked first in {first} of {sum(1 for r in run_.values() if r['offered'])}")
+              f"picked first in {first} of {sum(1 for r in run_.values() if r['offered'])}"
+              + (f"; answer terms offered in the first 5 for {top5} of {len(answers)}, drafted for "
+                 f"{sum(1 for x in answers if x.endswith('drafted=yes'))}" if answers else ""))
 
 
 def main() -> None:
