@@ -2284,8 +2284,9 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
     off_section = {p.id: f"comes from the section \u201c{p.section}\u201d, which {why}" for p in passages
                    if p.section and (why := unusable_section(p.section, case))}
     for sid, (pid, text) in list(kept.items()):  # only an options item has bullets (bullets_under re-reads)
-        if why := off_section.get(pid) or \
-                unusable_targets(text, bullets_under(by_id[pid], sid) if sid in items else [], case):
+        if why := off_section.get(pid) or unusable_targets(
+                text, bullets_under(by_id[pid], sid) if sid in items else [], case,
+                offers=sid in items or sentence_kind(text) == 0):
             del kept[sid]
             dropped[sid] = why
     # a trial's later sentences share the population of the one that began its story: a trial the case is not of
@@ -2386,11 +2387,29 @@ def _section_targets(section: str) -> list[frozenset[str]]:
     return found
 
 
-def _ruled_out(aimed: list[list[frozenset[str]]], case: Case) -> str:
-    ruled = case.wild_type | set(case.exhausted)
+# Oncogene-driven NSCLC: checkpoint inhibitors are not its first treatment (little benefit, and pneumonitis with
+# a TKI after them); before its first line is behind it (afterwards a chemo-immunotherapy may still be weighed),
+# an EGFR or ALK case is not offered them (the audit's EGFR exon 19 case and a QA pass's adjuvant one had
+# first-line and adjuvant pembrolizumab and atezolizumab released)
+_IO_NOT_FOR_DRIVERS = frozenset({"EGFR", "ALK"})
+
+
+def _io_ruled_out(case: Case) -> str:
+    """The driver for which the case's NSCLC is not offered PD-1/PD-L1 inhibitors, or ""."""
+    if case.cancer_type != "non-small cell lung cancer" or case.first_line_done:
+        return ""
+    return next((case.names.get(g, g) for g in sorted(_IO_NOT_FOR_DRIVERS) if g in case.altered), "")
+
+
+def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = True) -> str:
+    driver = _io_ruled_out(case) if offers else ""
+    ruled = case.wild_type | set(case.exhausted) | ({PD1_CLASS} if driver else set())
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""
     genes = sorted(set().union(*(g for named in aimed for g in named)))
+    if driver and genes == [PD1_CLASS] and PD1_CLASS not in case.exhausted:
+        return (f"names {PD1_CLASS} therapy; the case's NSCLC is driven by {driver} (checkpoint inhibitors are not "
+                "for EGFR- or ALK-driven NSCLC before its targeted therapy)")
     said = [case.names.get(g, g + " wild-type") for g in genes if g in case.wild_type]
     had = [case.exhausted[g] for g in genes if g in case.exhausted and g not in case.wild_type]
     if not said:  # a class or regimen the case progressed after, no driver
@@ -2399,13 +2418,15 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case) -> str:
             + (f" and progressed after {', '.join(had)}" if had else ""))
 
 
-def unusable_targets(text: str, bullets: Sequence[str], case: Case) -> str:
+def unusable_targets(text: str, bullets: Sequence[str], case: Case, offers: bool = True) -> str:
     """Why a sentence (or the options item whose bullets are ``bullets``) cannot apply to the case: every targeted
     drug it names, or every bullet under the item, acts only on drivers the case is stated wild-type for or is of
     a class the case progressed after ("Combination therapy with signal transduction inhibitors", listing only
     BRAF/MEK inhibitors, had been released for BRAF wild-type melanoma; nivolumab offered after pembrolizumab;
-    crizotinib stays for an ALK-negative case of unknown ROS1). "" otherwise."""
-    return _ruled_out([_targets(b) for b in bullets] if bullets else [_targets(text)], case)
+    crizotinib stays for an ALK-negative case of unknown ROS1). ``offers``: the sentence recommends what it names
+    (a recommendation or an options item): only then are checkpoint inhibitors ruled out for a driver
+    (``_io_ruled_out``; "driver-positive tumours gain less from checkpoint inhibitors" stays). "" otherwise."""
+    return _ruled_out([_targets(b) for b in bullets] if bullets else [_targets(text)], case, offers)
 
 
 def unusable_section(section: str, case: Case) -> str:

@@ -4,6 +4,8 @@ Overview" as it is laid out)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.casefit import (STAGING_ROW_REASON, assess, case_from_facts, locked_candidates, misfit_filter,
@@ -146,3 +148,36 @@ def test_a_bclc_stage_decides_the_liver_sections(note: str, advanced: str, local
     case = case_from_facts(note_facts(note))
     assert assess("Lenvatinib is an option.", case, (LIVER_ADVANCED,)).verdict == advanced
     assert assess("Resection is an option.", case, (LIVER_LOCALIZED,)).verdict == localized
+
+
+NSCLC_IV = ("## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC > ### Treatment Options for Newly "
+            "Diagnosed Stage IV, Relapsed, and Recurrent NSCLC")
+PEMBROLIZUMAB = ("The FDA approved pembrolizumab in combination with pemetrexed and carboplatin as first-line treatment "
+                 "of patients with metastatic nonsquamous NSCLC.")
+OSIMERTINIB = "Osimertinib is a standard first-line option for patients with EGFR exon 19 deletions."
+
+
+def test_checkpoint_inhibitors_are_not_offered_to_egfr_or_alk_driven_nsclc_before_its_targeted_therapy() -> None:
+    """The audit's EGFR exon 19 case was released first-line pembrolizumab-chemotherapy and "Immune checkpoint
+    inhibitors with or without chemotherapy" beside the EGFR TKIs; a QA pass's resected EGFR case, adjuvant
+    atezolizumab."""
+    lines = Passage("E1", "c-E1", "Non-Small Cell Lung Cancer Treatment", "nsclc.md", NSCLC_IV, None,
+                    f"{PEMBROLIZUMAB} {OSIMERTINIB} Driver-positive tumours tend to gain less from checkpoint "
+                    "inhibitors.", 0.2, 4.0, True)
+    egfr = note_facts("Lung adenocarcinoma with bone metastases, EGFR exon 19 deletion, ECOG 1. First-line therapy?")
+    kept, dropped = locked_candidates([lines], egfr)
+    assert [t for _, t in kept.values()] == [OSIMERTINIB, "Driver-positive tumours tend to gain less from checkpoint "
+                                                           "inhibitors."]  # it offers nothing
+    assert "driven by EGFR exon 19 deletion" in dropped["E1.s1"]
+    alk = note_facts("Stage IV lung adenocarcinoma, ALK rearrangement. First-line therapy?")
+    assert "E1.s1" in locked_candidates([lines], alk)[1]
+    any_line = Passage("E2", "c-E2", "Non-Small Cell Lung Cancer Treatment", "nsclc.md", NSCLC_IV, None,
+                       "Pembrolizumab with pemetrexed and carboplatin is a treatment option for metastatic "
+                       "nonsquamous NSCLC.", 0.2, 4.0, True)
+    assert "E2.s1" in locked_candidates([any_line], egfr)[1]
+    progressive = replace(any_line, section="## Treatment of Progressive Stage IV, Relapsed, and Recurrent NSCLC")
+    for note, p in (("Stage IV lung adenocarcinoma, no EGFR, ALK or ROS1 alterations, PD-L1 60%. First-line therapy?",
+                     any_line),
+                    ("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, progressed on first-line osimertinib and "
+                     "then on second-line carboplatin-pemetrexed. Options?", progressive)):
+        assert "E2.s1" in locked_candidates([p], note_facts(note))[0], note
