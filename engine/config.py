@@ -96,6 +96,10 @@ DEFAULT_TREATMENT_KEYWORDS = (
     "exemestane", "olaparib", "abiraterone", "enzalutamide", "alectinib", "sorafenib", "lenvatinib",
     "ipilimumab", "palbociclib", "ribociclib", "abemaciclib", "fulvestrant", "trastuzumab deruxtecan", "venetoclax",
     "ibrutinib", "lenalidomide", "bortezomib", "daratumumab",
+    # GIST, RCC, NET, bladder, MDS/AML, glioma and prostate histories (a QA pass's NET on octreotide and bladder
+    # cancer after BCG had read as untreated)
+    "imatinib", "sunitinib", "regorafenib", "cabozantinib", "everolimus", "octreotide", "lanreotide", "bcg",
+    "azacitidine", "decitabine", "temozolomide", "leuprolide", "degarelix",
 )
 
 

@@ -127,6 +127,13 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("gastrointestinal stromal tumor", r"gastrointestinal stromal tumou?r|\bGIST\b"),
     ("mesothelioma", r"mesothelioma"),
     ("neuroendocrine tumor", r"neuroendocrine (?:tumou?r|carcinoma|neoplasm)|carcinoid"),
+    # one of the digestive tract, not the pancreas: PDQ's "Gastrointestinal Neuroendocrine Tumors" (a QA pass's
+    # ileal NET was answered from the pancreatic NET summary)
+    ("gastrointestinal neuroendocrine tumor",
+     r"(?:gastrointestinal|GI|small[- ]bowel|small[- ]intestinal|ileal|jejunal|duodenal|appendiceal|midgut|gastric|"
+     r"rectal|colonic) (?:neuroendocrine (?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s?|(?:neuroendocrine "
+     r"(?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s? (?:(?:\w+[- ]){0,3}\w+ )?(?:of|in|arising in|from) the "
+     r"(?:terminal )?(?:ileum|jejunum|duodenum|small (?:bowel|intestine)|appendix|stomach|rectum|colon)"),
     ("diffuse large B-cell lymphoma", r"diffuse large B[- ]cell lymphoma|\bDLBCL\b"),
     ("Hodgkin lymphoma", r"(?<!non-)(?<!non )Hodgkin(?:'s)? lymphoma"),
     # PDQ's "Mycosis Fungoides and Other Cutaneous T-Cell Lymphomas", not a lymphoma of the nodes

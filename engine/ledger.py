@@ -158,6 +158,9 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "gastrointestinal stromal tumor": (r"gastrointestinal stromal|(?-i:GISTs?)", ""),
     "mesothelioma": (r"mesotheliomas?", ""),
     "neuroendocrine tumor": (r"neuroendocrine|carcinoids?|(?-i:p?NETs?)", ""),
+    "gastrointestinal neuroendocrine tumor": (r"neuroendocrine|carcinoids?|(?-i:NETs?)",
+                                              r"pancreatic neuroendocrine (?:tumou?rs?|neoplasms?|carcinomas?)|"
+                                              r"(?-i:pNETs?)|islet[- ]cell tumou?rs?"),
     "diffuse large B-cell lymphoma": (r"diffuse large B[- ]cell|(?-i:DLBCL)|aggressive,? (?:[\w/]+ )*?B[- ]cell|"
                                       r"B[- ]cell non-?[- ]?hodgkin|B[- ]cell (?-i:NHL)",
                                       r"indolent,? (?:[\w/]+ )*?B[- ]cell non-?[- ]?hodgkin lymphomas?|"

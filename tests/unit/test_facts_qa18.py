@@ -105,3 +105,22 @@ def test_a_breast_tumours_size_and_nodes_in_words_give_its_stage() -> None:
     assert facts("Breast cancer 2 cm, node-positive.").stage is None  # how many nodes decides II or III
     assert facts("HER2-positive breast cancer, residual 1.2 cm after neoadjuvant therapy, node negative.").stage \
         is None
+
+
+def test_a_neuroendocrine_tumour_of_the_gut_is_not_answered_from_the_pancreatic_summary() -> None:
+    """A QA pass's ileal NET was drafted "Favorable responses ... in patients with advanced progressive pancreatic
+    NETs" from the pancreatic NET summary."""
+    from engine.ledger import case_words, on_case
+    from engine.state import Passage
+
+    f = facts("62-year-old woman with a metastatic well-differentiated neuroendocrine tumor of the ileum, grade 2, "
+              "with liver metastases, progressing on octreotide LAR. Next treatment?")
+    assert f.cancer_type == "gastrointestinal neuroendocrine tumor" and f.rare
+    terms = case_words(f.cancer_type)
+
+    def about(title: str) -> bool:
+        return on_case(Passage("E1", "c", title, "x.md", "## Treatment", None, "Everolimus.", 0.2, 4.0, True), terms)
+    assert about("Gastrointestinal Neuroendocrine Tumors (PDQ®) - NCI")
+    assert not about("Pancreatic Neuroendocrine Tumors (Islet Cell Tumors) Treatment (PDQ®) - NCI")
+    assert facts("Pancreatic neuroendocrine tumor with liver metastases.").cancer_type == \
+        "pancreatic neuroendocrine tumor"
