@@ -223,14 +223,14 @@ _STAGE_NUM = r"(IV|V|III|II|I|0|[1-4])"
 # A stage, a range or a list: "stage I", "stages II-IIIA", "Stages I, II, and III", "stage I, II, or III", "Stage
 # II/III/IV", "stage II and above". A list is read as the span from its lowest to its highest stage. After a comma only a roman numeral
 # continues the list ("stage III, 3 months of CAPOX" is stage III).
-_STAGE_TOKEN = r"(?:IV|V|III|II|I|0|[1-4])[A-C]?(?![\w])"
+_STAGE_TOKEN = r"(?:IV|V|III|II|I|0|[1-4])(?:[A-C]\d?)?(?![\w])"  # FIGO's "IB2" is IB
 _STAGE_RE = re.compile(
     r"\b[Ss]tages?\s+(?P<list>" + _STAGE_TOKEN +
-    r"(?:\s*,\s*(?:(?:and|or)\s+)?(?:[Ss]tages?\s+)?(?:IV|III|II|I|0)[A-C]?(?![\w])"
+    r"(?:\s*,\s*(?:(?:and|or)\s+)?(?:[Ss]tages?\s+)?(?:IV|III|II|I|0)(?:[A-C]\d?)?(?![\w])"
     r"|\s*(?:[-–—/]|to|or|and)\s*(?:[Ss]tages?\s+)?" + _STAGE_TOKEN + r")*)"
     r"(?P<above>\s+(?:and|or)\s+(?:above|higher|greater|beyond))?")
-_STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?![\w])")
-_BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])(?:\s*[-–]\s*(IV|III|II|I)([A-C])?)?(?![\w])")
+_STAGE_ITEM_RE = re.compile(_STAGE_NUM + r"([A-C])?(?:(?<=[A-C])\d)?(?![\w])")
+_BARE_STAGE_RE = re.compile(r"(?<![\w-])(IV|III|II|I)([A-C])\d?(?:\s*[-–]\s*(IV|III|II|I)([A-C])?\d?)?(?![\w])")
 _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "without metastatic disease" is non-metastatic ("In patients without metastatic disease, resection of the
     # primary tumor ... is standard practice." had been read as metastatic and offered first to a metastatic case)
@@ -1638,6 +1638,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
             elif family == "section:line" and all(c.implied for c, _, _ in entries):
                 contradicted.append(f"comes from the section \u201c{' > '.join(texts)}\u201d, about a stage's initial "
                                     f"treatment; the case is {why}")
+            elif family == "section" and all(t.startswith(STAGE_PART) for t in texts):
+                contradicted.append(f"{texts[0]} (the case is {why})")
             elif family == "section:subsite" and all(t.startswith(SITE_PART) for t in texts):
                 contradicted.append(f"{texts[0]} (the case's site is {why})")
             elif family.startswith("section"):
@@ -2084,20 +2086,45 @@ def paragraph_sites(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
+# How ``sentence_context`` writes the stage a paragraph's first sentence names, as a part of the section path
+STAGE_PART = "its paragraph is about "
+
+
+def paragraph_stages(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id -> the stage its paragraph's first sentence names, for the paragraph's later sentences: "The
+    potential value of adjuvant chemotherapy for patients with stage II colon cancer is controversial. Pooled
+    analyses ... have suggested a 2% to 4% improvement in OS ..." (a QA pass's stage I colon case was offered the
+    second while the first was dropped). Only a paragraph (not a list) whose first sentence names one stage. Empty
+    for a passage whose units do not split as it does."""
+    out: dict[str, str] = {}
+    for p in passages:
+        j = 0
+        for kind, _, sentences, _ in _offered_units(p) or ():
+            stages = [c.text for c in conditions(sentences[0]) if c.kind == "stage"] if sentences else []
+            for k, _ in enumerate(sentences):
+                j += 1
+                if kind == "text" and k > 0 and len(stages) == 1:
+                    out[f"{p.id}.s{j}"] = stages[0]
+    return out
+
+
 def sentence_context(passages: Sequence[Passage], *, sites: bool = False) -> dict[str, str]:
     """Sentence id -> what a sentence stands under inside its passage, as more of its section path: its list's
     lead-in, then the numbered item it is nested under (``list_lead_ins``, ``sentence_parents``). A stage II
     colon lead-in ("Features in patients with stage II colon cancer ... include:") makes its items stage II, as a
     heading would: the audit's stage III colon case had been offered "Inadequate lymph node sampling." alone.
-    With ``sites`` (for a case that names its site within the oral cavity or larynx), last the site its paragraph
-    is about there (``paragraph_sites``), written as ``SITE_PART`` + the sites."""
+    With ``sites`` (for a case that names its site within the oral cavity or larynx), the site its paragraph is
+    about there (``paragraph_sites``), written as ``SITE_PART`` + the sites; last the stage its paragraph's first
+    sentence names (``paragraph_stages``), as ``STAGE_PART`` + the stage."""
     leads, parents = list_lead_ins(passages), sentence_parents(passages)
     places = paragraph_sites(passages) if sites else {}
+    stages = paragraph_stages(passages)
     out = {}
-    for sid in leads.keys() | parents.keys() | places.keys():
+    for sid in leads.keys() | parents.keys() | places.keys() | stages.keys():
         lead = _LINK_RE.sub(r"\1", leads.get(sid, "")).replace(" > ", " ")
         place = SITE_PART + places[sid] if sid in places else ""
-        out[sid] = " > ".join(x for x in (lead, parents.get(sid, ""), place) if x)
+        stage = STAGE_PART + stages[sid] if sid in stages else ""
+        out[sid] = " > ".join(x for x in (lead, parents.get(sid, ""), place, stage) if x)
     return out
 
 

@@ -181,3 +181,30 @@ def test_checkpoint_inhibitors_are_not_offered_to_egfr_or_alk_driven_nsclc_befor
                     ("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, progressed on first-line osimertinib and "
                      "then on second-line carboplatin-pemetrexed. Options?", progressive)):
         assert "E2.s1" in locked_candidates([p], note_facts(note))[0], note
+
+
+COLON_OVERVIEW = "## Treatment Option Overview for Colon Cancer > ### Adjuvant Chemotherapy"
+
+
+def test_a_paragraphs_first_sentence_gives_its_stage_to_the_sentences_after_it() -> None:
+    """A QA pass's stage I colon case was offered "Pooled analyses ... have suggested a 2% to 4% improvement in OS
+    for ... adjuvant 5-FU" while its paragraph's first sentence, about stage II, was dropped."""
+    stage_ii = Passage("E1", "c-E1", "Colon Cancer Treatment", "colon.md", COLON_OVERVIEW, None,
+                       "The potential value of adjuvant chemotherapy for patients with stage II colon cancer is "
+                       "controversial. Pooled analyses have suggested a 2% to 4% improvement in OS for patients "
+                       "treated with adjuvant 5-FU-based therapy.", 0.2, 4.0, True)
+    stage_i = note_facts("Stage I colon cancer, pT2N0, after right hemicolectomy. Adjuvant therapy?")
+    kept, dropped = locked_candidates([stage_ii], stage_i)
+    assert not kept
+    assert dropped["E1.s2"] == "does not apply to this case: its paragraph is about stage II (the case is stage I)"
+    assert list(locked_candidates([stage_ii], note_facts("Stage II colon cancer, pT4aN0. Adjuvant?"))[0]) == [
+        "E1.s1", "E1.s2"]
+
+
+def test_a_figo_substage_with_a_digit_is_read() -> None:
+    """"stages IB2, IIA2, and IIB" had read as stage IIB alone."""
+    ib = case_from_facts(note_facts("Squamous cell carcinoma of the cervix, FIGO stage IB3. Treatment?"))
+    assert assess("For patients with stage IB2 and larger lesions, radiosensitizing chemotherapy is indicated.",
+                  ib).verdict == "fits"
+    assert assess("Patients with stages IB2, IIA2, and IIB cervical cancer were randomly assigned.", ib).verdict \
+        == "fits"
