@@ -2324,6 +2324,24 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
             del kept[sid]
             why = dropped[head].removeprefix("does not apply to this case: ")
             dropped[sid] = f"tells the trial begun in {head}, which {why}"
+    # and the sentence right after a trial's first may give the population the first left out ("FIGHT-202 enrolled
+    # 147 patients with disease progression ..." then "... with FGFR2 fusions or rearrangements"): when it does not
+    # apply by a condition of a kind the first does not state, neither does the rest (a QA pass's FGFR2-negative
+    # case had been offered FIGHT-202's lead and dosing)
+    members: dict[str, list[str]] = {}
+    for sid, head in stories.items():
+        members.setdefault(head, []).append(sid)
+    for head, told in members.items():
+        second = told[0]
+        if head not in kept or second not in dropped or not dropped[second].startswith("does not apply"):
+            continue
+        stated = {c.kind for c in conditions(sentences[head][1])}
+        if any(c.kind not in stated and _fit(c, case)[0] == "contradicts" for c in conditions(sentences[second][1])):
+            why = dropped[second].removeprefix("does not apply to this case: ")
+            for sid in [head, *told[1:]]:
+                if sid in kept:
+                    del kept[sid]
+                    dropped[sid] = f"tells the trial whose population {second} gives, which {why}"
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
     # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
     seen: list[tuple[str, frozenset[str]]] = []

@@ -208,3 +208,23 @@ def test_a_figo_substage_with_a_digit_is_read() -> None:
                   ib).verdict == "fits"
     assert assess("Patients with stages IB2, IIA2, and IIB cervical cancer were randomly assigned.", ib).verdict \
         == "fits"
+
+
+def test_a_trials_population_given_right_after_its_first_sentence_rules_the_whole_story() -> None:
+    """A QA pass's FGFR2-negative cholangiocarcinoma was offered FIGHT-202's lead and dosing, while the sentence
+    giving its population (FGFR2 fusions) was dropped."""
+    fight = Passage("E1", "c-E1", "Bile Duct Cancer Treatment", "bile.md", "## Treatment of Unresectable Bile Duct "
+                    "Cancer > ### Targeted therapy", None,
+                    "The phase II FIGHT-202 trial enrolled 147 patients with disease progression after at least one "
+                    "previous treatment. Patients had FGFR2 fusions or rearrangements. All patients received 13.5 mg "
+                    "of pemigatinib once daily.", 0.2, 4.0, True)
+    negative = note_facts("Metastatic cholangiocarcinoma, IDH1 R132C, FGFR2 fusion negative, progressed after "
+                          "gemcitabine-cisplatin. Second-line options?")
+    kept, dropped = locked_candidates([fight], negative)
+    assert not kept and "whose population E1.s2 gives" in dropped["E1.s1"] and "E1.s3" in dropped
+    # a subgroup of a population the first sentence states itself is not the trial's population
+    keynote = replace(fight, title="Non-Small Cell Lung Cancer Treatment", section=NSCLC_IV, text=(
+        "The phase III KEYNOTE-042 trial randomly assigned 1,274 patients with a PD-L1 TPS of 1% or greater. In "
+        "patients with a TPS of 50% or greater, OS was longer with pembrolizumab. Grade 3 events were fewer."))
+    pdl1_20 = note_facts("Stage IV lung adenocarcinoma, no EGFR, ALK or ROS1 alterations, PD-L1 TPS 20%. Options?")
+    assert "E1.s1" in locked_candidates([keynote], pdl1_20)[0]
