@@ -2448,7 +2448,11 @@ def _io_ruled_out(case: Case) -> str:
 
 def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = True) -> str:
     driver = _io_ruled_out(case) if offers else ""
-    ruled = case.wild_type | set(case.exhausted) | ({PD1_CLASS} if driver else set())
+    # drivers are mutually exclusive, as ``_fit_gene`` reads them: crizotinib's results are not for an EGFR L858R
+    # case that names no ALK (a QA pass's case after osimertinib had them offered)
+    own = [d for d in case.altered if d in DRIVERS]
+    others = DRIVERS - set(case.altered) if own else frozenset()
+    ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set())
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""
     genes = sorted(set().union(*(g for named in aimed for g in named)))
@@ -2456,6 +2460,8 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
         return (f"names {PD1_CLASS} therapy; the case's NSCLC is driven by {driver} (checkpoint inhibitors are not "
                 "for EGFR- or ALK-driven NSCLC before its targeted therapy)")
     said = [case.names.get(g, g + " wild-type") for g in genes if g in case.wild_type]
+    said += [f"driven by {case.names.get(own[0], own[0])}"] if any(g in others and g not in case.wild_type
+                                                                   for g in genes) else []
     had = [case.exhausted[g] for g in genes if g in case.exhausted and g not in case.wild_type]
     if not said:  # a class or regimen the case progressed after, no driver
         return f"names {', '.join(genes)} therapy; the case progressed after {', '.join(had)}"

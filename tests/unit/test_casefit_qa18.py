@@ -228,3 +228,18 @@ def test_a_trials_population_given_right_after_its_first_sentence_rules_the_whol
         "patients with a TPS of 50% or greater, OS was longer with pembrolizumab. Grade 3 events were fewer."))
     pdl1_20 = note_facts("Stage IV lung adenocarcinoma, no EGFR, ALK or ROS1 alterations, PD-L1 TPS 20%. Options?")
     assert "E1.s1" in locked_candidates([keynote], pdl1_20)[0]
+
+
+def test_drugs_for_another_driver_than_the_cases_are_not_offered() -> None:
+    """A QA pass's EGFR L858R case after osimertinib was offered "[ALK-directed TKIs after first-line
+    chemotherapy]" and crizotinib's results: no ALK was stated, but drivers exclude each other."""
+    egfr = note_facts("Stage IV lung adenocarcinoma, EGFR L858R, progressed on first-line osimertinib. Options?")
+    progressive = "## Treatment of Progressive Stage IV, Relapsed, and Recurrent NSCLC > ### Chemotherapy"
+    crizotinib = Passage("E1", "c-E1", "Non-Small Cell Lung Cancer Treatment", "x.md", progressive, None,
+                         "Median PFS was significantly longer in favor of crizotinib (7.7 months vs. 3.0 months). "
+                         "Docetaxel is an option.", 0.2, 4.0, True)
+    kept, dropped = locked_candidates([crizotinib], egfr)
+    assert list(kept) == ["E1.s2"]
+    assert "the case is driven by EGFR L858R" in dropped["E1.s1"]
+    alk_section = replace(crizotinib, section=progressive.replace("Chemotherapy", "ALK-directed TKIs"))
+    assert not locked_candidates([alk_section], egfr)[0]
