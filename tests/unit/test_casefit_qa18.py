@@ -236,7 +236,7 @@ def test_drugs_for_another_driver_than_the_cases_are_not_offered() -> None:
     egfr = note_facts("Stage IV lung adenocarcinoma, EGFR L858R, progressed on first-line osimertinib. Options?")
     progressive = "## Treatment of Progressive Stage IV, Relapsed, and Recurrent NSCLC > ### Chemotherapy"
     crizotinib = Passage("E1", "c-E1", "Non-Small Cell Lung Cancer Treatment", "x.md", progressive, None,
-                         "Median PFS was significantly longer in favor of crizotinib (7.7 months vs. 3.0 months). "
+                         "Median PFS was significantly longer in favor of crizotinib (7.7 months vs. 3.0 months).\n\n"
                          "Docetaxel is an option.", 0.2, 4.0, True)
     kept, dropped = locked_candidates([crizotinib], egfr)
     assert list(kept) == ["E1.s2"]
