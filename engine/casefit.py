@@ -992,6 +992,9 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "surgery":
         return ("contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable") \
             if case.unresectable else ("fits", "")
+    if c.kind == "unresectable":  # only a resected case that has not recurred is against it
+        return ("contradicts", f"{case.stage_name}, resected" if case.stage_name else "resected") \
+            if case.resected and not case.recurrent and not case.unresectable else ("fits", "")
     if c.kind == "invasion":
         if case.invasion is None:
             return "unknown", ""
@@ -1550,6 +1553,10 @@ def section_conditions(section: str) -> list[Condition]:
     # alternatives when a heading names two ("Upper Gingiva and Hard Palate")
     out += [Condition(family="section:subsite", kind="subsite", text=p, value=site) for p in parts
             for site in subsite_readings(p)]
+    # a heading for unresectable disease ("Treatment of Unresectable Stage III, Stage IV, and Recurrent Melanoma"):
+    # not for a case whose tumour was resected (a QA pass's resected stage IIIC melanoma was offered its items)
+    out += [Condition(family="section:unresectable", kind="unresectable", text=p) for p in parts[:1]
+            if _CASE_UNRESECTABLE_RE.search(p)]
     if not any(c.value == "APL" for c in out):
         out += [Condition(family="section:subsite", kind="subsite", text=p, value=NOT_APL) for p in parts[:1]
                 if _AML_TREATMENT_RE.search(p)]

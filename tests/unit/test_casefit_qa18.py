@@ -243,3 +243,21 @@ def test_drugs_for_another_driver_than_the_cases_are_not_offered() -> None:
     assert "the case is driven by EGFR L858R" in dropped["E1.s1"]
     alk_section = replace(crizotinib, section=progressive.replace("Chemotherapy", "ALK-directed TKIs"))
     assert not locked_candidates([alk_section], egfr)[0]
+
+
+MELANOMA_UNRESECTABLE = ("## Treatment of Unresectable Stage III, Stage IV, and Recurrent Melanoma > ### Treatment "
+                         "Options for Unresectable Stage III, Stage IV, and Recurrent Melanoma")
+
+
+@pytest.mark.parametrize("note, verdict", [
+    ("58-year-old with cutaneous melanoma, BRAF V600E, stage IIIC after wide excision and completion lymph node "
+     "dissection, resected. Adjuvant therapy?", "contradicts"),
+    ("Metastatic melanoma with lung and liver metastases, BRAF wild-type. First-line?", "fits"),
+    ("Unresectable stage IIIC melanoma. Options?", "fits"),
+    ("Stage III melanoma. Options?", "fits"),
+])
+def test_a_section_for_unresectable_disease_is_not_for_a_resected_case(note: str, verdict: str) -> None:
+    """A QA pass's resected stage IIIC melanoma was released "Anti-PD-1 and PD-L1 therapy." from the unresectable
+    stage III, stage IV and recurrent section."""
+    assert assess("Anti-PD-1 and PD-L1 therapy.", case_from_facts(note_facts(note)),
+                  (MELANOMA_UNRESECTABLE,)).verdict == verdict
