@@ -992,9 +992,10 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "surgery":
         return ("contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable") \
             if case.unresectable else ("fits", "")
-    if c.kind == "unresectable":  # only a resected case that has not recurred is against it
-        return ("contradicts", f"{case.stage_name}, resected" if case.stage_name else "resected") \
-            if case.resected and not case.recurrent and not case.unresectable else ("fits", "")
+    if c.kind == "unresectable":  # only a resected case that has not recurred, spread or progressed is against it
+        done = case.resected and not (case.recurrent or case.unresectable or case.metastatic or case.line == "later")
+        return ("contradicts", f"{case.stage_name}, resected" if case.stage_name else "resected") if done \
+            else ("fits", "")
     if c.kind == "invasion":
         if case.invasion is None:
             return "unknown", ""

@@ -255,6 +255,8 @@ _OPERATION = (r"(?:lumpectomy|mastectomy|(?:hemi)?colectomy|gastrectomy|esophage
 _RESECTION_RE = re.compile(
     r"\b(?P<done>resected|excised|(?:R0|R1|complete|curative|radical)[ ]resection|"
     r"underwent[ ](?:\w+[ ]){0,3}resection|"
+    # "finished neoadjuvant chemotherapy and surgery" (the audit's BRCA2 breast case had read as not operated)
+    r"(?:after|following|s/p|status[ ]post|underwent|finished|completed)[ ](?:[\w-]+[ ]){0,3}surgery|"
     r"(?:after|following|s/p|status[ ]post|underwent|excised[ ]by|treated[ ]with)[ ](?:\w+[ ]){0,2}"
     + _OPERATION + r")\b|\b(?P<able>(?:now|became|become|converted[ ]to)[ ]resectable|(?<![\w-])resectable)\b|"
     r"\b(?P<border>borderline[ -]resectable)\b", re.IGNORECASE)

@@ -124,3 +124,11 @@ def test_a_neuroendocrine_tumour_of_the_gut_is_not_answered_from_the_pancreatic_
     assert not about("Pancreatic Neuroendocrine Tumors (Islet Cell Tumors) Treatment (PDQ®) - NCI")
     assert facts("Pancreatic neuroendocrine tumor with liver metastases.").cancer_type == \
         "pancreatic neuroendocrine tumor"
+
+
+def test_surgery_finished_or_undergone_is_a_resection() -> None:
+    """The audit's BRCA2 breast case "finished neoadjuvant chemotherapy and surgery" had read as not operated: the
+    preoperative options list was offered to it first."""
+    assert "resected" in (facts("HER2-negative early breast cancer, finished neoadjuvant chemotherapy and surgery "
+                                "with residual disease. Adjuvant options?").stage_text or "")
+    assert "resected" not in (facts("Breast cancer planned for surgery. Neoadjuvant options?").stage_text or "")
