@@ -1354,7 +1354,8 @@ _STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "
 # Newly Diagnosed ... (First-Line Therapy)"). Not "relapsed"/"recurrent" alone (first-line treatment of recurrent
 # disease), nor "refractory" alone ("Refractory anemia" is a disease).
 _LATER_SECTION_RE = re.compile(
-    r"\b(?:second|third|later|subsequent)[- ]line\b|\bprogressive (?:stage|disease)\b|\bafter (?:first[- ]line|"
+    r"\b(?:second|third|fourth|later|subsequent)(?:-?\s+(?:and|or|to)\s+(?:second|third|fourth|later|subsequent))?"
+    r"[- ]line\b|\bprogressive (?:stage|disease)\b|\bafter (?:first[- ]line|"
     r"progression|prior)\b|\bpreviously treated\b|\bpretreated\b|\b(?:platinum|chemotherapy)[- ]refractory\b|"
     r"\brefractory to\b", re.IGNORECASE)
 _FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:previously )?untreated\b|"
@@ -1385,7 +1386,8 @@ _NOT_A_LINE_AFTER = (r"(?!\s+(?:(?:with|by)\s+)?(?:(?:the|an?|initial|primary|th
 _SYSTEMIC = (r"(?:therapy|therapies|treatments?|chemotherapy|chemotherapies|regimens?|lines?|immunotherapy|"
              r"inhibitors?|TKIs?|agents?|anti-PD-?1|anti-PD-?L1|anti-CTLA-?4)")
 _LINE_LATER_RE = re.compile(
-    r"\b(?:second|third|fourth|later|subsequent)[- ]line\b|"
+    r"\b(?:second|third|fourth|later|subsequent)(?:-?\s+(?:and|or|to)\s+(?:second|third|fourth|later|subsequent))?"
+    r"[- ]line\b|"
     r"\b(?:previously|heavily|extensively)[- ]treated\b" + _NOT_A_LINE_AFTER +
     r"(?!\s+(?:[\w-]+\s+)?(?:metastases|lesions)\b)|\b(?:heavily[- ])?pre-?treated\b|"
     r"(?<!time to )\bprogress(?:ed|ion|ing)\s+(?:of\s+(?:the\s+|their\s+)?disease\s+)?"

@@ -261,3 +261,16 @@ def test_a_section_for_unresectable_disease_is_not_for_a_resected_case(note: str
     stage III, stage IV and recurrent section."""
     assert assess("Anti-PD-1 and PD-L1 therapy.", case_from_facts(note_facts(note)),
                   (MELANOMA_UNRESECTABLE,)).verdict == verdict
+
+
+def test_a_heading_naming_two_later_lines_is_a_later_line() -> None:
+    """The audit's untreated metastatic RCC case was answered from "Treatment Options for Third- and Fourth-Line
+    Therapy" ("Third- and" had not read as a line)."""
+    untreated = case_from_facts(note_facts("Clear cell renal carcinoma with lung metastases, no treatment so far. "
+                                           "First-line systemic therapy?"))
+    section = ("## Treatment of Stage IV and Recurrent Renal Cell Cancer > ### Treatment Options for Third- and "
+               "Fourth-Line Therapy")
+    assert assess("Almost all patients with stage IV renal cell cancer have incurable disease.", untreated,
+                  (section,)).verdict == "contradicts"
+    assert assess("Cabozantinib is an option in the second- or third-line setting.", untreated).verdict == \
+        "contradicts"
