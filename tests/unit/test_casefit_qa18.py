@@ -152,8 +152,8 @@ def test_a_bclc_stage_decides_the_liver_sections(note: str, advanced: str, local
 
 NSCLC_IV = ("## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC > ### Treatment Options for Newly "
             "Diagnosed Stage IV, Relapsed, and Recurrent NSCLC")
-PEMBROLIZUMAB = ("The FDA approved pembrolizumab in combination with pemetrexed and carboplatin as first-line treatment "
-                 "of patients with metastatic nonsquamous NSCLC.")
+PEMBROLIZUMAB = ("The FDA approved pembrolizumab in combination with pemetrexed and carboplatin as first-line "
+                 "treatment of patients with metastatic nonsquamous NSCLC.")
 OSIMERTINIB = "Osimertinib is a standard first-line option for patients with EGFR exon 19 deletions."
 
 
