@@ -759,14 +759,13 @@ def _breast_size_stage(text: str) -> tuple[str, str] | None:
     if size is None or _NEOADJUVANT_RE.search(text):
         return None
     negative, one = _NODES_NEGATIVE_RE.search(text), _ONE_NODE_RE.search(text)
-    if bool(negative) == bool(one):
+    nodes = negative or one
+    if nodes is None or (negative and one):
         return None  # neither, or both (a note with two readings is not settled here)
     cm = float(size.group("size")) / (10 if size.group("unit").lower() == "mm" else 1)
     t = 1 if cm <= 2 else 2 if cm <= 5 else 3
     group = ("I", "II", "II")[t - 1] if negative else ("II", "II", "III")[t - 1]
-    found = negative or one
-    assert found is not None
-    return group, f"{size.group(0)}, {found.group(0)}"
+    return group, f"{size.group(0)}, {nodes.group(0)}"
 
 
 def _penile_tnm_stage(m: re.Match[str]) -> str | None:
