@@ -1017,6 +1017,8 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "pdl1":
         return _fit_pdl1(c, case)
     if c.kind == "line":
+        if c.implied and case.recurrent and not case.first_line_done:
+            return "contradicts", "recurrent"  # PDQ treats a recurrence in its own section
         if case.line is None:
             # a newly diagnosed case has had no treatment for it: a first-line or untreated section applies (the
             # audit's "newly diagnosed AML, FLT3-ITD" had PDQ's "Newly Diagnosed (Untreated; Remission Induction)"
@@ -1747,7 +1749,8 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # the list ("MSI-H/dMMR: first-line pembrolizumab" still fits an MSI-H case). A heading's line still qualifies.
         groups = [[c for c in g if c.family not in ("line", "label:line")] for g in groups]
         inherited = [c for c in inherited if c.family != "label:line"]
-    if not case.first_line_done:  # a stage section's initial treatment rules out only a case past its first line
+    if not (case.first_line_done or case.recurrent):
+        # a stage section's initial treatment rules out only a case past its first line or a recurrence
         inherited = [c for c in inherited if not c.implied]
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
@@ -2379,6 +2382,10 @@ ARPI = "androgen receptor pathway inhibitor"
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
+# "immunotherapy" in a sentence offers a checkpoint inhibitor where one is the class at stake ("Adjuvant immunotherapy
+# for patients with resected stage IB to IIIA NSCLC ...": a QA pass's EGFR case had it released); not in a heading
+# ("Immunotherapy > Interleukin-2" is no PD-1 inhibitor)
+_IO_WORD_RE = re.compile(r"\b(?:chemo-?)?immunotherapy\b", re.IGNORECASE)
 _TARGETED_CLASS_RE = re.compile(
     r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C)(?:/\w+)?[- ](?:(?:directed|targeted)[- ])?"
     r"(?:(?:tyrosine[ ]kinase[ ])?inhibitors?|TKIs?)\b")
@@ -2415,15 +2422,18 @@ def _class_genes(text: str) -> set[str]:
         ({PD1_CLASS} if _CLASS_RE.search(text) else set())
 
 
-def _targets(text: str) -> list[frozenset[str]]:
+def _targets(text: str, sentence: bool = True) -> list[frozenset[str]]:
     """The drivers (or checkpoint, or frontline regimen) each targeted drug, drug class or regimen ``text`` offers
     acts on ("Dabrafenib plus trametinib": [{BRAF}, {BRAF}]; "crizotinib": [{ALK, ROS1, MET}]); not one named as
-    the patients' history ("docetaxel in patients who progressed after pembrolizumab": [])."""
+    the patients' history ("docetaxel in patients who progressed after pembrolizumab": []). A ``sentence``'s
+    "immunotherapy" is a checkpoint inhibitor (``_IO_WORD_RE``), a heading's is not."""
     def offered(start: int) -> bool:
         return not _HAD_BEFORE_RE.search(text, max(0, start - 60), start)
 
     named = [frozenset({_class_gene(m)}) for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
     named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(m.start())]
+    named += [frozenset({PD1_CLASS}) for m in _IO_WORD_RE.finditer(text) if sentence and offered(m.start())
+              and not any(a <= m.start() < b for a, b in ((x.start(), x.end()) for x in _CLASS_RE.finditer(text)))]
     named += [_DRUG_TARGETS[m.group(0)] for m in re.finditer(r"[a-z]+", text.lower())
               if m.group(0) in _DRUG_TARGETS and offered(m.start())]
     return named + [frozenset({FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())]})
@@ -2436,7 +2446,7 @@ def _section_targets(section: str) -> list[frozenset[str]]:
     found: list[frozenset[str]] = []
     context: set[str] = set()
     for part in section.split(" > "):
-        named = [n & context or n for n in _targets(part)]
+        named = [n & context or n for n in _targets(part, sentence=False)]
         found = named or found
         context = _class_genes(part) or context
     return found

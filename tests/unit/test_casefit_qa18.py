@@ -274,3 +274,29 @@ def test_a_heading_naming_two_later_lines_is_a_later_line() -> None:
                   (section,)).verdict == "contradicts"
     assert assess("Cabozantinib is an option in the second- or third-line setting.", untreated).verdict == \
         "contradicts"
+
+
+def test_immunotherapy_offered_in_a_sentence_is_a_checkpoint_inhibitor_for_egfr_nsclc() -> None:
+    """A QA pass's resected EGFR exon 19 case was still released "Adjuvant immunotherapy for patients with resected
+    stage IB to IIIA NSCLC has been found to significantly increase DFS." (only drug names had been read)."""
+    resected = note_facts("Stage IIB lung adenocarcinoma, EGFR exon 19 deletion, after lobectomy. Adjuvant therapy?")
+    section = "## Treatment of Stages IIA and IIB NSCLC > ### Adjuvant immunotherapy"
+    p = Passage("E1", "c-E1", "Non-Small Cell Lung Cancer Treatment", "x.md", section, None,
+                "Adjuvant immunotherapy for patients with resected stage IB to IIIA NSCLC has been found to "
+                "significantly increase DFS and is recommended.", 0.2, 4.0, True)
+    assert "driven by EGFR exon 19 deletion" in locked_candidates([p], resected)[1]["E1.s1"]
+    wild = note_facts("Stage IIB lung adenocarcinoma, no EGFR or ALK alterations, after lobectomy. Adjuvant therapy?")
+    assert "E1.s1" in locked_candidates([p], wild)[0]
+
+
+def test_a_recurrence_does_not_meet_a_stages_initial_treatment() -> None:
+    """A QA pass's platinum-resistant ovarian recurrence was released "Surgery before or after platinum-based
+    chemotherapy and the addition of bevacizumab ..." from the advanced-stage (newly diagnosed) section."""
+    recurrence = case_from_facts(note_facts("High-grade serous ovarian cancer, recurrent 3 months after carboplatin, "
+                                            "paclitaxel and bevacizumab maintenance (platinum-resistant). Options?"))
+    advanced = "## Treatment of Advanced-Stage Ovarian Epithelial, Fallopian Tube, and Primary Peritoneal Cancer"
+    fit = assess("Surgery before or after platinum-based chemotherapy is an option.", recurrence, (advanced,))
+    assert fit.verdict == "contradicts" and "about a stage's initial treatment; the case is recurrent" in fit.reason
+    new = case_from_facts(note_facts("Newly diagnosed stage IIIC high-grade serous ovarian cancer. Options?"))
+    assert assess("Surgery before or after platinum-based chemotherapy is an option.", new, (advanced,)).verdict \
+        == "fits"
