@@ -94,9 +94,12 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("lung cancer", r"lung (?:cancer|carcinoma|tumou?r)"),
     # Colon and rectal cancer are treated (and written up in PDQ) apart: "colorectal" only when the text says so.
     ("colorectal cancer", r"colorectal (?:cancer|carcinoma|adenocarcinoma)|\bCRC\b"),
+    # "adenocarcinoma of the ascending colon", "... of the mid rectum" (a QA pass's two such notes were refused)
     ("colon cancer", r"(?:colon|colonic|sigmoid|caecal|cecal) (?:cancer|carcinoma|adenocarcinoma)|"
-                     r"(?:adeno)?carcinoma of the (?:sigmoid )?colon"),
-    ("rectal cancer", r"(?<!colo)rectal (?:cancer|carcinoma|adenocarcinoma)|(?:adeno)?carcinoma of the rectum"),
+                     r"(?:adeno)?carcinoma of the (?:(?:ascending|descending|transverse|sigmoid|right|left|proximal|"
+                     r"distal)[- ])?(?:colon|c(?:a)?ecum)"),
+    ("rectal cancer", r"(?<!colo)rectal (?:cancer|carcinoma|adenocarcinoma)|(?:adeno)?carcinoma of the "
+                      r"(?:(?:upper|mid|middle|lower|low|distal|proximal)[- ]?(?:third of the )?)?rectum"),
     ("pancreatic neuroendocrine tumor", r"pancreatic neuroendocrine (?:tumou?r|neoplasm|carcinoma)|\bpNET\b"),
     ("pancreatic adenocarcinoma", r"pancreatic (?:(?:head|body|tail|uncinate) )?(?:ductal )?(?:adenocarcinoma|cancer|"
                                   r"carcinoma)|\bPDAC\b|(?:adeno)?carcinoma of the (?:(?:head|body|tail) of the )?"
@@ -950,7 +953,7 @@ _STATUS_RE = re.compile(rf"\b{_STATUS_GROUPS}", re.IGNORECASE)
 # Words that may stand between a gene list and its status: "EGFR mutation testing: pending", "KRAS status unknown".
 _STATUS_FILLER = (r"mutations?|mutational|alterations?|rearrangements?|fusions?|amplifications?|variants?|testing|"
                   r"tests?|status|results?|analysis|sequencing|ngs|pcr|fish|ihc|by|on|via|was|were|is|are|has|have|"
-                  r"been|still|currently|germline|somatic")
+                  r"been|still|currently|germline|somatic|all|both|each")
 _SUFFIX_STATUS_RE = re.compile(rf"(?:[ \t:-]+(?:{_STATUS_FILLER})\b){{0,5}}[ \t:-]*{_STATUS_GROUPS}", re.IGNORECASE)
 # A cue just before the list: "negative for", "no actionable", "no mutations in", "awaiting". Only these few
 # words may stand between cue and gene, so "did not receive osimertinib despite EGFR mutation" stays EGFR-mutant;
@@ -968,6 +971,11 @@ _SEP = r"(?:[ \t]*(?:,|/|&)[ \t]*(?:(?:and|or|nor)[ \t]+)?|[ \t]+(?:and|or|nor)[
 # negation reaches ESR1 across AKT1 and PTEN, which had made ESR1 read as altered)
 _LIST_SEP_RE = re.compile(_SEP + r"(?:(?-i:[A-Z][A-Z0-9]{1,6})" + _SEP + r")*", re.IGNORECASE)
 _BOUNDARY = ".;\n()"  # a status never reaches across these (nor a leading cue across a comma)
+# "no actionable alterations (EGFR, ALK, KRAS G12C, RET tested)": the list in brackets is what was found negative
+_NONE_FOUND_RE = re.compile(r"\b(?:no|without|negative\s+for)\s+(?:[\w-]+\s+){0,2}(?:alterations?|mutations?|"
+                            r"variants?|drivers?|fusions?|abnormalit(?:y|ies))\s*[(:]\s*\Z", re.IGNORECASE)
+_OF_ALL_RE = re.compile(r"[\s,:-]*(?:(?:were|are|was|is)\s+)?(?:all|both|each)\b", re.IGNORECASE)
+_FOUND_OWN_RE = re.compile(r"positive|\+|\bdetected|\bpresent|\bmutated|\bamplified", re.IGNORECASE)
 # Gene symbols that are also English words match in capitals only ("met with the family" is not MET).
 _WORD_GENES = {"MET", "RET", "KIT", "ATM"}
 _STATUS_LABEL = {"neg": "negative", "pending": "pending", "unknown": "status unknown"}
@@ -1086,14 +1094,26 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
         sm = _SUFFIX_STATUS_RE.match(text, end)
         suffix = sm.lastgroup if sm else None
         prefix = pm.lastgroup if pm else None  # covers the leading items, up to the first with its own words
-        # a negated list joined by "or" and ending in a bare gene is one disjunction: "No EGFR, ALK, ROS1, BRAF,
-        # KRAS G12C, MET, RET or NTRK alterations" denies every item (a QA pass's driver-negative case had read
-        # KRAS G12C, MET, RET and NTRK as altered and was drafted RET and NTRK inhibitors)
-        every = prefix == "neg" and len(group) > 1 and not _SPECIFIC_RE.search(group[-1][3]) and \
-            bool(re.search(r"\bn?or\b", text[group[-2][1]:group[-1][0]], re.IGNORECASE))
+        # A negated list whose last item is joined by "and", "or" or "nor" denies every item, variants and generic
+        # words included ("No EGFR, ALK, ROS1, BRAF, KRAS G12C, MET, RET or NTRK alterations", "negative for EGFR,
+        # ALK, ROS1, KRAS G12C and RET", "without EGFR mutation, ALK rearrangement, or KRAS G12C mutation"); so does
+        # a status said of all ("... RET and NTRK all wild type") and a list of what was tested after "no
+        # actionable alterations (". Two QA passes' driver-negative cases had read such drivers as altered (and
+        # were drafted RET and NTRK inhibitors). An item's own positive finding stays ("..., and KRAS G12C
+        # positive").
+        joined = len(group) > 1 and bool(re.search(r"\b(?:n?or|and)\b", text[group[-2][1]:group[-1][0]],
+                                                   re.IGNORECASE))
+        if _NONE_FOUND_RE.search(text, max(0, start - 60), start):
+            prefix, joined = "neg", True
+        said_of_all = sm is not None and suffix is not None and bool(_OF_ALL_RE.match(sm.group(0)))
+        every = prefix == "neg" and joined or said_of_all
         for k, (s, e, name, own) in enumerate(group):
             status = _status(own)
-            if status is None and prefix is not None and (every or not _SPECIFIC_RE.search(own)):
+            if every and _FOUND_OWN_RE.search(own):
+                pass  # its own finding: "KRAS G12C positive"
+            elif status is None and said_of_all:
+                status = suffix
+            elif status is None and prefix is not None and (every or not _SPECIFIC_RE.search(own)):
                 status = prefix
             if own.strip() and not every:
                 prefix = None  # "no EGFR or ALK mutation, KRAS G12C": the cue ends at "mutation"

@@ -4,6 +4,8 @@ disease's stage, a later line written as "progression of disease after", a rare 
 
 from __future__ import annotations
 
+import pytest
+
 from engine.casefit import assess, case_from_facts
 from engine.config import Settings
 from engine.facts import extract_facts, is_rare
@@ -132,3 +134,36 @@ def test_surgery_finished_or_undergone_is_a_resection() -> None:
     assert "resected" in (facts("HER2-negative early breast cancer, finished neoadjuvant chemotherapy and surgery "
                                 "with residual disease. Adjuvant options?").stage_text or "")
     assert "resected" not in (facts("Breast cancer planned for surgery. Neoadjuvant options?").stage_text or "")
+
+
+@pytest.mark.parametrize("note", [
+    "Stage IV lung adenocarcinoma, negative for EGFR, ALK, ROS1, KRAS G12C and RET. PD-L1 80%.",
+    "Stage IV lung adenocarcinoma; EGFR, ALK, ROS1, BRAF V600E, KRAS G12C, MET exon 14, RET and NTRK all wild type.",
+    "Stage IV lung adenocarcinoma. NGS: no actionable alterations (EGFR, ALK, KRAS G12C, RET tested). PD-L1 80%.",
+    "Stage IV lung adenocarcinoma without EGFR mutation, ALK rearrangement, or KRAS G12C mutation. PD-L1 80%.",
+])
+def test_reworded_negated_driver_lists_deny_every_driver(note: str) -> None:
+    """A second QA pass's paraphrases of the driver-negative note had read every driver, or the later ones, as
+    altered."""
+    assert facts(note).genes == ()
+
+
+@pytest.mark.parametrize("note, genes", [
+    ("Stage IV NSCLC, no EGFR mutation, KRAS G12C.", ("KRAS",)),
+    ("No EGFR or ALK alterations, and KRAS G12C positive.", ("KRAS",)),
+    ("EGFR and KRAS wild-type, BRAF V600E mutated.", ("BRAF",)),
+])
+def test_a_finding_of_its_own_still_counts_beside_a_negated_list(note: str, genes: tuple[str, ...]) -> None:
+    assert facts(note).genes == genes
+
+
+@pytest.mark.parametrize("note, cancer", [
+    ("58-year-old with adenocarcinoma of the ascending colon, pT3N1a, after right hemicolectomy.", "colon cancer"),
+    ("Adenocarcinoma of the cecum, stage II.", "colon cancer"),
+    ("Adenocarcinoma of the mid rectum, cT3N1, MRI shows no threatened margin.", "rectal cancer"),
+    ("Adenocarcinoma of the lower third of the rectum.", "rectal cancer"),
+])
+def test_a_colon_or_rectal_cancer_named_by_its_part_is_read(note: str, cancer: str) -> None:
+    """A second QA pass's "adenocarcinoma of the ascending colon" and "... of the mid rectum" notes were refused:
+    no cancer type had been read."""
+    assert facts(note).cancer_type == cancer
