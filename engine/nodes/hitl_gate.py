@@ -159,8 +159,12 @@ def manages_nothing_asked(state: ConsultState) -> str:
 
 
 # a pregnant patient: a guideline's treatment is judged differently
-_PREGNANT_RE = re.compile(r"\b(?:pregnan\w*|gestation\w*|gravid\w*|trimester)\b", re.IGNORECASE)
-_NOT_PREGNANT_RE = re.compile(r"\b(?:not|no|denies|negative)\s+(?:\w+\s+){0,2}(?:pregnan\w*)", re.IGNORECASE)
+# Not a molar or ectopic pregnancy, a pregnancy test, gestational trophoblastic disease or "gravida 2 para 2" (an
+# obstetric history); a denied or past one does not count either
+_PREGNANT_RE = re.compile(r"\b(?:(?<!molar )(?<!ectopic )pregnan\w*(?!\s+tests?\b)|gestation\w*(?![\s-]+trophoblastic)|"
+                          r"gravid\b|trimester)\b", re.IGNORECASE)
+_NOT_PREGNANT_RE = re.compile(r"\b(?:not|no|denies|negative|prior|previous|past|after|history\s+of)\s+(?:\w+\s+){0,2}"
+                              r"(?:pregnan\w*)", re.IGNORECASE)
 
 
 def pregnancy_reason(state: ConsultState) -> str:

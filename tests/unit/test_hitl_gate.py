@@ -232,6 +232,12 @@ def test_a_pregnant_patient_always_waits_for_a_reviewer():
     addressed = [r for r in review_reasons(with_passages(question, hodgkin, "During pregnancy, treatment may be "
                                                                             "delayed."), 0.0) if "pregnant" in r]
     assert addressed and "safe in pregnancy" in addressed[0]
+    # a gestational trophoblastic neoplasm is no pregnancy (its passages all mention pregnancy)
+    for note in ("Low-risk gestational trophoblastic neoplasia after evacuation of a molar pregnancy. Treatment?",
+                 "52-year-old, gravida 2 para 2, stage IB endometrial cancer, pregnancy test negative. Adjuvant?",
+                 "Breast cancer diagnosed 8 months after pregnancy, stage II. Treatment?"):
+        assert not [r for r in review_reasons(with_passages(note, "Methotrexate is a standard option."), 0.0)
+                    if "pregnant" in r], note
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma, not pregnant. Which regimen?", hodgkin))
     assert not pregnancy(with_passages("Stage II Hodgkin lymphoma. Which regimen?", hodgkin))
 
