@@ -181,8 +181,8 @@ from typing import Any, Literal
 from engine.facts import (ARPI_DRUGS, BCLC_RE, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
                           FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
                           RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
-                          child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, pdl1_range,
-                          risk_readings, status_readings, subsite_readings)
+                          child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, oropharynx_stage,
+                          pdl1_range, risk_readings, status_readings, subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -733,6 +733,9 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
         return bladder_stage(m) != facts.stage
     if facts.cancer_type in TNM_STAGING:
         return TNM_STAGING[facts.cancer_type](m) != facts.stage
+    if facts.cancer_type == "oropharyngeal cancer":
+        hpv = next((x.split(":")[1] for x in facts.statuses if x.startswith("HPV:")), None)
+        return oropharynx_stage(m, hpv) != facts.stage
     return m.group("m") != "1" and facts.cancer_type not in _NODE_POSITIVE_IS_III
 
 

@@ -771,6 +771,21 @@ def _breast_size_stage(text: str) -> tuple[str, str] | None:
     return group, f"{size.group(0)}, {nodes.group(0)}"
 
 
+def oropharynx_stage(m: re.Match[str], hpv: str | None) -> str | None:
+    """The AJCC 8th edition stage group of oropharyngeal cancer from a ``TNM_RE`` match and its HPV (p16) status:
+    p16-negative by the common head and neck table (``head_neck_stage``); p16-positive (clinical) T0-T2 N0-N1 I,
+    T0-T2 N2 or T3 N0-N2 II, T4 or N3 III, M1 IV; None when the status is not stated (a QA pass's HPV-negative
+    "T4aN2bM0" had been a routing guess, stage III, not IVA)."""
+    if hpv == "negative":
+        return head_neck_stage(m)
+    t, n, metastasis = m.group("t").lower(), m.group("n").lower(), m.group("m").lower()
+    if hpv != "positive" or metastasis not in ("0", "1") or (metastasis == "0" and ("x" in (t, n) or t in ("a", "is"))):
+        return None
+    if metastasis == "1":
+        return "IV"
+    return "III" if t == "4" or n == "3" else "II" if t == "3" or n == "2" else "I"
+
+
 def _penile_tnm_stage(m: re.Match[str]) -> str | None:
     return penile_stage(m.group("t").lower(), (m.group("ts") or "").lower(), m.group("n").lower(),
                         m.group("m").lower())
@@ -829,7 +844,12 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
     for m in TNM_RE.finditer(text):
         n, metastasis = m.group("n").lower(), m.group("m").lower()
-        if bladder or cancer_type in TNM_STAGING:
+        hpv = next((x.split(":")[1] for x in _statuses(text) if x.startswith("HPV:")), None) \
+            if cancer_type == "oropharyngeal cancer" else None
+        if hpv is not None:  # without its HPV status the oropharynx gets the routing rule below
+            if (group := oropharynx_stage(m, hpv)) is not None:
+                derived.append((group, m.group(0)))
+        elif bladder or cancer_type in TNM_STAGING:
             # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
             staging = bladder_stage if bladder else TNM_STAGING[cancer_type or ""]
             if (group := staging(m)) is not None:

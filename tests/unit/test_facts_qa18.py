@@ -167,3 +167,18 @@ def test_a_colon_or_rectal_cancer_named_by_its_part_is_read(note: str, cancer: s
     """A second QA pass's "adenocarcinoma of the ascending colon" and "... of the mid rectum" notes were refused:
     no cancer type had been read."""
     assert facts(note).cancer_type == cancer
+
+
+@pytest.mark.parametrize("note, stage, trusted", [
+    ("60-year-old with locally advanced HPV-negative squamous cell carcinoma of the oropharynx, T4aN2bM0. Definitive "
+     "treatment?", "IV", True),
+    ("54-year-old, p16-positive squamous cell carcinoma of the left tonsil, T2N1M0. Definitive treatment?", "I", True),
+    ("HPV-positive oropharyngeal cancer, T3N2M0.", "II", True),
+    ("Oropharyngeal squamous cell carcinoma, T2N1M0, HPV status pending.", "III", False),  # the routing rule only
+])
+def test_an_oropharynx_tnm_is_staged_by_its_hpv_status(note: str, stage: str, trusted: bool) -> None:
+    """A second QA pass's HPV-negative T4aN2b oropharynx case read as stage III (a routing guess); an HPV-positive
+    T2N1 is stage I by AJCC 8."""
+    f = facts(note)
+    assert f.stage == stage
+    assert bool(case_from_facts(f).stage_name) is trusted
