@@ -240,7 +240,10 @@ _STAGE_ORDER = {"0": 0, "I": 1, "II": 2, "III": 3, "IV": 4}
 _STAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])(?:[abc]\d?)?\b", re.IGNORECASE)
 # The disease's extent beyond its stage, kept in stage_text for case fit ("stage IIIA, unresectable"): resected
 # lines do not apply to unresectable disease, nor non-muscle-invasive lines to muscle-invasive bladder cancer.
-_EXTENT_RE = re.compile(r"\b(?:unresectable|inoperable|non[- ]?muscle[- ]invasive|muscle[- ]invasive)\b",
+_EXTENT_RE = re.compile(r"\b(?:unresectable|inoperable|non[- ]?muscle[- ]invasive|muscle[- ]invasive)\b|"
+                        # written out, read as "unresectable" (a QA pass's "not resectable" HCC was offered resection)
+                        r"\b(?P<not>not\s+(?:surgically\s+)?resectable|not\s+an?\s+(?:surgical|operative)\s+"
+                        r"candidate|not\s+a\s+candidate\s+for\s+(?:surgery|resection|surgical\s+resection))\b",
                         re.IGNORECASE)
 # Resectability changes over time: "initially unresectable, now resected after conversion chemotherapy" is resected
 # (the latest state). An unresectable/inoperable mention is the past when a cue says so ("initially", "originally
@@ -894,8 +897,8 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
     elif not found and cancer_type == "hepatocellular carcinoma" and (m := BCLC_RE.search(text)):
         words = f"BCLC {m.group(1).upper()}"  # no AJCC group; case fit reads the BCLC stage (casefit)
-    extent = list(dict.fromkeys(" ".join(m.group(0).lower().split()) for m in _EXTENT_RE.finditer(text)
-                                if not _former_unresectable(text, m)))
+    extent = list(dict.fromkeys("unresectable" if m.group("not") else " ".join(m.group(0).lower().split())
+                                for m in _EXTENT_RE.finditer(text) if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):
         statements = statement_text(text)
         done = [m for m in _RESECTION_RE.finditer(statements)
@@ -944,7 +947,7 @@ def _metastases_denied(text: str, m: re.Match[str]) -> bool:
 def _former_unresectable(text: str, m: re.Match[str]) -> bool:
     """An unresectable/inoperable mention the text puts in the past ("initially unresectable", "unresectable at
     diagnosis", "originally deemed inoperable")."""
-    return (m.group(0).lower() in _UNRESECTABLE_WORDS
+    return ((m.group(0).lower() in _UNRESECTABLE_WORDS or bool(m.group("not")))
             and bool(_FORMER_BEFORE_RE.search(text, max(0, m.start() - 40), m.start())
                      or _FORMER_AFTER_RE.match(text, m.end())))
 

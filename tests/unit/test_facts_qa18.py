@@ -182,3 +182,15 @@ def test_an_oropharynx_tnm_is_staged_by_its_hpv_status(note: str, stage: str, tr
     f = facts(note)
     assert f.stage == stage
     assert bool(case_from_facts(f).stage_name) is trusted
+
+
+@pytest.mark.parametrize("note, extent", [
+    ("Hepatocellular carcinoma, BCLC stage B, not a transplant candidate, not resectable. Treatment?", "unresectable"),
+    ("Pancreatic adenocarcinoma, not a surgical candidate because of comorbidities. Treatment?", "unresectable"),
+    ("Colon cancer liver metastases, initially not resectable, now resected after chemotherapy.", "resected"),
+])
+def test_unresectable_written_out_is_read(note: str, extent: str) -> None:
+    """A second QA pass's "not resectable" HCC case was read as operable (resection lines offered)."""
+    assert extent in (facts(note).stage_text or "").split(", ")
+    if extent == "unresectable":
+        assert case_from_facts(facts(note)).unresectable
