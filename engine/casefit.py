@@ -178,11 +178,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ARPI_DRUGS, BCLC_RE, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE,
-                          FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE,
-                          RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings, asked_sentences, bladder_stage,
-                          child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings, oropharynx_stage,
-                          pdl1_range, risk_readings, status_readings, subsite_readings)
+from engine.facts import (ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
+                          FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
+                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings,
+                          asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score,
+                          mmr_readings, oropharynx_stage, pdl1_range, risk_readings, status_readings,
+                          subsite_readings)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -816,8 +817,10 @@ def case_from_facts(facts: CaseFacts) -> Case:
     if stage is None and operable and not facts.recurrent and not _CASE_UNRESECTABLE_RE.search(extent):
         # resected or resectable without a stage: the early, operable setting, not metastatic (stage 0 to
         # III); an adjuvant line had been "applies if ... (not stated for this case)" for "pancreatic cancer,
-        # resected"
-        stage, name, metastatic = (0, 39), f"{sorted(operable)[-1]} (no stage given)", False
+        # resected". A breast cancer's stage 0 is DCIS, which engine.facts reads as such: else stage I to III (the
+        # audit's operated BRCA2 carrier had "Stages I, II, and III" lines only qualified)
+        low = 10 if facts.cancer_type in BREAST_TYPES else 0
+        stage, name, metastatic = (low, 39), f"{sorted(operable)[-1]} (no stage given)", False
     if stage is None and "limited-stage" in [e.strip().lower() for e in extent.split(",")]:
         # SCLC's limited stage: stages I to III, not metastatic (PDQ: "Treatment of Limited-Stage SCLC")
         stage, name, metastatic = (10, 39), "limited-stage (stage I to III)", False

@@ -300,3 +300,14 @@ def test_a_recurrence_does_not_meet_a_stages_initial_treatment() -> None:
     new = case_from_facts(note_facts("Newly diagnosed stage IIIC high-grade serous ovarian cancer. Options?"))
     assert assess("Surgery before or after platinum-based chemotherapy is an option.", new, (advanced,)).verdict \
         == "fits"
+
+
+def test_an_operated_invasive_breast_cancer_without_a_stage_is_stage_i_to_iii() -> None:
+    """The audit's BRCA2 carrier "finished neoadjuvant chemotherapy and surgery" had every "Stages I, II, and III"
+    line only qualified (stage 0, DCIS, was still possible)."""
+    operated = case_from_facts(note_facts("HER2-negative high-risk early breast cancer, finished neoadjuvant "
+                                          "chemotherapy and surgery with residual disease. Adjuvant options?"))
+    section = "## Systemic Therapy for Stages I, II, and III Breast Cancer > ### Adjuvant PARP Inhibitors"
+    assert assess("Olaparib is an option.", operated, (section,)).verdict == "fits"
+    pancreas = case_from_facts(note_facts("Pancreatic adenocarcinoma, resected. Adjuvant options?"))
+    assert pancreas.stage == (0, 39)  # other cancers keep stage 0 possible
