@@ -180,10 +180,9 @@ from typing import Any, Literal
 
 from engine.facts import (ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
                           FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
-                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, TNM_STAGING, age_readings,
-                          asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score,
-                          mmr_readings, oropharynx_stage, pdl1_range, risk_readings, status_readings,
-                          subsite_readings)
+                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences,
+                          bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings,
+                          pdl1_range, risk_readings, status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -720,7 +719,7 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
     """The case's stage is engine.facts' routing approximation from TNM, not the cancer's stage group: not used for
     case fit (the stage is then unknown: stage lines are qualified, never contradicted by a guess). Node-positive
     M0 outside ``_NODE_POSITIVE_IS_III``; bladder and head and neck TNM are read by their own staging
-    (``bladder_stage``, ``TNM_STAGING``: trusted where they give the same group); thyroid cancer's stage is never
+    (``bladder_stage``, ``tnm_staging``: trusted where they give the same group); thyroid cancer's stage is never
     derived (M1 differentiated cancer under 55 is II)."""
     words = facts.stage_text or ""
     if re.search(r"\bstage\b|\bextensive\b", words, re.IGNORECASE):
@@ -732,11 +731,8 @@ def _routing_only_stage(facts: CaseFacts) -> bool:
         return False  # "metastatic": IV
     if facts.cancer_type == "urothelial carcinoma":
         return bladder_stage(m) != facts.stage
-    if facts.cancer_type in TNM_STAGING:
-        return TNM_STAGING[facts.cancer_type](m) != facts.stage
-    if facts.cancer_type == "oropharyngeal cancer":
-        hpv = next((x.split(":")[1] for x in facts.statuses if x.startswith("HPV:")), None)
-        return oropharynx_stage(m, hpv) != facts.stage
+    if staging := tnm_staging(facts.cancer_type, facts.statuses):
+        return staging(m) != facts.stage
     return m.group("m") != "1" and facts.cancer_type not in _NODE_POSITIVE_IS_III
 
 

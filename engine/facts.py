@@ -813,10 +813,20 @@ def nasopharyngeal_stage(m: re.Match[str]) -> str | None:
 
 
 # Cancers whose TNM is read by their own stage groups (bladder too, by ``bladder_stage``, when the note says
-# bladder): engine.casefit trusts a stage these give
+# bladder; the oropharynx by its HPV status: ``tnm_staging``): engine.casefit trusts a stage these give
 TNM_STAGING: dict[str, Callable[[re.Match[str]], str | None]] = {
     **{c: head_neck_stage for c in HEAD_NECK_TNM}, **{c: breast_stage for c in BREAST_TYPES},
     "nasopharyngeal carcinoma": nasopharyngeal_stage, "penile cancer": _penile_tnm_stage}
+
+
+def tnm_staging(cancer_type: str | None, statuses: Iterable[str] = ()) -> Callable[[re.Match[str]], str | None] | None:
+    """The cancer's own TNM stage groups (``TNM_STAGING``; the oropharynx's by the "HPV:..." among ``statuses``, as
+    ``CaseFacts.statuses`` writes them), or None where TNM gives only the routing rule's guess. One reading for
+    ``_stage`` and for engine.casefit, which trusts a stage it gives."""
+    if cancer_type == "oropharyngeal cancer":
+        hpv = next((x.split(":")[1] for x in statuses if x.startswith("HPV:")), None)
+        return None if hpv is None else lambda m: oropharynx_stage(m, hpv)
+    return TNM_STAGING.get(cancer_type or "")
 
 
 # Another disease's stage ("chronic kidney disease stage 3", "CKD stage 3b", "stage 2 hypertension"): not the
@@ -833,7 +843,7 @@ def _comorbidity_stage(text: str, m: re.Match[str]) -> bool:
                 or _COMORBIDITY_AFTER_RE.match(text, m.end()))
 
 
-def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str | None]:
+def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = ()) -> tuple[str | None, str | None]:
     """(stage group, its words + the extent words). A stated stage ("stage IIB", "extensive-stage") wins over TNM
     ("cT2N1M0 stage IIB" is IIB, not III); TNM only when none is stated, "metastatic" only when neither is. TNM is
     read by the cancer's own staging where it is unambiguous (bladder: ``bladder_stage``, and ``TNM_STAGING``:
@@ -845,16 +855,12 @@ def _stage(text: str, cancer_type: str | None = None) -> tuple[str | None, str |
     stated += [(_ROMAN[m.group(1).lower()], m.group(0)) for m in _FIGO_RE.finditer(text)]
     derived: list[tuple[str, str]] = []
     bladder = cancer_type == "urothelial carcinoma" and bool(_BLADDER_RE.search(text))
+    # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none; without
+    # its HPV status the oropharynx gets the routing rule below
+    staging = bladder_stage if bladder else tnm_staging(cancer_type, statuses)
     for m in TNM_RE.finditer(text):
         n, metastasis = m.group("n").lower(), m.group("m").lower()
-        hpv = next((x.split(":")[1] for x in _statuses(text) if x.startswith("HPV:")), None) \
-            if cancer_type == "oropharyngeal cancer" else None
-        if hpv is not None:  # without its HPV status the oropharynx gets the routing rule below
-            if (group := oropharynx_stage(m, hpv)) is not None:
-                derived.append((group, m.group(0)))
-        elif bladder or cancer_type in TNM_STAGING:
-            # the cancer's own groups; where T, N and M do not settle one ("T4 N1 M0" bladder: IIIA or IVA), none
-            staging = bladder_stage if bladder else TNM_STAGING[cancer_type or ""]
+        if staging is not None:
             if (group := staging(m)) is not None:
                 derived.append((group, m.group(0)))
         elif metastasis == "1":
@@ -1742,7 +1748,8 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
                   rare_cancers: Iterable[str]) -> CaseFacts:
     text = text.translate(DASHES)
     cancer_type = _best_cancer_type(text)
-    stage, stage_text = _stage(text, cancer_type)
+    statuses = _statuses(text)
+    stage, stage_text = _stage(text, cancer_type, statuses)
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
     line, first_line_done = _line_reading(text, cancer_type)
@@ -1762,7 +1769,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
-        statuses=_statuses(text),
+        statuses=statuses,
         child_pugh=next((c for _, _, c in child_pugh_readings(statement_text(text)) if len(c) == 1), None),
         age=_age(text),
         subsites=_case_subsites(text, cancer_type),
