@@ -694,6 +694,7 @@ class Case:
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
+_DENIED_MARKER_RE = re.compile(r"\s(?:negative|status unknown|pending)$")  # engine.facts' status on a marker
 _CASE_SUBSTAGE_RE = re.compile(r"\bstage\s*(iv|iii|ii|i|[0-4])([abc])", re.IGNORECASE)
 _CASE_METASTATIC_RE = re.compile(r"metasta|\bmets\b|\bM1|extensive", re.IGNORECASE)
 _CASE_UNRESECTABLE_RE = re.compile(r"\bunresectable\b|\binoperable\b|\bnot (?:surgically )?resectable\b",
@@ -771,6 +772,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                     # the IHC score refines "HER2-negative": a plain one does not undo "HER2-negative (IHC 0)"
                     if not (key == "HER2" and value == "negative" and receptors.get(key) in ("low", "zero")):
                         receptors[key] = value
+            elif c.kind == "gene" and c.altered and c.variants and _DENIED_MARKER_RE.search(text):
+                continue  # "KRAS G12C negative" (engine.facts): that variant is absent, the gene's others unknown
             elif c.kind == "gene" and c.altered:
                 for g in c.genes:
                     altered[g] = altered.get(g, frozenset()) | c.variants

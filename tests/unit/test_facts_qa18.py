@@ -146,6 +146,8 @@ def test_reworded_negated_driver_lists_deny_every_driver(note: str) -> None:
     """A second QA pass's paraphrases of the driver-negative note had read every driver, or the later ones, as
     altered."""
     assert facts(note).genes == ()
+    # nor does case fit read a denied variant ("KRAS G12C negative") as that variant present
+    assert case_from_facts(facts(note)).altered == {}
 
 
 @pytest.mark.parametrize("note, genes", [
