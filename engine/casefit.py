@@ -54,7 +54,8 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 sentence's own is judged only for a case that states its fitness; a heading's always
                 qualifies. A case that has had chemotherapy, without progression, poor performance or stated
                 unfitness, was a candidate for it ("after concurrent chemoradiation"): judged for that target
-                only
+                only; a case at ECOG 3-4 (KPS <= 50) is unfit for intensive therapy, a transplant and cisplatin
+                unless the note says otherwise
     performance the population's performance status: "good performance status", "ECOG PS 0-1" (good: ECOG 0-1,
                 KPS >= 80), "poor performance status" (ECOG 3-4, KPS <= 50); ECOG 2 is neither. Judged only for a
                 case that states its own (engine.facts ``performance_status``)
@@ -64,6 +65,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
                 older than 60 years") or a statistic ("median age"). Judged only for a case that states its age
                 (engine.facts ``age``), and never from a heading (PDQ's "... or advanced age (aged ≥80 years)" is
                 one alternative of two)
+    menopause   the population's menopausal status (engine.facts.menopause_readings): "postmenopausal women" (post),
+                "premenopausal or perimenopausal women" (pre); not "postmenopausal hormone therapy". Judged for a
+                case whose status is known (engine.facts ``menopause``: stated, or a woman of 60 or more) or who is
+                a man (neither); a heading's ("Aromatase inhibitors > Premenopausal women") always qualifies
     risk        a risk group (engine.facts.risk_readings): "low-/intermediate-/high-risk", "low- to intermediate-risk"
                 (alternatives), "(early) favorable/unfavorable" ("Early Unfavorable Classic HL"); two scales, each
                 judged only against the same scale, and only for a case that states a risk group (heading too)
@@ -178,11 +183,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
+from engine.facts import (ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
                           FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
                           PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences,
-                          bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score, mmr_readings,
-                          pdl1_range, risk_readings, status_readings, subsite_readings, tnm_staging)
+                          bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score,
+                          menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
+                          subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -547,6 +553,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for a, b, lo, hi, vague in age_readings(text):  # "patients older than 60 years", "older patients"
         if free((a, b)):
             add((a, b), Condition("age", "age", text[a:b], lo=lo, hi=hi, value=vague))
+    for a, b, value in menopause_readings(text):  # "postmenopausal women", "premenopausal or perimenopausal women"
+        if free((a, b)):
+            add((a, b), Condition("menopause", "menopause", text[a:b], value=value))
     for m in _NEUROENDOCRINE_FOR_RE.finditer(text):  # "(for patients with ... neuroendocrine tumors)"
         if free((m.start("net"), m.end("net"))):
             add((m.start("net"), m.end("net")), Condition("histology", "histology", m.group("net"),
@@ -691,6 +700,8 @@ class Case:
     statuses: Mapping[str, str] = field(default_factory=dict)  # "castration" -> "resistant", "HPV" -> ... (facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
     bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
+    sex: str | None = None  # "female" / "male" (engine.facts)
+    menopause: str | None = None  # "pre" / "post" (engine.facts: stated, or a woman of 60 or more)
 
 
 _STAGE_WORDS_RE = re.compile(r"\bstage\b|metasta", re.IGNORECASE)  # a stage or extent written in words
@@ -843,16 +854,18 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after),
-                bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None)
+                bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None,
+                sex=facts.sex, menopause=facts.menopause)
 
 
 def _exhausted(given: Sequence[str]) -> dict[str, str]:
-    """Checkpoint class (PD-1/PD-L1, CTLA-4) or frontline regimen (R-CHOP, ...) -> what of it the case progressed
-    after, as written (engine.facts ``progressed_after``)."""
+    """Checkpoint class (PD-1/PD-L1, CTLA-4), EGFR TKI, ARPI, CDK4/6 inhibitor or frontline regimen (R-CHOP, ...)
+    -> what of it the case progressed after, as written (engine.facts ``progressed_after``)."""
     out: dict[str, list[str]] = {}
     for drug in given:
         cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else \
-            EGFR_TKI if drug in EGFR_TKIS else ARPI if drug in ARPI_DRUGS else PD1_CLASS
+            EGFR_TKI if drug in EGFR_TKIS else ARPI if drug in ARPI_DRUGS else \
+            CDK46 if drug in CDK46_DRUGS or drug[:3].upper() == "CDK" else PD1_CLASS
         out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
@@ -934,6 +947,12 @@ def _case_fitness(statements: Sequence[str], facts: CaseFacts | None = None) -> 
     for target, found in implied.items():
         if target not in out and len({value for value, _ in found}) == 1:
             out[target] = found[0]
+    if facts and case_performance(facts.performance_status) == "poor":
+        # ECOG 3-4 (KPS <= 50) rules out intensive therapy, a transplant and cisplatin (Ferrara's and Galsky's
+        # criteria) unless the note says otherwise: a QA pass's 87-year-old at ECOG 3 had FOLFIRINOX drafted
+        said = f"{facts.performance_status} (poor performance status)"
+        for target in ("intensive", "transplant", "cisplatin", "general"):
+            out.setdefault(target, ("unfit", said))
     given = [t for t in facts.prior_treatments if _CHEMO_GIVEN_RE.search(t)] if facts else []
     if (given and facts and "chemotherapy" not in out and "unfit" not in {v for v, _ in out.values()}
             and facts.line != "later" and case_performance(facts.performance_status) != "poor"):
@@ -1067,6 +1086,12 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have == want else ("contradicts", said)
     if c.kind == "age":
         return _fit_age(c, case.age)
+    if c.kind == "menopause":
+        if case.sex == "male":
+            return "contradicts", "a man"
+        if case.menopause is None:
+            return "unknown", ""
+        return ("fits", "") if case.menopause == c.value else ("contradicts", f"{case.menopause}menopausal")
     if c.kind == "operation":
         if case.operation is None:
             return "unknown", ""
@@ -1352,8 +1377,8 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
 # the disease's extent, not a subgroup; the line of therapy ("nivolumab for previously treated patients" is the
 # sentence's own condition, not one option's); and a risk group ("ATRA plus chemotherapy, followed by ATO-based
 # consolidation therapy for high-risk disease": the item's population)
-_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "risk", "liver",
-               *STATUSES)
+_STAGE_LIKE = ("stage", "setting", "resection", "surgery", "invasion", "line", "fitness", "age", "menopause", "risk",
+               "liver", *STATUSES)
 
 
 # Line-of-therapy headings ("Second-line systemic therapy", "Treatment of Progressive Stage IV ... NSCLC",
@@ -1645,6 +1670,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 contradicted.append(f"states resected or resectable disease; the case is {why}")
             elif family == "surgery":
                 contradicted.append(f"names surgery as the treatment ({', '.join(texts)}); the case is {why}")
+            elif family == "menopause":
+                contradicted.append(f"states a menopausal status ({', '.join(texts)}); the case is {why}")
             elif family == "line":
                 which = "a first" if entries[0][0].value == "first" else "a later"
                 contradicted.append(f"states {which} line of therapy ({', '.join(texts)}); the case is {why}")
@@ -1705,11 +1732,12 @@ _ENDOCRINE_RE = re.compile(
 
 
 # Treatments a case's fitness rules out even where the sentence does not say whom they are for: cisplatin (unless
-# carboplatin is named beside it, the substitute), intensive induction ("7 + 3", an anthracycline, "intensive
-# induction chemotherapy") and a stem cell transplant or high-dose therapy
+# carboplatin is named beside it, the substitute), intensive induction or combination chemotherapy ("7 + 3", an
+# anthracycline, "intensive induction chemotherapy", FOLFIRINOX) and a stem cell transplant or high-dose therapy
 _NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     ("cisplatin", re.compile(r"\bcisplatin\b", re.IGNORECASE), re.compile(r"\bcarboplatin\b", re.IGNORECASE)),
     ("intensive", re.compile(r"\b7\s*\+\s*3\b|\banthracyclines?\b|\bdaunorubicin\b|\bidarubicin\b|\bCPX-351\b|"
+                             r"\b(?:m|modified\s+)?FOLFIRINOX\b|\bFOLFOXIRI\b|\bNALIRIFOX\b|"
                              r"\bintensive\s+(?:induction|remission[- ]induction|chemotherapy)\b", re.IGNORECASE),
      None),
     ("transplant", re.compile(r"\b(?:autologous|allogeneic)\s+(?:[\w-]+\s+){0,3}?(?:transplant\w*|HCT|SCT|HSCT)\b|"
@@ -1760,6 +1788,7 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
     # likewise fitness ("for patients who are not candidates for intensive chemotherapy") and age ("older
     # patients"): judged for a case that states its own; a heading's fitness ("Less-fit patients ...") still qualifies
     unstated = {f for f, known in (("fitness", case.fitness_stated), ("age", case.age is not None),
+                                   ("menopause", case.menopause is not None or case.sex == "male"),
                                    ("performance", case.performance is not None),
                                    ("operation", case.operation is not None), ("risk", bool(case.risk)),
                                    ("liver", case.child_pugh is not None),
@@ -2384,6 +2413,7 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
 PD1_CLASS = "PD-1/PD-L1"
 EGFR_TKI = "EGFR TKI"
 ARPI = "androgen receptor pathway inhibitor"
+CDK46 = "CDK4/6"
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2392,7 +2422,7 @@ _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhib
 # ("Immunotherapy > Interleukin-2" is no PD-1 inhibitor)
 _IO_WORD_RE = re.compile(r"\b(?:chemo-?)?immunotherapy\b", re.IGNORECASE)
 _TARGETED_CLASS_RE = re.compile(
-    r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C)(?:/\w+)?[- ](?:(?:directed|targeted)[- ])?"
+    r"\b(BRAF|ALK|ROS1|RET|MET|NTRK|TRK|FLT3|IDH1|IDH2|KRAS[ ]G12C|CDK4/6)(?:/\w+)?[- ](?:(?:directed|targeted)[- ])?"
     r"(?:(?:tyrosine[ ]kinase[ ])?inhibitors?|TKIs?)\b")
 # drug -> the drivers it acts on (crizotinib: ALK, ROS1 and MET; entrectinib: NTRK and ROS1)
 _TARGETED_DRUGS = {
@@ -2402,7 +2432,7 @@ _TARGETED_DRUGS = {
     "NTRK": "larotrectinib entrectinib repotrectinib", "KRAS": "sotorasib adagrasib",
     "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
     PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS), EGFR_TKI: " ".join(EGFR_TKIS),
-    ARPI: " ".join(ARPI_DRUGS),
+    ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS),
     "EGFR-MET": "amivantamab"}  # amivantamab: another class, kept beside lazertinib
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}

@@ -1336,8 +1336,12 @@ _THIRD_GEN_EGFR = ("osimertinib", "lazertinib")
 # androgen receptor pathway inhibitors: after progression on one, another is of little use (cross-resistance; a QA
 # pass's castration-resistant case after abiraterone was offered abiraterone's trials again)
 ARPI_DRUGS = ("abiraterone", "enzalutamide", "apalutamide", "darolutamide")
+# CDK4/6 inhibitors: after progression on one, the next line is another class (PDQ's post-CDK4/6 options are
+# everolimus, alpelisib, capivarsertib, elacestrant, ...); a QA pass's case after ribociclib had no progression read
+CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS) + r")\b|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS) + r")\b|"
+    r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",
@@ -1371,8 +1375,9 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
                 _NOT_YET_AFTER_RE.match(said, m.end()):
             continue
         if any(c.start() > m.end() or _GOVERNED_RE.search(said, c.end(), m.start()) for c in cues):
-            out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())] if m.group("regimen")
-                       else " ".join(m.group(0).lower().split()))
+            name = " ".join(m.group(0).split())
+            out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", name.lower())] if m.group("regimen")
+                       else name if name[:3].upper() == "CDK" else name.lower())  # "CDK4/6 inhibitor" as written
     return tuple(dict.fromkeys(out))
 
 
@@ -1621,6 +1626,58 @@ def _age(text: str) -> int | None:
     return age if 0 < age < 120 else None
 
 
+# Menopausal status, on which breast cancer's endocrine therapy turns ("postmenopausal women": an aromatase
+# inhibitor alone; "premenopausal women": with ovarian suppression): "postmenopausal", "post-menopausal", "after
+# menopause" (post); "premenopausal", "perimenopausal" (pre: ovarian function may persist). Read alike in a note and
+# a guideline sentence; not a hormone therapy, a symptom or a risk ("postmenopausal hormone therapy",
+# "postmenopausal bleeding", "postmenopausal serum androgens"), nor negated ("not yet postmenopausal").
+_MENOPAUSE_RE = re.compile(
+    r"\b(?:(?P<post>post-?\s?menopausal|after\s+(?:the\s+)?menopause)|(?P<pre>(?:pre|peri)-?\s?menopausal))\b"
+    r"(?!\s+(?:hormones?|estrogens?|oestrogens?|bleeding|serum|osteoporosis|bone|symptoms?|HRT|use)\b)",
+    re.IGNORECASE)
+_MENOPAUSE_NEGATED_RE = re.compile(r"\b(?:not|nor|never)\s+(?:(?:yet|been|become|considered)\s+){0,2}\Z",
+                                   re.IGNORECASE)
+# The patient's sex as a note states it, for the menopausal populations (a man's breast cancer is of neither): a
+# word ("woman", "male", the shorthand "64F"), else the pronouns when they agree ("she", "her"); None otherwise
+_SEX_WORD_RE = re.compile(r"\b(?:(?P<f>woman|female|lady)|(?P<m>man|male|gentleman))\b", re.IGNORECASE)
+_SHORT_SEX_RE = re.compile(
+    r"(?<![\w.\[/-])(?:1[89]|[2-9]\d|\[AGE_\d+\])\s?(?:yo\s?|y/o\s?|y\.o\.\s?)?(?P<s>[MF])(?![\w/-])")
+_PRONOUN_RE = re.compile(r"\b(?:(?P<f>she|her|hers|herself)|(?P<m>he|his|him|himself))\b", re.IGNORECASE)
+# A woman of 60 or more is postmenopausal (NCCN's definition of menopause); so is one after both ovaries were
+# removed
+_OOPHORECTOMY_RE = re.compile(r"\bbilateral\s+(?:salpingo-?)?oophorectomy\b|\bBSO\b", re.IGNORECASE)
+_MENOPAUSE_FROM_AGE = 60
+
+
+def menopause_readings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, "post"/"pre") for each menopausal status ``text`` states."""
+    return [(m.start(), m.end(), "post" if m.group("post") else "pre") for m in _MENOPAUSE_RE.finditer(text)
+            if not _MENOPAUSE_NEGATED_RE.search(text, max(0, m.start() - 40), m.start())]
+
+
+def _sex(text: str) -> str | None:
+    """"female" / "male" as the note's words say (a word, else the pronouns; None when neither or both)."""
+    said = {"female" if m.group("f") else "male" for m in _SEX_WORD_RE.finditer(text)}
+    said |= {"female" if m.group("s") == "F" else "male" for m in _SHORT_SEX_RE.finditer(text)}
+    if not said:
+        said = {"female" if m.group("f") else "male" for m in _PRONOUN_RE.finditer(text)}
+    return said.pop() if len(said) == 1 else None
+
+
+def _menopause(text: str, age: int | None, sex: str | None) -> str | None:
+    """The case's menopausal status: stated (the last statement wins: "premenopausal at diagnosis, now
+    postmenopausal"), else "post" for a woman of 60 or more or after a bilateral oophorectomy; None for a man or
+    when nothing says."""
+    if sex == "male":
+        return None
+    said = [value for _, _, value in menopause_readings(statement_text(text))]
+    if said:
+        return said[-1]
+    if sex == "female" and (age is not None and age >= _MENOPAUSE_FROM_AGE or _OOPHORECTOMY_RE.search(text)):
+        return "post"
+    return None
+
+
 # An age a guideline sentence states for its population, for case fit (engine.casefit's "age" family): (start, end,
 # lo, hi, kind) with kind "" for a number ("patients older than 60 years", "Patients with HL who are older than 60
 # years" (a QA pass's 26-year-old was released its line), "patients aged 70 years or older",
@@ -1771,8 +1828,10 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         risk=_risk(text),
         statuses=statuses,
         child_pugh=next((c for _, _, c in child_pugh_readings(statement_text(text)) if len(c) == 1), None),
-        age=_age(text),
+        age=(age := _age(text)),
         subsites=_case_subsites(text, cancer_type),
+        sex=(sex := _sex(text)),
+        menopause=_menopause(text, age, sex),
     )
 
 
@@ -1817,4 +1876,6 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         child_pugh=later.child_pugh or earlier.child_pugh,
         age=later.age or earlier.age,
         subsites=later.subsites or earlier.subsites,
+        sex=later.sex or earlier.sex,
+        menopause=later.menopause or earlier.menopause,
     )

@@ -37,6 +37,8 @@ class CaseFacts:
     risk: tuple[str, ...] = ()  # risk groups stated, "scale:group": "risk:low", "favor:unfavorable" (engine.facts)
     age: int | None = None  # years; 90 for an age the redactor removed (over 89)
     subsites: tuple[str, ...] = ()  # "tongue", "supraglottis", "classic HL" (engine.facts.SUBSITES)
+    sex: str | None = None  # "female" / "male" as the note's words say; None when they do not (engine.facts)
+    menopause: str | None = None  # "pre" / "post": stated, or post for a woman of 60 or more (engine.facts)
 
     @property
     def age_text(self) -> str | None:
@@ -50,11 +52,12 @@ class CaseFacts:
 
     @property
     def groups(self) -> tuple[str, ...]:
-        """Risk groups, statuses and the Child-Pugh class as shown: "intermediate-risk", "HPV-negative",
-        "Child-Pugh B"."""
+        """Risk groups, statuses, the Child-Pugh class and the menopausal status as shown: "intermediate-risk",
+        "HPV-negative", "Child-Pugh B", "postmenopausal"."""
         risk = [f"{g}-risk" if scale == "risk" else g for scale, g in (x.split(":") for x in self.risk)]
         return tuple(risk + [f"{name}-{value}" for name, value in (x.split(":") for x in self.statuses)]
-                     + ([f"Child-Pugh {self.child_pugh}"] if self.child_pugh else []))
+                     + ([f"Child-Pugh {self.child_pugh}"] if self.child_pugh else [])
+                     + ([f"{self.menopause}menopausal"] if self.menopause else []))
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,8 @@ def facts_summary(state: ConsultState) -> str:
     ]
     if f.age_text:
         parts.append(f"age: {f.age_text}")
+    if f.menopause:
+        parts.append(f"menopausal status: {f.menopause}menopausal")
     if f.fitness:
         parts.append(f"fitness: {'; '.join(f.fitness)}")
     return "; ".join(parts)

@@ -1,0 +1,117 @@
+"""Case fit for what session 19 added: menopausal status, poor performance status and CDK4/6 inhibitors. Guideline
+sentences are written as PDQ's breast and pancreatic summaries write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import assess, case_from_facts, unusable_targets
+from engine.config import DEFAULT_GENES, DEFAULT_TREATMENT_KEYWORDS
+from engine.facts import extract_facts
+
+
+def case(note: str):
+    return case_from_facts(extract_facts(note, genes=DEFAULT_GENES,
+                                         treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[]))
+
+
+POST = ("Abemaciclib, another CDK4/6 inhibitor, has also been tested in the first-line setting for postmenopausal "
+        "patients with hormone receptor-positive, recurrent or metastatic breast cancer.")
+PRE = "Ribociclib plus endocrine therapy was assessed in premenopausal or perimenopausal women."
+BOTH = "The RxPONDER trial included 3,350 postmenopausal and 1,665 premenopausal women."
+AI_SECTION = "Endocrine Therapy > Aromatase inhibitors > Premenopausal women"
+
+
+@pytest.mark.parametrize("note", [
+    "Postmenopausal woman, 52, with ER-positive HER2-negative metastatic breast cancer.",
+    "63-year-old woman with ER-positive HER2-negative metastatic breast cancer.",  # 60 or more: postmenopausal
+    "48F with ER+ metastatic breast cancer, status post bilateral salpingo-oophorectomy.",
+])
+def test_a_postmenopausal_case_is_not_offered_the_premenopausal_lines(note: str) -> None:
+    assert assess(PRE, case(note)).verdict == "contradicts"
+    assert "the case is postmenopausal" in assess(PRE, case(note)).reason
+    assert assess(POST, case(note)).verdict == "fits"
+    assert assess(BOTH, case(note)).verdict == "fits"
+    assert assess("AIs have been compared with tamoxifen.", case(note), sections=[AI_SECTION]).verdict \
+        == "contradicts"
+
+
+def test_a_premenopausal_case_is_not_offered_the_postmenopausal_lines() -> None:
+    pre = case("44-year-old premenopausal woman with ER-positive metastatic breast cancer.")
+    assert assess(POST, pre).verdict == "contradicts"
+    assert assess(PRE, pre).verdict == "fits"
+
+
+def test_a_man_is_of_neither_menopausal_population() -> None:
+    man = case("67-year-old man with ER-positive HER2-negative metastatic breast cancer.")
+    assert assess(POST, man).verdict == "contradicts"
+    assert "the case is a man" in assess(BOTH, man).reason
+
+
+@pytest.mark.parametrize("note", [
+    "52-year-old woman with ER-positive metastatic breast cancer.",  # under 60, status unstated
+    "60-year-old with ER-positive metastatic breast cancer.",  # sex unstated
+    "55-year-old woman with ER+ metastatic breast cancer; is she postmenopausal?",  # asked, not stated
+])
+def test_an_unstated_menopausal_status_is_not_judged_in_a_sentence(note: str) -> None:
+    assert assess(POST, case(note)).verdict == "fits"
+    assert assess(PRE, case(note)).verdict == "none"
+    # a heading still qualifies the lines under it
+    assert assess("AIs have been compared with tamoxifen.", case(note), sections=[AI_SECTION]).verdict == "unknown"
+
+
+def test_postmenopausal_hormone_therapy_is_a_risk_factor_not_a_population() -> None:
+    pre = case("44-year-old premenopausal woman with ER-positive breast cancer.")
+    assert assess("Postmenopausal hormone therapy use was associated with breast cancer risk.", pre).verdict \
+        == "none"
+
+
+FOLFIRINOX = "FOLFIRINOX is a treatment option for patients with metastatic pancreatic cancer."
+
+
+def test_poor_performance_status_rules_out_intensive_chemotherapy() -> None:
+    """A QA pass's 87-year-old at ECOG 3 had FOLFIRINOX drafted."""
+    frail = case("87-year-old man with metastatic pancreatic adenocarcinoma, ECOG 3, no treatment so far.")
+    fit = assess(FOLFIRINOX, frail)
+    assert fit.verdict == "contradicts"
+    assert "ECOG 3 (poor performance status)" in fit.reason
+    assert assess("Patients who are not candidates for intensive chemotherapy may receive gemcitabine.",
+                  frail).verdict == "fits"
+    assert assess("Cisplatin-based chemotherapy is standard.", frail).verdict == "contradicts"
+
+
+@pytest.mark.parametrize("note", [
+    "60-year-old man with metastatic pancreatic adenocarcinoma, ECOG 1, untreated.",
+    "60-year-old man with metastatic pancreatic adenocarcinoma, ECOG 2, untreated.",  # left open
+    "60-year-old man with metastatic pancreatic adenocarcinoma, untreated.",
+])
+def test_intensive_chemotherapy_stays_for_a_case_not_known_to_perform_poorly(note: str) -> None:
+    assert assess(FOLFIRINOX, case(note)).verdict == "fits"
+
+
+def test_a_stated_fitness_wins_over_performance_status() -> None:
+    fit = case("AML, 70 years old, ECOG 3 from a pneumonia now resolving; fit for intensive chemotherapy.")
+    assert fit.fitness["intensive"][0] == "fit"
+
+
+AFTER_CDK = "58-year-old woman with ER+ HER2- metastatic breast cancer that progressed on letrozole plus palbociclib."
+
+
+@pytest.mark.parametrize("note", [AFTER_CDK, "62F, HR+ metastatic breast cancer, progression after a CDK4/6 "
+                                              "inhibitor and anastrozole."])
+def test_a_cdk46_inhibitor_is_not_offered_again_after_progression_on_one(note: str) -> None:
+    for offer in ("Palbociclib plus fulvestrant improved progression-free survival.",
+                  "CDK4/6 inhibitors plus an aromatase inhibitor are standard first-line therapy."):
+        assert unusable_targets(offer, [], case(note)).startswith("names CDK4/6 therapy; the case progressed after")
+    # what comes after one is still offered
+    assert unusable_targets("Everolimus plus exemestane is an option for patients whose disease progressed after a "
+                            "CDK4/6 inhibitor.", [], case(note)) == ""
+
+
+@pytest.mark.parametrize("note", [
+    "55F with HR+ metastatic breast cancer on ribociclib, responding.",
+    "55F with HR+ breast cancer; disease progressed after adjuvant abemaciclib.",  # adjuvant: may be rechallenged
+    "55F with HR+ metastatic breast cancer; progressed on letrozole, never received palbociclib.",
+])
+def test_cdk46_inhibitors_stay_without_progression_on_one(note: str) -> None:
+    assert unusable_targets("Palbociclib plus fulvestrant improved progression-free survival.", [], case(note)) == ""

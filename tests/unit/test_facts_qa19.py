@@ -1,0 +1,52 @@
+"""Case facts session 19 added: the patient's sex and menopausal status, and progression on a CDK4/6 inhibitor."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.config import DEFAULT_GENES, DEFAULT_TREATMENT_KEYWORDS
+from engine.facts import extract_facts, merge_facts
+from engine.state import CaseFacts
+
+
+def facts(note: str) -> CaseFacts:
+    return extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+
+
+@pytest.mark.parametrize(("note", "sex", "menopause"), [
+    ("Postmenopausal 63-year-old with bone-only metastases, ER 95%. She has never had endocrine therapy.",
+     "female", "post"),
+    ("45F, premenopausal, ER+ breast cancer.", "female", "pre"),
+    ("47-year-old perimenopausal woman with ER+ breast cancer.", "female", "pre"),
+    ("70 yo F with breast cancer.", "female", "post"),  # 60 or more
+    ("52-year-old woman with breast cancer.", "female", None),
+    ("41-year-old woman after bilateral salpingo-oophorectomy, ER+ breast cancer.", "female", "post"),
+    ("Premenopausal at diagnosis, now postmenopausal after chemotherapy: 50-year-old woman.", "female", "post"),
+    ("She is not yet postmenopausal; 49-year-old with ER+ breast cancer.", "female", None),
+    ("55-year-old woman with ER+ breast cancer; is she postmenopausal?", "female", None),  # asked
+    ("67-year-old man with ER+ breast cancer.", "male", None),
+    ("72 M with prostate cancer, T2N1M0.", "male", None),
+    ("Breast cancer placed via a 12F catheter; his daughter and her husband are here.", None, None),
+    ("Stage IIA breast cancer, ER-positive.", None, None),
+    ("Postmenopausal hormone therapy for 10 years; 55-year-old woman with breast cancer.", "female", None),
+])
+def test_sex_and_menopausal_status(note: str, sex: str | None, menopause: str | None) -> None:
+    f = facts(note)
+    assert (f.sex, f.menopause) == (sex, menopause)
+    assert ("postmenopausal" in f.groups) == (menopause == "post")
+
+
+def test_a_later_turn_keeps_the_menopausal_status_the_first_stated() -> None:
+    merged = merge_facts(facts("58-year-old postmenopausal woman, ER+ HER2- metastatic breast cancer."),
+                         facts("What about after progression?"))
+    assert (merged.sex, merged.menopause) == ("female", "post")
+
+
+@pytest.mark.parametrize(("note", "given"), [
+    ("Metastatic ER+ breast cancer that progressed on letrozole plus palbociclib after 2 years.", ("palbociclib",)),
+    ("HR+ MBC, progression after a CDK4/6 inhibitor and anastrozole.", ("CDK4/6 inhibitor",)),
+    ("HR+ MBC on ribociclib and letrozole, responding.", ()),
+    ("HR+ breast cancer, recurred after adjuvant abemaciclib.", ()),  # adjuvant: may be given again
+])
+def test_progression_on_a_cdk46_inhibitor(note: str, given: tuple[str, ...]) -> None:
+    assert facts(note).progressed_after == given
