@@ -178,6 +178,7 @@ Where it is used
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -2338,7 +2339,15 @@ def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: s
     """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks).
     Sentences of a passage about another cancer than the case's are dropped first (the governor would block
     them). ``question``: the case text; when it asks about follow-up, sentences of a follow-up section come
-    first."""
+    first. Remembered for the last few inputs: the Specialist and the Critic ask for the same ones on every
+    attempt (copies are returned, so a caller's changes stay its own)."""
+    kept, dropped = _locked_candidates(tuple(passages), facts, question)
+    return dict(kept), dict(dropped)
+
+
+@functools.lru_cache(maxsize=8)
+def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question: str
+                       ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     off = {p.id for p in passages if other_cancer(p, facts)}
     sentences = passage_sentences(passages)
     items = recommended_items(passages)

@@ -115,3 +115,18 @@ def test_a_cdk46_inhibitor_is_not_offered_again_after_progression_on_one(note: s
 ])
 def test_cdk46_inhibitors_stay_without_progression_on_one(note: str) -> None:
     assert unusable_targets("Palbociclib plus fulvestrant improved progression-free survival.", [], case(note)) == ""
+
+
+def test_remembered_candidates_are_the_callers_own_copies() -> None:
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+    p = Passage("E1", "c1", "Breast Cancer Treatment", "breast.md", "Endocrine Therapy", None,
+                f"{POST} {PRE}", 0.2, 4.0, True)
+    facts = extract_facts("63-year-old woman with ER+ metastatic breast cancer.", genes=DEFAULT_GENES,
+                          treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    kept, dropped = locked_candidates([p], facts)
+    assert list(kept) and list(dropped)  # the premenopausal sentence is dropped for a woman of 63
+    kept.clear()
+    dropped.clear()
+    again, dropped_again = locked_candidates([p], facts)
+    assert again and dropped_again
