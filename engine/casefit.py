@@ -2032,6 +2032,10 @@ def trial_stories(passages: Sequence[Passage]) -> dict[str, str]:
     return out
 
 
+# A trial's eligibility ("Eligibility criteria included ...", "Patients were required to have ...", "eligible
+# patients had ...")
+_ELIGIBILITY_RE = re.compile(r"\beligib(?:le|ility)\b|\binclusion\s+criteri(?:a|on)\b|\bwere\s+required\s+to\b",
+                             re.IGNORECASE)
 # A trial, its design or its results, not history ("Before 2000, 5-FU was the only ..."): what makes the sentences after
 # it trial narrative too (``trial_sentences``)
 _RESULTS_RE = re.compile(
@@ -2398,6 +2402,19 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
                 if sid in kept:
                     del kept[sid]
                     dropped[sid] = f"tells the trial whose population {second} gives, which {why}"
+    # likewise a trial's eligibility, wherever in its story ("Eligibility criteria included intact liver function
+    # (Child-Pugh class A)", IMbrave150's third sentence): a case it excludes is offered none of the trial (a QA
+    # pass's Child-Pugh B8 case had IMbrave150's results offered once that sentence was dropped)
+    for head, told in members.items():
+        rule = next((sid for sid in told if sid in dropped and dropped[sid].startswith("does not apply")
+                     and _ELIGIBILITY_RE.search(sentences[sid][1])), None)
+        if rule is None:
+            continue
+        why = dropped[rule].removeprefix("does not apply to this case: ")
+        for sid in [head, *told]:
+            if sid in kept:
+                del kept[sid]
+                dropped[sid] = f"tells the trial whose eligibility {rule} states, which {why}"
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
     # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
     seen: list[tuple[str, frozenset[str]]] = []

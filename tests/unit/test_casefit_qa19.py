@@ -130,3 +130,29 @@ def test_remembered_candidates_are_the_callers_own_copies() -> None:
     dropped.clear()
     again, dropped_again = locked_candidates([p], facts)
     assert again and dropped_again
+
+
+IMBRAVE = (
+    "Evidence (atezolizumab and bevacizumab):\n\n"
+    "1. The global, open-label, phase III Imbrave150 trial (NCT03434379) included 501 patients with unresectable HCC "
+    "who had not received prior systemic therapy. Patients were randomly assigned in a 2:1 ratio to receive either "
+    "atezolizumab and bevacizumab every 3 weeks (n = 336) or sorafenib (n = 165). Eligibility criteria included "
+    "intact liver function (Child-Pugh class A), and the study excluded patients with untreated varices.\n\n"
+    "- The OS was 19.2 months in the atezolizumab-bevacizumab arm and 13.4 months in the sorafenib arm (HR, 0.66).")
+
+
+@pytest.mark.parametrize(("child_pugh", "offered"), [("B8", []), ("A", ["E1.s1", "E1.s2", "E1.s3", "E1.s4"])])
+def test_a_trial_whose_eligibility_excludes_the_case_is_not_offered(child_pugh: str, offered: list[str]) -> None:
+    """A QA pass's Child-Pugh B8 case had IMbrave150's design and results offered once only its eligibility
+    sentence was dropped."""
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+    p = Passage("E1", "c1", "Adult Primary Liver Cancer Treatment", "liver.md",
+                "Treatment of Advanced HCC > Atezolizumab and bevacizumab", None, IMBRAVE, 0.2, 4.0, True)
+    facts = extract_facts(f"67-year-old man with unresectable hepatocellular carcinoma, Child-Pugh {child_pugh}, "
+                          "no prior systemic therapy.", genes=DEFAULT_GENES,
+                          treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    kept, dropped = locked_candidates([p], facts)
+    assert sorted(kept) == offered
+    if not offered:
+        assert "tells the trial whose eligibility E1.s3 states" in dropped["E1.s1"]
