@@ -145,8 +145,9 @@ def option_item(section_text: str, heading: str) -> str | None:
 def list_context(section_text: str, start: int) -> tuple[str, str] | None:
     """For a chunk that begins at ``start`` in ``section_text`` inside an options list (after its lead-in, at an item
     or in the bullets under one): the list's lead-in as written and the numbered item line the chunk's first bullets
-    sit under ("" when the chunk begins at an item, or in a bulleted list). None when the chunk does not begin inside
-    such a list (its first line is no item or bullet)."""
+    sit under ("" when the chunk begins at an item, or in a bulleted list); in the bullets under an item of any other
+    numbered list, ("", the item line). None when the chunk does not begin inside such a list (its first line is no
+    item or bullet)."""
     if start <= 0:
         return None
     before = [line.strip() for line in section_text[:start].splitlines()]
@@ -156,7 +157,19 @@ def list_context(section_text: str, start: int) -> tuple[str, str] | None:
     items, state = _scan(before + [first])
     header, item = state[-1]
     if not header:
-        return None
+        # any other numbered list ("Evidence (...):" then "3. PrE0102 ... compared ... in postmenopausal women whose
+        # disease had progressed after an AI." and its results in bullets): a chunk that begins in the bullets under
+        # an item gets the item, the trial whose population they share (a QA pass's untreated premenopausal case was
+        # offered PrE0102's "Median PFS was 10.3 months on the combination arm ..." without it)
+        if not _BULLET_RE.match(first):
+            return None
+        k = len(before) - 1
+        while k >= 0 and (not before[k] or _BULLET_RE.match(before[k])):
+            k -= 1
+        end = k + 1
+        while k >= 0 and before[k] and not _NUMBERED_RE.match(before[k]) and not _BULLET_RE.match(before[k]):
+            k -= 1  # an item wrapped over lines
+        return ("", "\n".join(before[k:end])) if k >= 0 and _NUMBERED_RE.match(before[k]) else None
     if item == len(before) or item < 0:  # the chunk begins at an item (or before the first one)
         return header, ""
     return header, before[item] if _NUMBERED_RE.match(before[item]) else ""

@@ -1296,7 +1296,8 @@ class KnowledgeBase:
         """``hits`` with each passage that begins inside an options list (a chunk of drug bullets, "- Alectinib."
         "- Lorlatinib.", cut from the item line "6. ALK inhibitors (for patients with ALK translocations)." that ends
         the chunk before it) preceded by what it lacks of the list, verbatim (``kb.outline.list_context``): the list's
-        lead-in and the numbered item its first bullets sit under, each only when no passage of ``hits`` holds it.
+        lead-in and the numbered item its first bullets sit under, each only when no passage of ``hits`` holds it; in
+        any other numbered list, the item (a trial's results in bullets get the trial whose population they share).
         Other passages are unchanged; ids, scores and order are kept."""
         from kb.outline import list_context
 

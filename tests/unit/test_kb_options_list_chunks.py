@@ -71,9 +71,11 @@ def test_nothing_is_repeated_that_a_kept_passage_holds(kb):
     assert not [h for h in both.hits if h.origin == "options"]
 
 
-def test_a_list_of_trial_results_is_left_alone_and_a_bulleted_list_brings_its_lead_in_only(kb):
+def test_trial_results_bring_their_trial_and_a_bulleted_list_its_lead_in_only(kb):
     hits = kb.retrieve("q", RetrievalParams(recall_k=3, rerank_k=3, distance_threshold=0.3)).hits
     texts = {h.chunk_id: h.text for h in hits}
-    assert texts["e1"] == EVIDENCE[EVIDENCE.index("- The median"):]  # "Evidence (...):" opens no options list
+    # "Evidence (...):" opens no options list, but the results are the numbered trial's (its population theirs)
+    trial = EVIDENCE[EVIDENCE.index("1. The phase"):EVIDENCE.index("- The median")].rstrip()
+    assert texts["e1"] == f"{trial}\n{EVIDENCE[EVIDENCE.index('- The median'):]}"
     assert texts["b1"] == f"{BULLETED.split(chr(10), 1)[0]}\n\n{BULLETED[BULLETED.index('- [Surgery'):]}"
     assert texts["c1"].startswith(LEAD_IN)
