@@ -68,7 +68,10 @@ Conditions recognised in a sentence (deliberately few: a word that is not clearl
     menopause   the population's menopausal status (engine.facts.menopause_readings): "postmenopausal women" (post),
                 "premenopausal or perimenopausal women" (pre); not "postmenopausal hormone therapy". Judged for a
                 case whose status is known (engine.facts ``menopause``: stated, or a woman of 60 or more) or who is
-                a man (neither); a heading's ("Aromatase inhibitors > Premenopausal women") always qualifies
+                a man: a premenopausal population contradicts a postmenopausal case and a man; a postmenopausal one
+                contradicts a premenopausal case only as qualified ("applies if ovarian function is suppressed":
+                PDQ treats such women as postmenopausal) and a man likewise ("given with a GnRH agonist"); a
+                heading's ("Aromatase inhibitors > Premenopausal women") always qualifies
     risk        a risk group (engine.facts.risk_readings): "low-/intermediate-/high-risk", "low- to intermediate-risk"
                 (alternatives), "(early) favorable/unfavorable" ("Early Unfavorable Classic HL"); two scales, each
                 judged only against the same scale, and only for a case that states a risk group (heading too)
@@ -723,7 +726,7 @@ _NODE_POSITIVE_IS_III = frozenset({"colon cancer", "rectal cancer", "colorectal 
 # (not head and neck, thyroid, kidney, prostate, cervix, esophagus, stomach or bladder: stage IV(A) holds M0 there)
 _STAGE_IV_IS_M1 = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "anal cancer", "breast cancer",
                              "triple-negative breast cancer", "HER2-positive breast cancer",
-                             "hormone receptor-positive breast cancer", "non-small cell lung cancer",
+                             "hormone receptor-positive breast cancer", "male breast cancer", "non-small cell lung cancer",
                              "small cell lung cancer", "lung cancer", "melanoma", "pancreatic adenocarcinoma",
                              "Merkel cell carcinoma"})
 
@@ -1088,6 +1091,11 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "age":
         return _fit_age(c, case.age)
     if c.kind == "menopause":
+        # PDQ treats premenopausal women with ovarian suppression "in the same manner as postmenopausal women", and
+        # a man's aromatase inhibitor is given with a GnRH agonist: a postmenopausal population qualifies them
+        if c.value == "post" and (case.sex == "male" or case.menopause == "pre"):
+            return "unknown", ("given with a GnRH agonist (the case is a man)" if case.sex == "male" else
+                               "ovarian function is suppressed (the case is premenopausal)")
         if case.sex == "male":
             return "contradicts", "a man"
         if case.menopause is None:
@@ -1706,7 +1714,9 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                     else f"it says \u201c{label}\u201d"
                 unknown.append(f"no first line of therapy for advanced disease was given yet ({where})")
                 continue
-            if family == "setting":
+            if family == "menopause":
+                label = next((w for _, f, w in entries if f == "unknown" and w), label)
+            elif family == "setting":
                 label = f"early, operable setting ({label.lower()})"
             elif family == "section":
                 label = f"the setting of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
@@ -2483,13 +2493,14 @@ def _class_genes(text: str) -> set[str]:
         ({PD1_CLASS} if _CLASS_RE.search(text) else set())
 
 
-def _targets(text: str, sentence: bool = True) -> list[frozenset[str]]:
+def _targets(text: str, sentence: bool = True, history: bool = False) -> list[frozenset[str]]:
     """The drivers (or checkpoint, or frontline regimen) each targeted drug, drug class or regimen ``text`` offers
     acts on ("Dabrafenib plus trametinib": [{BRAF}, {BRAF}]; "crizotinib": [{ALK, ROS1, MET}]); not one named as
-    the patients' history ("docetaxel in patients who progressed after pembrolizumab": []). A ``sentence``'s
-    "immunotherapy" is a checkpoint inhibitor (``_IO_WORD_RE``), a heading's is not."""
+    the patients' history ("docetaxel in patients who progressed after pembrolizumab": []), which ``history``
+    gives instead. A ``sentence``'s "immunotherapy" is a checkpoint inhibitor (``_IO_WORD_RE``), a heading's is
+    not."""
     def offered(start: int) -> bool:
-        return not _HAD_BEFORE_RE.search(text, max(0, start - 60), start)
+        return (_HAD_BEFORE_RE.search(text, max(0, start - 60), start) is None) != history
 
     named = [frozenset({_class_gene(m)}) for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
     named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(m.start())]
@@ -2558,6 +2569,9 @@ def unusable_targets(text: str, bullets: Sequence[str], case: Case, offers: bool
     crizotinib stays for an ALK-negative case of unknown ROS1). ``offers``: the sentence recommends what it names
     (a recommendation or an options item): only then are checkpoint inhibitors ruled out for a driver
     (``_io_ruled_out``; "driver-positive tumours gain less from checkpoint inhibitors" stays). "" otherwise."""
+    if set().union(*_targets(text, history=True)) & set(case.exhausted):
+        return ""  # its population progressed on the class too ("abemaciclib ... after progression on a CDK4/6
+        # inhibitor", postMONARCH, for a case after palbociclib): it is about this case
     return _ruled_out([_targets(b) for b in bullets] if bullets else [_targets(text)], case, offers)
 
 

@@ -87,6 +87,9 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("hormone receptor-positive breast cancer", r"(?:HR|hormone[- ]receptor|ER|o?estrogen[- ]receptor)[- ]?"
                                                 r"(?:positive|\+) breast (?:cancer|carcinoma)"),
     ("breast cancer", r"breast (?:cancer|carcinoma|adenocarcinoma)|(?:invasive )?ductal carcinoma|lobular carcinoma"),
+    # PDQ treats it in a summary of its own (a man is given an aromatase inhibitor only with a GnRH agonist); a man's
+    # "breast cancer" is read as this too (``extract_facts``)
+    ("male breast cancer", r"male breast (?:cancer|carcinoma)|breast (?:cancer|carcinoma) in (?:a )?m[ae]n\b"),
     ("non-small cell lung cancer", r"non[- ]small[- ]cell lung (?:cancer|carcinoma)|\bNSCLC\b|lung adenocarcinoma|"
                                    r"squamous cell (?:carcinoma of the lung|lung (?:cancer|carcinoma))"),
     ("small cell lung cancer", r"(?<!non-)(?<!non )(?<!non)small[- ]cell lung (?:cancer|carcinoma)|\bSCLC\b|"
@@ -652,7 +655,7 @@ def bladder_stage(m: re.Match[str]) -> str | None:
 
 
 BREAST_TYPES = frozenset({"breast cancer", "triple-negative breast cancer", "HER2-positive breast cancer",
-                          "hormone receptor-positive breast cancer"})
+                          "hormone receptor-positive breast cancer", "male breast cancer"})
 
 
 def breast_stage(m: re.Match[str]) -> str | None:
@@ -1805,6 +1808,9 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
                   rare_cancers: Iterable[str]) -> CaseFacts:
     text = text.translate(DASHES)
     cancer_type = _best_cancer_type(text)
+    sex = _sex(text)
+    if cancer_type == "breast cancer" and sex == "male":
+        cancer_type = "male breast cancer"
     statuses = _statuses(text)
     stage, stage_text = _stage(text, cancer_type, statuses)
     markers, altered = _markers(text, genes)
@@ -1830,7 +1836,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         child_pugh=next((c for _, _, c in child_pugh_readings(statement_text(text)) if len(c) == 1), None),
         age=(age := _age(text)),
         subsites=_case_subsites(text, cancer_type),
-        sex=(sex := _sex(text)),
+        sex=sex,
         menopause=_menopause(text, age, sex),
     )
 

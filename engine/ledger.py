@@ -119,6 +119,7 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
     "triple-negative breast cancer": (_BREAST, ""),
     "HER2-positive breast cancer": (_BREAST, ""),
     "hormone receptor-positive breast cancer": (_BREAST, ""),
+    "male breast cancer": (_BREAST, ""),
     "non-small cell lung cancer": (r"non-?[- ]?small[- ]cell|(?-i:NSCLC)|lung", _SCLC),
     "small cell lung cancer": (r"small[- ]cell lung|(?-i:SCLC)|lung", _NSCLC),
     "lung cancer": (r"lung|(?-i:N?SCLC)", ""),

@@ -36,16 +36,22 @@ def test_a_postmenopausal_case_is_not_offered_the_premenopausal_lines(note: str)
         == "contradicts"
 
 
-def test_a_premenopausal_case_is_not_offered_the_postmenopausal_lines() -> None:
+def test_a_premenopausal_case_has_the_postmenopausal_lines_only_with_ovarian_suppression() -> None:
+    """PDQ: premenopausal women with metastatic disease "undergo ovarian suppression or ablation and are treated in
+    the same manner as postmenopausal women" (a QA pass's premenopausal case had those trials dropped)."""
     pre = case("44-year-old premenopausal woman with ER-positive metastatic breast cancer.")
-    assert assess(POST, pre).verdict == "contradicts"
+    fit = assess(POST, pre)
+    assert fit.verdict == "unknown"
+    assert "applies if ovarian function is suppressed (the case is premenopausal)" in fit.reason
     assert assess(PRE, pre).verdict == "fits"
 
 
-def test_a_man_is_of_neither_menopausal_population() -> None:
+def test_a_man_is_of_no_premenopausal_population_and_of_a_postmenopausal_one_with_a_gnrh_agonist() -> None:
     man = case("67-year-old man with ER-positive HER2-negative metastatic breast cancer.")
-    assert assess(POST, man).verdict == "contradicts"
-    assert "the case is a man" in assess(BOTH, man).reason
+    assert "given with a GnRH agonist (the case is a man)" in assess(POST, man).reason
+    assert assess(PRE, man).verdict == "contradicts"
+    assert "the case is a man" in assess(PRE, man).reason
+    assert assess(BOTH, man).verdict == "unknown"  # the postmenopausal alternative, qualified
 
 
 @pytest.mark.parametrize("note", [
@@ -103,7 +109,10 @@ def test_a_cdk46_inhibitor_is_not_offered_again_after_progression_on_one(note: s
     for offer in ("Palbociclib plus fulvestrant improved progression-free survival.",
                   "CDK4/6 inhibitors plus an aromatase inhibitor are standard first-line therapy."):
         assert unusable_targets(offer, [], case(note)).startswith("names CDK4/6 therapy; the case progressed after")
-    # what comes after one is still offered
+    # what comes after one is still offered, and a trial of the same class in patients who progressed on it
+    # (postMONARCH) is about this case
+    assert unusable_targets("In the postMONARCH trial, abemaciclib plus fulvestrant improved PFS in patients whose "
+                            "disease progressed on a CDK4/6 inhibitor plus an AI.", [], case(note)) == ""
     assert unusable_targets("Everolimus plus exemestane is an option for patients whose disease progressed after a "
                             "CDK4/6 inhibitor.", [], case(note)) == ""
 

@@ -50,3 +50,17 @@ def test_a_later_turn_keeps_the_menopausal_status_the_first_stated() -> None:
 ])
 def test_progression_on_a_cdk46_inhibitor(note: str, given: tuple[str, ...]) -> None:
     assert facts(note).progressed_after == given
+
+
+@pytest.mark.parametrize(("note", "cancer_type"), [
+    ("70-year-old man with newly found bone metastases from breast cancer, ER+/PR+ HER2-negative.",
+     "male breast cancer"),
+    ("Male breast cancer, stage II, ER-positive.", "male breast cancer"),
+    ("70-year-old woman with breast cancer.", "breast cancer"),
+    ("Breast cancer, ER-positive, stage II; he has no family history of cancer.", "male breast cancer"),
+])
+def test_a_mans_breast_cancer_is_read_as_male_breast_cancer(note: str, cancer_type: str) -> None:
+    """PDQ treats it in a summary of its own; the audit's 70-year-old man was answered from the women's."""
+    f = facts(note)
+    assert f.cancer_type == cancer_type
+    assert f.stage in (None, "II", "IV")
