@@ -726,7 +726,8 @@ _NODE_POSITIVE_IS_III = frozenset({"colon cancer", "rectal cancer", "colorectal 
 # (not head and neck, thyroid, kidney, prostate, cervix, esophagus, stomach or bladder: stage IV(A) holds M0 there)
 _STAGE_IV_IS_M1 = frozenset({"colon cancer", "rectal cancer", "colorectal cancer", "anal cancer", "breast cancer",
                              "triple-negative breast cancer", "HER2-positive breast cancer",
-                             "hormone receptor-positive breast cancer", "male breast cancer", "non-small cell lung cancer",
+                             "hormone receptor-positive breast cancer", "male breast cancer",
+                             "non-small cell lung cancer",
                              "small cell lung cancer", "lung cancer", "melanoma", "pancreatic adenocarcinoma",
                              "Merkel cell carcinoma"})
 
