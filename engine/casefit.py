@@ -910,10 +910,12 @@ _PERFORMANCE_RES = (
                         re.IGNORECASE)))
 # A population of neuroendocrine tumours ("Everolimus ... (for patients with unresectable ...
 # well-differentiated, nonfunctional, neuroendocrine tumors)" in PDQ's NSCLC options list was offered first to
-# a squamous NSCLC case) and the cancers that are neuroendocrine (small cell lung cancer is one)
+# a squamous NSCLC case; RADIANT-4's "in patients older than 18 years with advanced, ... neuroendocrine tumors of
+# lung or gastrointestinal origin" was released to a QA pass's lung adenocarcinoma) and the cancers that are
+# neuroendocrine (small cell lung cancer is one)
 _NEUROENDOCRINE_FOR_RE = re.compile(
-    r"(?:\b(?:for|in)\s+|^\W*)(?:patients|those|people|adults|children)\s+with\s+[^.;()]{0,120}?"
-    r"(?P<net>\bneuroendocrine\s+(?:tumou?rs?|carcinomas?|neoplasms?))", re.IGNORECASE)
+    r"(?:\b(?:for|in)\s+(?:[\w-]+\s+){0,4}?|^\W*)(?:patients|those|people|adults|children)\b[^.;()]{0,30}?\bwith\s+"
+    r"(?:[^.;()]|\([^()]*\)){0,160}?(?P<net>\bneuroendocrine\s+(?:tumou?rs?|carcinomas?|neoplasms?))", re.IGNORECASE)
 _NEUROENDOCRINE_TYPE_RE = re.compile(r"neuroendocrine|carcinoid|(?<!non-)(?<!non )small cell|merkel|"
                                      r"pheochromocytoma|paraganglioma|islet|medullary thyroid|\bNET\b",
                                      re.IGNORECASE)
@@ -1399,7 +1401,8 @@ _LATER_SECTION_RE = re.compile(
     r"\b(?:second|third|fourth|later|subsequent)(?:-?\s+(?:and|or|to)\s+(?:second|third|fourth|later|subsequent))?"
     r"[- ]line\b|\bprogressive (?:stage|disease)\b|\bafter (?:first[- ]line|"
     r"progression|prior)\b|\bpreviously treated\b|\bpretreated\b|\b(?:platinum|chemotherapy)[- ]refractory\b|"
-    r"\brefractory to\b", re.IGNORECASE)
+    r"\brefractory to\b|\b(?:relapsed|recurrent)\s+(?:or|and|/)\s+refractory\b|"
+    r"\brefractory\s+(?:or|and|/)\s+(?:relapsed|recurrent)\b", re.IGNORECASE)
 _FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:previously )?untreated\b|"
                                r"\bfront[- ]?line\b|\btreatment[- ]na[iï]ve\b", re.IGNORECASE)
 
@@ -1753,7 +1756,7 @@ _NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] 
                              r"\bintensive\s+(?:induction|remission[- ]induction|chemotherapy)\b", re.IGNORECASE),
      None),
     ("transplant", re.compile(r"\b(?:autologous|allogeneic)\s+(?:[\w-]+\s+){0,3}?(?:transplant\w*|HCT|SCT|HSCT)\b|"
-                              r"\bstem[- ]cell\s+transplant\w*|\b(?:ASCT|HSCT|allo-?HCT|auto-?HCT)\b|"
+                              r"\btransplant(?:s|ation)?\b|\b(?:ASCT|HSCT|allo-?HCT|auto-?HCT)\b|"
                               r"\bhigh[- ]dose\s+(?:chemotherapy|melphalan|therapy)\b", re.IGNORECASE), None),
 )
 
@@ -1860,9 +1863,17 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
         # midostaurin")
         for target, names, unless in _NEEDS_FITNESS:
             have, said = case.fitness.get(target, ("", ""))
+            if have != "unfit" or unless and unless.search(text):
+                continue
             named = [m for m in names.finditer(text) if not _SET_ASIDE_RE.search(text, 0, m.start())]
-            if have == "unfit" and named and not (unless and unless.search(text)):
+            # or its section does ("Consolidation Therapy > Tandem autologous transplant": "There was no
+            # difference in OS ..." is that treatment's result; a QA pass's ECOG 3 myeloma case had it released)
+            heads = [next((m for part in sec.split(" > ") if not fitness_readings(part)
+                           and (m := names.search(part))), None) for sec in sections]
+            if named:
                 contradicted.append(f"names {named[0].group(0)}; the case is {said}")
+            elif heads and all(heads):
+                contradicted.append(f"comes from a section about {heads[0].group(0)}; the case is {said}")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:

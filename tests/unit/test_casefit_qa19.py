@@ -165,3 +165,51 @@ def test_a_trial_whose_eligibility_excludes_the_case_is_not_offered(child_pugh: 
     assert sorted(kept) == offered
     if not offered:
         assert "tells the trial whose eligibility E1.s3 states" in dropped["E1.s1"]
+
+
+MYELOMA_ECOG3 = "76F newly diagnosed IgG kappa multiple myeloma, lytic lesions. ECOG 3 due to pain. Induction?"
+
+
+@pytest.mark.parametrize("text", [
+    "Some trials showed improved survival for patients who received autologous peripheral stem cell or bone marrow "
+    "transplant.",
+    "A Cochrane review compared single versus tandem transplants.",
+])
+def test_every_wording_of_a_transplant_is_ruled_out_for_a_case_unfit_for_one(text: str) -> None:
+    """A QA pass's ECOG 3 myeloma case had these released."""
+    assert assess(text, case(MYELOMA_ECOG3)).verdict == "contradicts"
+
+
+def test_a_transplants_results_under_its_heading_are_ruled_out_for_a_case_unfit_for_one() -> None:
+    section = "Treatment of Multiple Myeloma > Consolidation Therapy > Tandem autologous transplant"
+    fit = assess("There was no difference in OS or EFS.", case(MYELOMA_ECOG3), sections=[section])
+    assert fit.verdict == "contradicts"
+    assert "comes from a section about autologous transplant" in fit.reason
+    fit_case = case("58M newly diagnosed multiple myeloma, ECOG 1. Induction?")
+    assert assess("There was no difference in OS or EFS.", fit_case, sections=[section]).verdict != "contradicts"
+    # a heading that says whom it is for is judged as a fitness, not as the treatment it names
+    assert assess("Lenalidomide and dexamethasone are options.", case(MYELOMA_ECOG3),
+                  sections=["Treatment of Multiple Myeloma > Transplant-ineligible patients"]).verdict == "fits"
+
+
+def test_a_neuroendocrine_trial_population_does_not_fit_lung_adenocarcinoma() -> None:
+    """RADIANT-4 ("neuroendocrine tumors of lung or gastrointestinal origin") was released to a QA pass's lung
+    adenocarcinoma case."""
+    nsclc = case("66M stage IV lung adenocarcinoma, EGFR/ALK negative, PD-L1 TPS 85%. First-line treatment?")
+    for text in ("A phase III trial (RADIANT-4) evaluated everolimus in patients older than 18 years with advanced, "
+                 "progressive, well-differentiated, nonfunctional neuroendocrine tumors of lung or gastrointestinal "
+                 "origin.",
+                 "The FDA approved everolimus for the treatment of adult patients with unresectable, locally advanced "
+                 "or metastatic, progressive, well-differentiated (low or intermediate grade), nonfunctional "
+                 "neuroendocrine tumors of lung or gastrointestinal origin."):
+        assert assess(text, nsclc).verdict == "contradicts"
+
+
+def test_a_refractory_or_recurrent_section_is_a_later_line() -> None:
+    """A QA pass's newly diagnosed AML case was released an option from "Treatment of Refractory or Recurrent
+    AML"."""
+    new = case("79M newly diagnosed AML, complex karyotype, previously untreated. What treatment?")
+    fit = assess("Reduced-intensity therapy is an option.", new,
+                 sections=["Treatment of Refractory or Recurrent AML > Chemotherapy"])
+    assert fit.verdict == "contradicts"
+    assert "Refractory or Recurrent" in fit.reason
