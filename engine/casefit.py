@@ -187,11 +187,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
-                          FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE, HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE,
-                          PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences,
-                          bladder_stage, child_pugh_readings, fitness_readings, her2_ish, her2_score,
-                          menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
+from engine.facts import (ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS, DASHES,
+                          EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
+                          HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE,
+                          age_readings, asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish,
+                          her2_score, menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
                           subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
@@ -870,7 +870,8 @@ def _exhausted(given: Sequence[str]) -> dict[str, str]:
     for drug in given:
         cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else \
             EGFR_TKI if drug in EGFR_TKIS else ARPI if drug in ARPI_DRUGS else \
-            CDK46 if drug in CDK46_DRUGS or drug[:3].upper() == "CDK" else PD1_CLASS
+            CDK46 if drug in CDK46_DRUGS or drug[:3].upper() == "CDK" else ALK_EARLY if drug in ALK_SECOND_GEN else \
+            ALK_ALL if drug == "lorlatinib" else PD1_CLASS
         out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
@@ -2462,6 +2463,12 @@ PD1_CLASS = "PD-1/PD-L1"
 EGFR_TKI = "EGFR TKI"
 ARPI = "androgen receptor pathway inhibitor"
 CDK46 = "CDK4/6"
+ALK_EARLY = "ALK TKI other than lorlatinib"
+ALK_ALL = "ALK TKI"
+# generations laid over a driver's drugs: for a case that progressed on one, a drug of it is that generation first,
+# whatever else it acts on (crizotinib after alectinib is an ALK TKI other than lorlatinib, not an ALK, ROS1 or MET
+# drug); for any other case they say nothing
+_GENERATIONS = frozenset({ALK_EARLY, ALK_ALL})
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2481,6 +2488,8 @@ _TARGETED_DRUGS = {
     "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
     PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS), EGFR_TKI: " ".join(EGFR_TKIS),
     ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS),
+    ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
+    ALK_ALL: " ".join(("crizotinib", "lorlatinib", *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab"}  # amivantamab: another class, kept beside lazertinib
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
@@ -2530,7 +2539,7 @@ def _section_targets(section: str) -> list[frozenset[str]]:
     found: list[frozenset[str]] = []
     context: set[str] = set()
     for part in section.split(" > "):
-        named = [n & context or n for n in _targets(part, sentence=False)]
+        named = [(n & context) | (n & _GENERATIONS) if n & context else n for n in _targets(part, sentence=False)]
         found = named or found
         context = _class_genes(part) or context
     return found
@@ -2557,6 +2566,7 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
     own = [d for d in case.altered if d in DRIVERS]
     others = DRIVERS - set(case.altered) if own else frozenset()
     ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set())
+    aimed = [[genes & set(case.exhausted) or genes - _GENERATIONS or genes for genes in named] for named in aimed]
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""
     genes = sorted(set().union(*(g for named in aimed for g in named)))

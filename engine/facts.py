@@ -1339,11 +1339,16 @@ _THIRD_GEN_EGFR = ("osimertinib", "lazertinib")
 # androgen receptor pathway inhibitors: after progression on one, another is of little use (cross-resistance; a QA
 # pass's castration-resistant case after abiraterone was offered abiraterone's trials again)
 ARPI_DRUGS = ("abiraterone", "enzalutamide", "apalutamide", "darolutamide")
+# ALK TKIs after progression on a second-generation one (alectinib, brigatinib, ...): crizotinib and the others of
+# that generation do not help, lorlatinib does; after lorlatinib none does (a QA pass's case on alectinib had
+# crizotinib's trial released). Progression on crizotinib is not read (a second-generation TKI still helps).
+ALK_SECOND_GEN = ("alectinib", "brigatinib", "ceritinib", "ensartinib")
 # CDK4/6 inhibitors: after progression on one, the next line is another class (PDQ's post-CDK4/6 options are
 # everolimus, alpelisib, capivarsertib, elacestrant, ...); a QA pass's case after ribociclib had no progression read
 CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS) + r")\b|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN)
+    + r"|lorlatinib)\b|"
     r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"

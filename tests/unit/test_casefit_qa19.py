@@ -213,3 +213,26 @@ def test_a_refractory_or_recurrent_section_is_a_later_line() -> None:
                  sections=["Treatment of Refractory or Recurrent AML > Chemotherapy"])
     assert fit.verdict == "contradicts"
     assert "Refractory or Recurrent" in fit.reason
+
+
+ON_ALECTINIB = ("49F stage IV lung adenocarcinoma, ALK rearrangement, on alectinib 30 months, now progression in liver "
+                "and new brain mets. What next?")
+
+
+def test_after_a_second_generation_alk_tki_crizotinib_is_not_offered_and_lorlatinib_is() -> None:
+    """A QA pass's case had PROFILE 1007's crizotinib trial released after progression on alectinib."""
+    alk = case(ON_ALECTINIB)
+    assert alk.exhausted == {"ALK TKI other than lorlatinib": "alectinib"}
+    assert "ALK TKI other than lorlatinib" in unusable_targets(
+        "Patients received either crizotinib or chemotherapy.", [], alk)
+    assert unusable_targets("Brigatinib is an option.", [], alk) != ""
+    assert unusable_targets("Patients received lorlatinib 100 mg daily.", [], alk) == ""
+    from engine.casefit import unusable_section
+    assert unusable_section("ALK-directed TKIs > Crizotinib", alk) != ""
+    assert unusable_section("ALK-directed TKIs after prior ALK TKI therapy > Lorlatinib", alk) == ""
+    # after lorlatinib, none of them
+    after_lorlatinib = case("ALK-positive NSCLC that progressed on lorlatinib. Options?")
+    assert unusable_targets("Patients received lorlatinib 100 mg daily.", [], after_lorlatinib) != ""
+    # an ALK case that progressed on crizotinib still has the second generation
+    after_crizotinib = case("ALK-positive NSCLC that progressed on crizotinib. Options?")
+    assert unusable_targets("Alectinib is an option.", [], after_crizotinib) == ""
