@@ -331,6 +331,9 @@ def _surgery_named(text: str, m: re.Match[str]) -> bool:
 
 
 _METASTASES_RE = re.compile(r"metasta", re.IGNORECASE)
+_HISTORY_END_RE = re.compile(r"[;.)]\s|[;)]|,\s+(?:or|and|which|but)\b|$")
+_RELAPSED_FROM_RE = re.compile(r"\b(?:relapsed?|relapses|recurrence|recurred|progression|progressed)\s+"
+                               r"(?:during\s+or\s+after|during|after|following|on)\s+", re.IGNORECASE)
 _VERB_BEFORE_RE = re.compile(r"\b(?:be|been|is|are|was|were|fully|completely|not)\s+\Z", re.IGNORECASE)
 
 # Hyphen-like dashes PDQ writes ("hormone receptor–positive", U+2013) are read as "-" (``spans``, with
@@ -432,34 +435,44 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         taken.append((start, end))
         found.append((start, end, c))
 
+    # the disease the population had before it relapsed ("disease relapse during or after adjuvant therapy for early
+    # breast cancer", postMONARCH's eligibility): its history, not its extent now (its receptors still hold)
+    history = [(m.end(), end.start() if (end := _HISTORY_END_RE.search(text, m.end())) else len(text))
+               for m in _RELAPSED_FROM_RE.finditer(text)]
+
+    def extent_free(m: re.Match[str]) -> bool:
+        return free(m) and not any(a <= m.start() < b for a, b in history)
+
     for m in _STAGE_RE.finditer(text):
+        if not extent_free(m):
+            continue
         items = [_fine(g, letter) for g, letter in _STAGE_ITEM_RE.findall(m.group("list"))]
         lo, hi = min(a for a, _ in items), max(b for _, b in items)
         if m.group("above"):
             hi = 49
         add(m, Condition("stage", "stage", m.group(0).strip(), lo=lo, hi=hi))
     for m in _BARE_STAGE_RE.finditer(text):
-        if free(m):
+        if extent_free(m):
             lo, hi = _fine(m.group(1), m.group(2))
             if m.group(3):
                 hi = _fine(m.group(3), m.group(4))[1]
             add(m, Condition("stage", "stage", m.group(0), lo=lo, hi=hi))
     for value, rx in _STAGE_CLASSES:
         for m in rx.finditer(text):
-            if free(m):
+            if extent_free(m):
                 add(m, Condition("stage", "stage_class", m.group(0), value=value))
     for value, rx in _OPERATION_RES:  # "Postmastectomy radiation ...", "after breast-conserving surgery"
         for m in rx.finditer(text):
-            if free(m):
+            if extent_free(m):
                 add(m, Condition("operation", "operation", m.group(0), value=value))
     if not _METASTASES_RE.search(text):
         for family, rx in (("setting", _SETTING_RE), ("resection", _RESECTED_RE)):
             for m in rx.finditer(text):
-                if free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
+                if extent_free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
                     add(m, Condition(family, "stage_class", m.group(0), value="resectable",
                                      after_surgery=family == "setting" and _after_surgery(text, m)))
         for m in _SURGERY_RE.finditer(text) if not _CASE_UNRESECTABLE_RE.search(text) else ():
-            if free(m) and _surgery_named(text, m):
+            if extent_free(m) and _surgery_named(text, m):
                 add(m, Condition("surgery", "surgery", m.group(0)))
     for value, rx in _INVASION_RES:
         for m in rx.finditer(text):

@@ -588,7 +588,8 @@ PDL1_RE = re.compile(
     r"(?:(?:(?:[ \t]*[:(,][ \t]*|[ \t]+)(?:expression|expressed|TPS|CPS|tumou?r[ ]proportion[ ]score|"
     r"combined[ ]positive[ ]score|score|of|is|was|at|in)\b)*[ \t]*[:(=]?[ \t]*"
     rf"(?:{_PDL1_OP}[ \t]*)?(?P<lo>\d{{1,3}})(?![\d.,]\d)[ \t]*%?"
-    r"(?:[ \t]*(?:[-–]|to)[ \t]*(?P<hi>\d{1,3})[ \t]*%?|[ \t]+(?P<more>or[ ](?:more|higher|greater|above)))?)?",
+    r"(?:[ \t]*(?:[-–]|to)[ \t]*(?P<hi>\d{1,3})[ \t]*%?|"
+    r"[ \t]*(?<=[\s%])(?P<more>or[ ](?:more|higher|greater|above)))?)?",
     re.IGNORECASE)
 _PDL1_WORDS = {"positive": (1, 100), "negative": (0, 0), "high": (50, 100), "low": (1, 49)}
 

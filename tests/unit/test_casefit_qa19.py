@@ -236,3 +236,17 @@ def test_after_a_second_generation_alk_tki_crizotinib_is_not_offered_and_lorlati
     # an ALK case that progressed on crizotinib still has the second generation
     after_crizotinib = case("ALK-positive NSCLC that progressed on crizotinib. Options?")
     assert unusable_targets("Alectinib is an option.", [], after_crizotinib) == ""
+
+
+def test_the_disease_a_population_relapsed_from_is_its_history_not_its_extent() -> None:
+    """postMONARCH's eligibility ("... or (2) disease relapse during or after adjuvant therapy for early breast
+    cancer ...") had been read as early disease, and the trial dropped for a metastatic case after palbociclib."""
+    eligibility = ("Eligible patients had (1) disease progression during initial therapy for metastatic breast cancer, "
+                   "which included a CDK4/6 inhibitor and aromatase inhibitor, or (2) disease relapse during or after "
+                   "adjuvant therapy for early breast cancer with a CDK4/6 inhibitor plus endocrine therapy.")
+    assert assess(eligibility, case(AFTER_CDK)).verdict != "contradicts"
+    # the population's receptors still hold; a stage not after a relapse still does
+    her2 = "Recurrence after resection of stage II HER2-positive breast cancer is treated with trastuzumab."
+    assert assess(her2, case("HER2-negative metastatic breast cancer.")).verdict == "contradicts"
+    assert assess("Stage II disease is treated with surgery.", case("Metastatic breast cancer.")).verdict \
+        == "contradicts"

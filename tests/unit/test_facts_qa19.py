@@ -64,3 +64,15 @@ def test_a_mans_breast_cancer_is_read_as_male_breast_cancer(note: str, cancer_ty
     f = facts(note)
     assert f.cancer_type == cancer_type
     assert f.stage in (None, "II", "IV")
+
+
+@pytest.mark.parametrize(("text", "lo", "hi"), [
+    ("KEYNOTE-590 enrolled patients with PD-L1 CPS of 10 or more.", 10, 100),  # had been read as exactly 10
+    ("PD-L1 TPS 50% or higher", 50, 100),
+    ("PD-L1 of 10% or greater", 10, 100),
+    ("PD-L1 CPS 5", 5, 5),
+])
+def test_pdl1_or_more(text: str, lo: int, hi: int) -> None:
+    from engine.facts import PDL1_RE, pdl1_range
+    m = PDL1_RE.search(text)
+    assert m is not None and pdl1_range(m)[:2] == (lo, hi)
