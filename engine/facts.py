@@ -620,7 +620,13 @@ def pdl1_range(m: re.Match[str]) -> tuple[int, int, str] | None:
     return lo, hi, score
 
 
+# a note's shorthand "ca" for cancer ("metastatic breast ca", "lung ca"; a QA pass's "breast ca" case had no cancer
+# type and was refused), not calcium or a tumour marker ("Ca 10.2", "CA 19-9", "CA-125")
+_CA_RE = re.compile(r"(?<=[a-z])\s+ca\b(?![\s-]*\d)(?!\.\w)", re.IGNORECASE)
+
+
 def _best_cancer_type(text: str) -> str | None:
+    text = _CA_RE.sub(" cancer", text)  # "breast ca" -> "breast cancer"
     best: tuple[int, int, str] | None = None  # (-length, start, name)
     for name, rx in _TYPE_RES:
         for m in rx.finditer(text):

@@ -76,3 +76,13 @@ def test_pdl1_or_more(text: str, lo: int, hi: int) -> None:
     from engine.facts import PDL1_RE, pdl1_range
     m = PDL1_RE.search(text)
     assert m is not None and pdl1_range(m)[:2] == (lo, hi)
+
+
+@pytest.mark.parametrize(("note", "cancer_type"), [
+    ("68F metastatic breast ca, ER+, progressed on palbociclib.", "breast cancer"),  # had been refused: no type
+    ("Lung ca, stage IV, EGFR exon 19.", "lung cancer"),
+    ("CA 19-9 elevated; pancreatic mass, biopsy pending.", None),  # a tumour marker
+    ("Serum Ca 10.2; colon cancer stage III.", "colon cancer"),  # calcium
+])
+def test_the_shorthand_ca_is_cancer(note: str, cancer_type: str | None) -> None:
+    assert facts(note).cancer_type == cancer_type
