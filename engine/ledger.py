@@ -13,7 +13,8 @@ Support of a (claim, cited passage) link
       logit of (claim, passage). It measures topical relevance, not entailment (on the demo set a claim and its
       negation both score ~6.5, an unrelated claim -8 to -11), so it is used only as a veto: a passage scoring
       below ``CE_ON_TOPIC`` is about something else and does not count as support, however many words it shares.
-    - verdict: ``off_topic`` (cross-encoder veto; a NaN score vetoes too), ``supports`` (lexical >= SUPPORTED), ``partial``
+    - verdict: ``off_topic`` (cross-encoder veto, not for an evidence-locked claim, which is one of its passage's
+      own sentences; a NaN score vetoes too), ``supports`` (lexical >= SUPPORTED), ``partial``
       (>= PARTIAL), ``unsupported``; ``unscored`` when the reranker raised, in which case the claim records
       ``scoring_error`` and the governor defers it (fails closed: never ``supported``).
     - claim support: the lexical coverage of the claim by the union of its on-topic cited passages (words may come
@@ -312,9 +313,13 @@ def _claim(cid: str, rec_index: int, text: str, evidence: tuple[str, ...], sente
             error = f"support could not be scored ({type(exc).__name__}: {exc})"
     words = _content_words(text)
     clean = [strip_instructions(p.text) for p in cited]  # a poisoned chunk lends no support (engine/safety.py)
+    # an evidence-locked claim is a sentence of its cited passage, word for word: the cross-encoder's veto (a claim
+    # citing a passage about something else) cannot apply, and a long passage about much else had vetoed its own
+    # sentences ("The FDA approved sotorasib for ..." blocked in a QA pass); its score is still shown
+    verbatim = [bool(sentence_ids) and _lexical(words, t) == 1.0 for t in clean]
     links = tuple(EvidenceLink(p.id, round(_lexical(words, t), 3), None if s is None else round(s, 3),
-                               _verdict(_lexical(words, t), s, not error), on_case(p, case))
-                  for p, t, s in zip(cited, clean, ce))
+                               _verdict(_lexical(words, t), None if own else s, not error), on_case(p, case))
+                  for p, t, s, own in zip(cited, clean, ce, verbatim))
     on_topic = " ".join(t for t, link in zip(clean, links) if link.verdict != "off_topic")
     support = round(_lexical(words, on_topic), 3)
     return Claim(id=cid, recommendation=rec_index, text=text, evidence=evidence, links=links, support=support,

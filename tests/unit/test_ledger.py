@@ -73,6 +73,19 @@ def test_cross_encoder_vetoes_off_topic_passages_and_scoring_errors_defer():
     assert failed.claims[0].links[0].verdict == "unscored"
 
 
+def test_an_evidence_locked_claim_is_not_vetoed_as_off_topic_by_its_own_passage():
+    """A verbatim sentence of the passage it cites ("The FDA approved sotorasib ...") had been blocked because the
+    cross-encoder scored the long passage low against it; a free-text claim still is vetoed."""
+    sentence = "Gemcitabine alone or best supportive care suits frail patients."
+    draft = Draft("Metastatic pancreatic adenocarcinoma.",
+                  (Recommendation(sentence, ("E1",), sentence_ids=("E1.s2",)),))
+    locked = govern(build_ledger(draft, (P1,), lambda q, texts: [-9.0] * len(texts), evidence_locked=True), 0.9, 0.3)
+    assert states(locked) == ["supported"] and locked.claims[0].links[0].verdict == "supports"
+    assert locked.claims[0].links[0].cross_encoder == -9.0  # still shown
+    free = ledger_for((sentence, ("E1",)), scorer=lambda q, texts: [-9.0] * len(texts))
+    assert states(free) == ["blocked"]
+
+
 def test_a_nan_cross_encoder_score_is_not_on_topic():
     """``nan < CE_ON_TOPIC`` is False: a NaN logit used to leave the claim supported by a passage never judged."""
     nan = ledger_for((FAITHFUL, ("E1",)), scorer=lambda q, texts: [float("nan")] * len(texts))
