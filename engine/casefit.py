@@ -1418,7 +1418,8 @@ _LATER_SECTION_RE = re.compile(
     r"\brefractory to\b|\b(?:relapsed|recurrent)\s+(?:or|and|/)\s+refractory\b|"
     r"\brefractory\s+(?:or|and|/)\s+(?:relapsed|recurrent)\b", re.IGNORECASE)
 _FIRST_SECTION_RE = re.compile(r"\bfirst[- ]line\b|\bnewly diagnosed\b|\b(?:previously )?untreated\b|"
-                               r"\bfront[- ]?line\b|\btreatment[- ]na[iï]ve\b", re.IGNORECASE)
+                               r"\bfront[- ]?line\b|\btreatment[- ]na[iï]ve\b|"
+                               r"\binitial\s+(?:TKI|systemic|targeted)\s+therapy\b", re.IGNORECASE)
 
 
 # The line of therapy a sentence states (family "line"; the sentence's own, so it overrides its section's). PDQ

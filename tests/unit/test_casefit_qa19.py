@@ -250,3 +250,15 @@ def test_the_disease_a_population_relapsed_from_is_its_history_not_its_extent() 
     assert assess(her2, case("HER2-negative metastatic breast cancer.")).verdict == "contradicts"
     assert assess("Stage II disease is treated with surgery.", case("Metastatic breast cancer.")).verdict \
         == "contradicts"
+
+
+def test_initial_tki_therapy_is_a_first_line_section() -> None:
+    """A QA pass's GIST that progressed on imatinib was offered PDQ's "Initial TKI therapy" passages as if they
+    fitted; they are qualified now (the imatinib may have been adjuvant: which line, the note does not say)."""
+    gist = case("63M metastatic gastric GIST (KIT exon 11) to liver, progressed after 3 years on imatinib 400 mg "
+                "daily. ECOG 1. Next step?")
+    initial = "Gastrointestinal Stromal Tumors > Treatment of Metastatic GIST > Initial TKI therapy > Imatinib"
+    fit = assess("Imatinib 400 mg daily is the standard.", gist, sections=[initial])
+    assert fit.verdict == "unknown" and "no first line of therapy for advanced disease was given yet" in fit.reason
+    resistant = "Gastrointestinal Stromal Tumors > TKI therapy for imatinib-resistant GISTs > Sunitinib"
+    assert assess("Sunitinib is an option.", gist, sections=[resistant]).verdict in ("fits", "none")
