@@ -1955,7 +1955,16 @@ _NARRATIVE_RE = re.compile(
     # a trial's eligibility ("At least four pathologically confirmed positive lymph nodes were required for ...
     # patients": offered to a node-negative case as if advice)
     r"\b(?:were|was)\s+(?:required|eligible|ineligible|excluded)\b|\beligibility\s+criteria\b|"
-    r"\binclusion\s+criteria\b",
+    r"\binclusion\s+criteria\b|\b(?:was|were)\s+(?:not\s+)?(?:allowed|permitted)\b|"
+    # its analyses, definitions and results in words (a QA pass's consults had "Chemotherapy consisted of ...",
+    # "HER2 positivity was defined as ...", "There was no difference in OS ..." offered among the first five)
+    r"\bconsisted\s+of\b|\b(?:was|were)\s+defined\s+as\b|\bstatistical\s+analysis\b|"
+    r"\b(?:pre-?specified|multivariable|multivariate|subgroup|exploratory|post[- ]hoc)\s+analys[ie]s\b|"
+    r"\bno\s+(?:statistically\s+)?(?:significant\s+)?difference\s+in\b|\bnot\s+significantly\s+different\b|"
+    r"\bdid\s+not\s+show\s+superiority\b|\bexperienced\s+no\s+benefit\b|\bwere\s+compared\s+with\b|"
+    r"^\s*(?:it|the\s+(?:trial|study))\s+included\b|^\s*of\s+the\s+[\d,]+\b|"
+    r"\bpercent\s+of\s+(?:the\s+)?(?:patients|women|men|participants)\b|"
+    r"^\s*(?:the\s+)?patients\s+had\s+[^.;]*\band\s+received\b",
     re.IGNORECASE)
 # Heavy statistics or a trial's design: a sentence with these is narrative even when it names its drug "approved"
 _STATISTICS_RE = re.compile(

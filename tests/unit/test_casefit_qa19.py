@@ -262,3 +262,18 @@ def test_initial_tki_therapy_is_a_first_line_section() -> None:
     assert fit.verdict == "unknown" and "no first line of therapy for advanced disease was given yet" in fit.reason
     resistant = "Gastrointestinal Stromal Tumors > TKI therapy for imatinib-resistant GISTs > Sunitinib"
     assert assess("Sunitinib is an option.", gist, sections=[resistant]).verdict in ("fits", "none")
+
+
+@pytest.mark.parametrize("text", [
+    "Chemotherapy consisted of cisplatin plus 5-FU or capecitabine chosen at the investigator's discretion.",
+    "HER2 positivity was defined as either 3+ by IHC or a HER2 to CEP17 ratio of 2 or more using FISH.",
+    "There was no difference in OS, which was thought to be the result of crossing over to panitumumab.",
+    "Forty percent of the women had suboptimally resected stage III disease.",
+    "The prespecified statistical analysis plan did not test this difference further.",
+    "Patients had advanced HCC refractory to, or intolerant of, sorafenib and received pembrolizumab.",
+    "One previous treatment (biological or chemotherapy) was allowed.",
+])
+def test_a_trials_design_and_results_in_words_are_narrative(text: str) -> None:
+    """Offered among the first five in a QA pass, ahead of the guideline's recommendations."""
+    from engine.casefit import sentence_kind
+    assert sentence_kind(text) == 2
