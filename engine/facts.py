@@ -137,7 +137,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     # ileal NET was answered from the pancreatic NET summary)
     ("gastrointestinal neuroendocrine tumor",
      r"(?:gastrointestinal|GI|small[- ]bowel|small[- ]intestinal|ileal|jejunal|duodenal|appendiceal|midgut|gastric|"
-     r"rectal|colonic) (?:neuroendocrine (?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s?|(?:neuroendocrine "
+     r"rectal|colonic)(?: \([\w -]{1,20}\))? (?:neuroendocrine (?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s?|"
+     r"(?:neuroendocrine "
      r"(?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s? (?:(?:\w+[- ]){0,3}\w+ )?(?:of|in|arising in|from) the "
      r"(?:terminal )?(?:ileum|jejunum|duodenum|small (?:bowel|intestine)|appendix|stomach|rectum|colon)"),
     ("diffuse large B-cell lymphoma", r"diffuse large B[- ]cell lymphoma|\bDLBCL\b"),

@@ -201,7 +201,7 @@ def test_more_pdq_cancers_are_named_and_their_summary_is_on_case(text, expected,
     ("Primary squamous cell carcinoma of the upper vagina, 4 cm.", "vaginal cancer"),
     ("Supraglottic SCC T3N1M0, 60-year-old.", "laryngeal cancer"),
     ("Lateral oral tongue SCC, 1.5 cm, 3 mm depth of invasion.", "oral cavity cancer"),
-    ("68-year-old with a small-bowel (ileal) neuroendocrine tumour, grade 2.", "neuroendocrine tumor"),
+    ("68-year-old with a small-bowel (ileal) neuroendocrine tumour, grade 2.", "gastrointestinal neuroendocrine tumor"),
 ])
 def test_a_cancer_named_by_its_site_and_histology(text, expected):
     """Five held-out cases ended in the safe refusal: no cancer type was read, so no focused grade query was sent and

@@ -86,3 +86,9 @@ def test_pdl1_or_more(text: str, lo: int, hi: int) -> None:
 ])
 def test_the_shorthand_ca_is_cancer(note: str, cancer_type: str | None) -> None:
     assert facts(note).cancer_type == cancer_type
+
+
+def test_a_parenthesis_between_site_and_tumour_keeps_the_gut_net() -> None:
+    """A QA pass's "small bowel (ileal) neuroendocrine tumor" was answered from the pancreatic NET summary."""
+    note = "66F well-differentiated grade 2 small bowel (ileal) neuroendocrine tumor, metastatic to liver. Next?"
+    assert facts(note).cancer_type == "gastrointestinal neuroendocrine tumor"
