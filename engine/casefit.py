@@ -2478,7 +2478,9 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
 
 # What a targeted drug needs: "BRAF inhibitor", "ALK tyrosine kinase inhibitors", or a drug of that class by
 # name. MEK inhibitors are given with a BRAF inhibitor for BRAF-mutant disease here. EGFR is left out: anti-EGFR
-# antibodies are for RAS wild-type colorectal cancer, not EGFR-mutant disease. The checkpoint inhibitors are
+# antibodies (cetuximab, panitumumab) are a class of their own (``ANTI_EGFR``), for RAS wild-type colorectal cancer,
+# not EGFR-mutant disease: a KRAS- or NRAS-mutant colorectal case is not offered them (a QA pass's KRAS G12D case had
+# five cetuximab and panitumumab passages kept). The checkpoint inhibitors are
 # classes too: PD-1/PD-L1 ("anti-PD-1", "PD-L1-blocking antibody", "immune checkpoint inhibitors", a drug by name;
 # not "PD-L1 expression") is not offered again to a case that progressed after it; CTLA-4 (ipilimumab) is
 # another class, so "nivolumab plus ipilimumab" stays.
@@ -2486,6 +2488,8 @@ PD1_CLASS = "PD-1/PD-L1"
 EGFR_TKI = "EGFR TKI"
 ARPI = "androgen receptor pathway inhibitor"
 CDK46 = "CDK4/6"
+ANTI_EGFR = "anti-EGFR antibody"
+_COLORECTAL = frozenset({"colon cancer", "rectal cancer", "colorectal cancer"})
 ALK_EARLY = "ALK TKI other than lorlatinib"
 ALK_ALL = "ALK TKI"
 # generations laid over a driver's drugs: for a case that progressed on one, a drug of it is that generation first,
@@ -2513,7 +2517,8 @@ _TARGETED_DRUGS = {
     ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS),
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
     ALK_ALL: " ".join(("crizotinib", "lorlatinib", *ALK_SECOND_GEN)),
-    "EGFR-MET": "amivantamab"}  # amivantamab: another class, kept beside lazertinib
+    "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
+    ANTI_EGFR: "cetuximab panitumumab"}
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
@@ -2588,11 +2593,16 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
     # case that names no ALK (a QA pass's case after osimertinib had them offered)
     own = [d for d in case.altered if d in DRIVERS]
     others = DRIVERS - set(case.altered) if own else frozenset()
-    ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set())
+    ras = [g for g in ("KRAS", "NRAS") if g in case.altered] if case.cancer_type in _COLORECTAL else []
+    ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set()) | \
+        ({ANTI_EGFR} if ras else set())
     aimed = [[genes & set(case.exhausted) or genes - _GENERATIONS or genes for genes in named] for named in aimed]
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""
     genes = sorted(set().union(*(g for named in aimed for g in named)))
+    if ras and ANTI_EGFR in genes:
+        return (f"names an {ANTI_EGFR} (cetuximab, panitumumab), which is for RAS wild-type colorectal cancer; the "
+                f"case is {case.names.get(ras[0], ras[0] + ' mutated')}")
     if driver and genes == [PD1_CLASS] and PD1_CLASS not in case.exhausted:
         return (f"names {PD1_CLASS} therapy; the case's NSCLC is driven by {driver} (checkpoint inhibitors are not "
                 "for EGFR- or ALK-driven NSCLC before its targeted therapy)")

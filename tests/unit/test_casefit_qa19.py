@@ -277,3 +277,24 @@ def test_a_trials_design_and_results_in_words_are_narrative(text: str) -> None:
     """Offered among the first five in a QA pass, ahead of the guideline's recommendations."""
     from engine.casefit import sentence_kind
     assert sentence_kind(text) == 2
+
+
+def test_anti_egfr_antibodies_are_not_offered_for_ras_mutant_colorectal_cancer() -> None:
+    """A QA pass's KRAS G12D colon case kept five cetuximab and panitumumab passages."""
+    from engine.casefit import misfit_filter, unusable_section
+    kras = case("58M metastatic colon adenocarcinoma, KRAS G12D, MSI-H, untreated. First-line?")
+    why = unusable_targets("FOLFOX plus panitumumab improved OS.", [], kras)
+    assert why.endswith("which is for RAS wild-type colorectal cancer; the case is KRAS G12D")
+    assert unusable_targets("Encorafenib plus cetuximab improved OS.", [], kras) != ""
+    assert unusable_section("Treatment of Stage IV Colon Cancer > Panitumumab", kras) != ""
+    # RAS wild-type, a BRAF V600E colon case (encorafenib plus cetuximab is its treatment), another cancer: kept
+    for note in ("Metastatic colon adenocarcinoma, RAS and BRAF wild-type, MSS, untreated.",
+                 "Metastatic colon adenocarcinoma, BRAF V600E, progressed on FOLFOX. Next?",
+                 "Stage IV NSCLC, KRAS G12C. Options?"):
+        assert unusable_targets("Encorafenib plus cetuximab improved OS.", [], case(note)) == ""
+        assert unusable_targets("Cetuximab plus chemotherapy improved OS.", [], case(note)) == ""
+    assert misfit_filter(extract_facts("58M metastatic colon adenocarcinoma, KRAS G12D. First-line?",
+                                       genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS,
+                                       rare_cancers=[]))(
+        type("Hit", (), {"title": "Colon Cancer Treatment (PDQ®) - NCI", "text": "FOLFOX plus cetuximab.",
+                         "section": "Treatment of Stage IV Colon Cancer > Cetuximab"})())
