@@ -1297,8 +1297,10 @@ def _fit_pdl1(c: Condition, case: Case) -> tuple[Fit, str]:
 
 
 def _plain(text: str) -> str:
-    """ "Stage I" -> "stage I", "Early tumours" -> "early tumours"; acronyms ("HER2", "TNBC") stay as written."""
-    return text[0].lower() + text[1:] if len(text) > 1 and text[1].islower() else text
+    """ "Stage I" -> "stage I", "Early tumours" -> "early tumours"; acronyms ("HER2", "TNBC") and names ("Child-Pugh")
+    stay as written."""
+    first = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if len(text) > 1 and text[1].islower() and first[1:].islower() else text
 
 
 # Conditions that are not the sentence's own (``_roles``) ("particularly favored in patients with

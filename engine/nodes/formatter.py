@@ -10,9 +10,10 @@ their text, no stray emphasis marks); the ledger keeps the verbatim text.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from engine.casefit import bullets_under, list_lead_ins
+from engine.casefit import POINTER_REASON, STAGING_ROW_REASON, bullets_under, list_lead_ins, locked_candidates
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
@@ -63,6 +64,7 @@ def render(state: ConsultState, model_label: str) -> str:
         if d.missing_information:
             out += ["## Missing information", ""] + [f"- {m}" for m in d.missing_information] + [""]
     out += ["## Evidence", ""] + evidence_list(state) + [""]
+    out += set_aside_lines(state)
     if poisoned := instruction_passages(state.retrieval.passages):
         out += [f"_Passage {', '.join(poisoned)} contains instruction-like text addressed to the system (a possibly "
                 "poisoned guideline): those sentences were dropped, never offered to the model nor counted as "
@@ -215,6 +217,38 @@ def withheld_lines(state: ConsultState) -> list[str]:
         out += [f"- {x.claim_id} vs {x.other} ({'states the opposite' if x.strong else 'possible conflict'}): "
                 f"\u201c{display_text(x.detail)}\u201d" for x in ledger.contradictions] + [""]
     return out
+
+
+SET_ASIDE_SHOWN = 3  # reasons listed; the rest are counted
+# a trial's later sentences go with its head's reason: "tells the trial begun in E2.s1, which states ..."
+_STORY_RE = re.compile(r"^tells the trial (?:begun in|whose (?:population|eligibility) \S+ (?:gives|states),?)"
+                       r"\s*\S*?, which ")
+
+
+def set_aside_lines(state: ConsultState) -> list[str]:
+    """Evidence-locked: the commonest reasons the retrieved guideline sentences did not fit the case, with how many
+    each set aside ("5 sentences: states Child-Pugh class A; the case is Child-Pugh class B"), so the clinician sees
+    what the guideline's evidence is for when it is not for this patient (a QA pass's Child-Pugh B case had every
+    first-line trial set aside and nothing said so). Pointers, staging-table rows and repeats are not counted."""
+    if state.retrieval is None or not (state.evidence_locked or state.ledger and state.ledger.evidence_locked):
+        return []
+    relevant = [p for p in state.retrieval.passages if p.relevant]
+    _, dropped = locked_candidates(relevant, state.facts, state.case_text)
+    why: dict[str, int] = {}
+    for reason in dropped.values():
+        if reason in (POINTER_REASON, STAGING_ROW_REASON) or reason.startswith("repeats "):
+            continue
+        core = _STORY_RE.sub("", reason.removeprefix("does not apply to this case: "))
+        why[core] = why.get(core, 0) + 1
+    if not why:
+        return []
+    ranked = sorted(why.items(), key=lambda x: -x[1])
+    out = ["## Set aside for this case", ""]
+    out += [f"- {n} sentence{'s' if n > 1 else ''}: {display_text(reason)}" for reason, n in ranked[:SET_ASIDE_SHOWN]]
+    rest = sum(n for _, n in ranked[SET_ASIDE_SHOWN:])
+    if rest:
+        out.append(f"- {rest} more for other reasons (the evidence pane lists the passages)")
+    return out + [""]
 
 
 def model_label(state: ConsultState, settings: Settings) -> str:

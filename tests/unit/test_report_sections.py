@@ -98,3 +98,23 @@ def test_the_evidence_list_says_which_passage_is_an_options_list():
                                                                                   gate_passed=True))
     line = evidence_list(state, only_cited=False)[0]
     assert line.endswith("(options list above a kept passage: that passage's distance 0.200, rerank 4.50)")
+
+
+def test_the_report_says_what_was_set_aside_for_the_case_and_why():
+    """A QA pass's Child-Pugh B case had every first-line trial set aside (they were of Child-Pugh class A) and the
+    answer did not say so."""
+    from engine.facts import extract_facts
+    from engine.nodes.formatter import set_aside_lines
+    from tests.unit.test_casefit_qa19 import IMBRAVE
+    p = Passage("E1", "c1", "Adult Primary Liver Cancer Treatment", "liver.md",
+                "Treatment of Advanced HCC > Atezolizumab and bevacizumab", None, IMBRAVE, 0.2, 4.0, True)
+    facts = extract_facts("67-year-old man with unresectable hepatocellular carcinoma, Child-Pugh B8.", genes=[],
+                          treatment_keywords=[], rare_cancers=[])
+    state = ConsultState(thread_id="PT-0001", consult_id="c", facts=facts, evidence_locked=True,
+                         retrieval=Retrieval(query="q", passages=(p,), gate_passed=True, closest_title=None,
+                                             closest_distance=None, threshold=0.3, rewritten_query=None,
+                                             rag_confidence=0.9, attempts=1))
+    lines = set_aside_lines(state)
+    assert lines[0] == "## Set aside for this case"
+    assert lines[2].startswith("- 3 sentences: states Child-Pugh class A; the case is Child-Pugh class B")
+    assert set_aside_lines(replace(state, evidence_locked=False)) == []  # free text: no sentence selection
