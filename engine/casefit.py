@@ -1094,6 +1094,8 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
         return ("fits", "") if have & set(groups.split("|")) else \
             ("contradicts", " or ".join(f"{g}-risk" if scale == "risk" else g for g in sorted(have)))
     if c.kind == "recurrence":
+        if c.value == "refractory" and case.recurrent is False and case.line == "later":
+            return "fits", ""  # newly diagnosed and already resistant to its first treatment
         if case.recurrent is None:
             # a case that progressed after its treatment is the relapsed one PDQ's "Treatment of Recurrent SCLC"
             # is for (an extensive-stage SCLC case after platinum had those lines qualified "applies if recurrent")
@@ -1460,6 +1462,8 @@ _LINE_LATER_RE = re.compile(
     r"\b(?:platinum|chemotherapy|chemo|cisplatin|oxaliplatin|fluoropyrimidine|taxane|anthracycline|imatinib|"
     r"sorafenib|rituximab|lenalidomide|bortezomib|multiply|double|triple)[- ]refractory\b|"
     r"\brelapsed\s*(?:/|or|and)\s*refractory\b|\brefractory\s*(?:/|or|and)\s*relapsed\b|"
+    r"\b(?:disease\s+)?relapse\s+(?:during\s+or\s+after|during(?!\s+or\s+after)|after|within\s+\d+\s+months\s+of)\b"
+    + _NOT_A_LINE_AFTER + r"|"
     r"\b(?:prior|previous)\s+(?!to\b)"
     r"(?:(?!(?:neo-?)?adjuvant\b|perioperative\b|surgical\b|local\b|radiation\b)[\w-]+\s+){0,3}?" + _SYSTEMIC
     + r"\b(?!\s+for\s+(?:an?\s+|another\s+|childhood\s+|(?:a\s+)?prior\s+)?(?:cancer|malignanc))|"
@@ -1499,10 +1503,18 @@ _LINE_SKIP_RE = re.compile(
     r"\b(?:zero|0)\s*(?:to|or|-)\s*(?:one|two|1|2)\s+(?:prior|previous)\b", re.IGNORECASE)
 
 
+# what every eligible patient had ("Eligible patients had (1) disease progression during initial therapy for
+# metastatic breast cancer ..., or (2) disease relapse during or after adjuvant therapy ...", postMONARCH): the
+# population's line, not a share of it (a QA pass's untreated case was released that trial's design)
+_ELIGIBLE_HAD_RE = re.compile(r"^\W*(?:all\s+)?eligible\s+patients\s+(?:had|were\s+required\s+to\s+have|must\s+have)\b",
+                              re.IGNORECASE)
+
+
 def _line_spans(text: str) -> list[tuple[int, int, Condition]]:
     """The line of therapy ``text`` states, as conditions of family "line" ("first" / "later"); both are
     alternatives ("first-line or for previously treated patients")."""
-    if _LINE_SKIP_RE.search(text):
+    skip = _LINE_SKIP_RE.search(text)
+    if skip and not (skip.group(0).lower() == "eligible" and _ELIGIBLE_HAD_RE.match(text)):
         return []
     out: list[tuple[int, int, Condition]] = []
     for m in _LINE_LATER_RE.finditer(text):
@@ -1581,11 +1593,20 @@ _RECURRENT_ALTERNATIVES_RE = re.compile(
 
 
 def _recurrence_condition(parts: Sequence[str]) -> Condition | None:
-    """The recurrence a treatment section is for (family "section:recurrence")."""
+    """The recurrence a treatment section is for (family "section:recurrence"); "Treatment of Refractory or
+    Recurrent AML" is for disease that recurred or resisted its first treatment (value "refractory"): a newly
+    diagnosed case that has not been treated yet is neither (a QA pass's new AML case was released its option)."""
     for p in parts:
         if _RECURRENT_SECTION_RE.search(p) and not _RECURRENT_ALTERNATIVES_RE.search(p):
             return Condition(family="section:recurrence", kind="recurrence", text=p, value="recurrent")
+        rest = _REFRACTORY_SECTION_RE.sub("", p)
+        if rest != p and not _RECURRENT_ALTERNATIVES_RE.search(rest):
+            return Condition(family="section:recurrence", kind="recurrence", text=p, value="refractory")
     return None
+
+
+_REFRACTORY_SECTION_RE = re.compile(r"^Treatment\b.*\b(?:refractory\s+(?:or|and|/)\s+(?:recurrent|relapsed)|"
+                                    r"(?:recurrent|relapsed)\s+(?:or|and|/)\s+refractory)\b", re.IGNORECASE)
 
 
 # AML's treatment sections that name no APL ("Treatment of Newly Diagnosed AML", "Treatment of AML in Remission",

@@ -205,14 +205,34 @@ def test_a_neuroendocrine_trial_population_does_not_fit_lung_adenocarcinoma() ->
         assert assess(text, nsclc).verdict == "contradicts"
 
 
-def test_a_refractory_or_recurrent_section_is_a_later_line() -> None:
+@pytest.mark.parametrize(("note", "verdict"), [
+    ("79M newly diagnosed AML, complex karyotype, previously untreated. What treatment?", "contradicts"),
+    # the second QA pass's note: newly diagnosed, no line stated
+    ("79M newly diagnosed AML, complex karyotype, TP53 mutated. ECOG 3. What treatment should be offered?",
+     "contradicts"),
+    ("AML relapsed after 7 + 3 induction. Options?", "fits"),
+    ("Newly diagnosed AML, refractory to 7 + 3 induction. Next?", "fits"),  # primary refractory
+])
+def test_a_refractory_or_recurrent_section_is_for_disease_that_recurred_or_resisted(note: str, verdict: str) -> None:
     """A QA pass's newly diagnosed AML case was released an option from "Treatment of Refractory or Recurrent
     AML"."""
-    new = case("79M newly diagnosed AML, complex karyotype, previously untreated. What treatment?")
-    fit = assess("Reduced-intensity therapy is an option.", new,
+    fit = assess("Reduced-intensity therapy is an option.", case(note),
                  sections=["Treatment of Refractory or Recurrent AML > Chemotherapy"])
-    assert fit.verdict == "contradicts"
-    assert "Refractory or Recurrent" in fit.reason
+    assert fit.verdict == verdict
+    assert verdict == "fits" or "Refractory or Recurrent" in fit.reason
+
+
+def test_a_population_that_progressed_on_therapy_is_not_an_untreated_case() -> None:
+    """postMONARCH's eligibility ("Eligible patients had (1) disease progression during initial therapy for
+    metastatic breast cancer ...") was released to a QA pass's untreated premenopausal case."""
+    eligibility = ("Eligible patients had (1) disease progression during initial therapy for metastatic breast cancer, "
+                   "which included a CDK4/6 inhibitor and aromatase inhibitor, or (2) disease relapse during or after "
+                   "adjuvant therapy for early breast cancer with a CDK4/6 inhibitor plus endocrine therapy.")
+    untreated = case("44F premenopausal, de novo metastatic ER+ breast cancer, no prior therapy. First-line?")
+    assert assess(eligibility, untreated).verdict == "contradicts"
+    assert assess(eligibility, case(AFTER_CDK)).verdict != "contradicts"
+    # a share of the patients is still no line
+    assert assess("Eligible patients were allowed one prior line of chemotherapy.", untreated).verdict != "contradicts"
 
 
 ON_ALECTINIB = ("49F stage IV lung adenocarcinoma, ALK rearrangement, on alectinib 30 months, now progression in liver "

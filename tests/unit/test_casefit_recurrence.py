@@ -70,7 +70,6 @@ def test_recurrent_sections_go_after_other_unstated_conditions_unless_the_case_r
 @pytest.mark.parametrize("section", [
     "## Treatment of Stage IV and Recurrent Colon Cancer",  # recurrent among alternatives
     "## Treatment of Newly Diagnosed Stage IV, Relapsed, and Recurrent NSCLC",
-    "## Treatment of Relapsed or Refractory Multiple Myeloma",  # refractory need not have relapsed
     "## Follow-up > ### Detection of Recurrence",  # not a treatment section
     "## Treatment Options > #### Recurrent, Refractory, or Progressive Childhood LCH",
     "## Treatment of Metastatic or Recurrent Pancreatic Cancer",
@@ -78,6 +77,15 @@ def test_recurrent_sections_go_after_other_unstated_conditions_unless_the_case_r
 def test_sections_naming_recurrence_among_alternatives_set_no_condition(section: str):
     assert fit("Newly diagnosed cancer. Treatment?", section).verdict != "contradicts"
     assert "recurrent disease" not in fit(AUDIT, section).reason
+
+
+def test_a_relapsed_or_refractory_section_is_for_a_case_that_had_treatment():
+    """Refractory need not have relapsed, but it has been treated: a newly diagnosed case that states no treatment
+    is neither (session 19: a QA pass's new AML case was offered "Treatment of Refractory or Recurrent AML")."""
+    section = "## Treatment of Relapsed or Refractory Multiple Myeloma"
+    assert fit("Newly diagnosed cancer. Treatment?", section).verdict == "contradicts"
+    assert fit("Newly diagnosed multiple myeloma, refractory to VRd induction. Next?", section).verdict == "fits"
+    assert fit(AUDIT, section).verdict == "unknown"
 
 
 @pytest.mark.parametrize("note, recurrent", [
