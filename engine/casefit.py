@@ -2550,6 +2550,7 @@ _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if dr
 # R-CHOP"): the population's history, not what the sentence offers
 _HAD_BEFORE_RE = re.compile(
     r"\b(?:after|following|refractory\s+to|resistant\s+to|progress\w*\s+(?:on|after|during)|relaps\w*\s+(?:after|on)|"
+    r"within\s+\d+\s+months\s+of|"
     r"failure\s+of|failed|fail\w*|prior|previous(?:ly)?|pretreated\s+with|exposed\s+to|intolerant\s+(?:of|to)|"
     r"beyond)\b[^.;,]{0,40}\Z", re.IGNORECASE)
 

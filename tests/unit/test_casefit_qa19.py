@@ -318,3 +318,11 @@ def test_anti_egfr_antibodies_are_not_offered_for_ras_mutant_colorectal_cancer()
                                        rare_cancers=[]))(
         type("Hit", (), {"title": "Colon Cancer Treatment (PDQ®) - NCI", "text": "FOLFOX plus cetuximab.",
                          "section": "Treatment of Stage IV Colon Cancer > Cetuximab"})())
+
+
+def test_a_regimen_named_as_what_the_population_relapsed_within_months_of_is_its_history() -> None:
+    """ZUMA-7 ("relapse within 12 months of initial R-CHOP") had been dropped for a QA pass's case after R-CHOP."""
+    after_rchop = case("DLBCL relapsed 7 months after completing R-CHOP. Next treatment?")
+    assert unusable_targets("ZUMA-7 enrolled patients with relapse within 12 months of initial R-CHOP who received "
+                            "axicabtagene ciloleucel.", [], after_rchop) == ""
+    assert unusable_targets("R-CHOP is the preferred regimen.", [], after_rchop) != ""
