@@ -292,6 +292,9 @@ def test_initial_tki_therapy_is_a_first_line_section() -> None:
     "The prespecified statistical analysis plan did not test this difference further.",
     "Patients had advanced HCC refractory to, or intolerant of, sorafenib and received pembrolizumab.",
     "One previous treatment (biological or chemotherapy) was allowed.",
+    # released by the second QA pass once the cross-encoder no longer vetoed verbatim sentences
+    "The study was amended to enlarge the sample size to address patients with the KRAS wild-type tumors.",
+    "Over 98% of patients in both arms had received 5-FU, irinotecan, and oxaliplatin.",
 ])
 def test_a_trials_design_and_results_in_words_are_narrative(text: str) -> None:
     """Offered among the first five in a QA pass, ahead of the guideline's recommendations."""
