@@ -132,8 +132,9 @@ class RetrievalParams:
     # 2 x recall_k of its ranking (deeper still when fewer than rerank_k fit) and keeps the recall_k that fit and
     # lie within the gate's distance first (in recall order), and such passages move
     # after the others that passed the gate before the rerank_k cut (stable: none is dropped, and they still fill
-    # the cut when too few others passed). None: the recall order as it is.
-    demote: Callable[[Hit], bool] | None = None
+    # the cut when too few others passed). A number is a level: higher goes later (0 or False: as it is). None: the
+    # recall order as it is.
+    demote: Callable[[Hit], bool | int] | None = None
 
 
 @dataclass(frozen=True)
@@ -1231,8 +1232,8 @@ class KnowledgeBase:
                                    tuple(candidates), gate_k=gate_k, gate_value=gate_value,
                                    gate_query=gate_query)
         if params.demote is not None:
-            misfits = [h for h in passed if params.demote(h)]
-            passed = [h for h in passed if h not in misfits] + misfits
+            demote = params.demote
+            passed = sorted(passed, key=lambda h: int(demote(h)))  # stable: recall order within a level
         if params.rerank:
             keep_order = params.rerank_order == "recall"
             pool = passed[:max(1, params.rerank_k)] if keep_order else passed

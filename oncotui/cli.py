@@ -1194,7 +1194,8 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
             print(f"Stage 3 rerank ({how}), keep {params.rerank_k}:")
             for i, h in enumerate(result.ranked, 1):
                 score = "-" if h.rerank_score is None else f"{h.rerank_score:+.3f}"
-                misfit = " misfit" if params.demote is not None and params.demote(h) else ""
+                level = int(params.demote(h)) if params.demote is not None else 0  # engine's case_demote
+                misfit = " misfit" if level >= 2 else " other summary" if level == 1 else ""
                 print(f"  {i:>2}. {score:>7} {'keep' if i <= params.rerank_k else 'cut '}{misfit} {h.title} > "
                       f"{_plain(h.section)}  {h.chunk_id}")
             listed = [h for h in result.hits if h.origin == "options"]

@@ -287,18 +287,31 @@ def background_section(section: str) -> bool:
                for i, part in enumerate(parts))
 
 
-def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], bool] | None:
+# A cancer PDQ treats in a summary of its own beside a larger one about the same organ: its own comes first (a QA
+# pass's man with metastatic breast cancer had the male summary's "Aromatase inhibitor (AI) therapy in conjunction
+# with a GnRH agonist" recalled 7th and cut behind five passages of the women's summary)
+_OWN_SUMMARY = {"male breast cancer": re.compile(r"\bmale\s+breast\b", re.IGNORECASE)}
+
+
+def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], int] | None:
     """What a consult's retrieval moves after the rest (``kb.store.RetrievalParams.demote``): passages that cannot
     apply to the case (``engine.casefit.misfit_filter``) and, when the question asks for treatment (a phase or plain
-    "treatment", not surveillance), passages under a background heading (``background_section``); None when
-    ``rag.prefer_fitting`` is off."""
+    "treatment", not surveillance), passages under a background heading (``background_section``), last (level 2);
+    before them passages of another summary than the case's own where PDQ has one (``_OWN_SUMMARY``, level 1); None
+    when ``rag.prefer_fitting`` is off."""
     if not settings.rag.prefer_fitting:
         return None
     misfit = misfit_filter(facts)
+    own = _OWN_SUMMARY.get(facts.cancer_type or "")
     intents = intent_phrases(question_sentences(text))
-    if not intents or "active surveillance" in intents:
-        return misfit
-    return lambda hit: misfit(hit) or background_section(hit.section)
+    treatment = bool(intents) and "active surveillance" not in intents
+
+    def level(hit: Any) -> int:  # 2: cannot apply or background; 1: another summary than the case's own
+        if misfit(hit) or treatment and background_section(hit.section):
+            return 2
+        return int(own is not None and not own.search(hit.title))
+
+    return level
 
 
 def consult_queries(text: str, settings: Any) -> tuple[str, dict[str, Any]]:
