@@ -786,6 +786,12 @@ def case_from_facts(facts: CaseFacts) -> Case:
             metastatic = None  # unknown, not "no": neither "metastatic" nor "non-metastatic" is judged
         if metastatic:
             name += " (metastatic)"
+    if stage is None and metastatic is None and _routing_only_stage(facts) and \
+            re.search(r"metasta|\bmets\b", facts.stage_text or "", re.IGNORECASE) and \
+            not re.search(r"\bnon-?metasta", facts.stage_text or "", re.IGNORECASE):
+        # a stage case fit does not use (thyroid: M1 under 55 is stage II) still has the distant metastases its
+        # words state (a QA pass's "radioactive iodine-refractory lung mets" had metastatic lines qualified)
+        metastatic, name = True, "metastatic (no stage used)"
     receptors: dict[str, str] = {}
     altered: dict[str, frozenset[str]] = {}
     wild: set[str] = set()
@@ -1200,6 +1206,9 @@ def _fit_class(value: str, case: Case) -> tuple[Fit, str]:
         if case.metastatic is False and value in ("metastatic", "non-metastatic", "localised"):
             # "no distant metastases", no stage: the metastatic lines do not apply, the others stay unknown
             return ("contradicts", case.stage_name) if value == "metastatic" else ("fits", "")
+        if case.metastatic and value in ("metastatic", "advanced", "non-metastatic", "localised", "resectable"):
+            # distant metastases without a stage used (thyroid): metastatic and advanced lines fit
+            return ("fits", "") if value in ("metastatic", "advanced") else ("contradicts", case.stage_name)
         return "unknown", ""
     groups = set(range(case.stage[0] // 10, case.stage[1] // 10 + 1))
     if len(groups) > 1:

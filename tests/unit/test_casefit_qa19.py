@@ -329,3 +329,15 @@ def test_a_regimen_named_as_what_the_population_relapsed_within_months_of_is_its
     assert unusable_targets("ZUMA-7 enrolled patients with relapse within 12 months of initial R-CHOP who received "
                             "axicabtagene ciloleucel.", [], after_rchop) == ""
     assert unusable_targets("R-CHOP is the preferred regimen.", [], after_rchop) != ""
+
+
+def test_distant_metastases_count_where_the_stage_is_not_used() -> None:
+    """Thyroid cancer's stage is never derived (M1 under 55 is stage II); a QA pass's "radioactive iodine-refractory
+    lung mets" had its metastatic lines qualified "applies if metastatic"."""
+    thyroid = case("52F papillary thyroid carcinoma s/p total thyroidectomy and 2 courses of RAI, now radioactive "
+                   "iodine-refractory lung mets progressing over 12 months, BRAF V600E. Systemic therapy?")
+    assert thyroid.metastatic and thyroid.stage is None
+    assert assess("Lenvatinib is an option for patients with metastatic, RAI-refractory differentiated thyroid "
+                  "cancer.", thyroid).verdict == "fits"
+    assert assess("Localized disease is treated with surgery alone.", thyroid).verdict == "contradicts"
+    assert assess("Stage I disease is treated with surgery.", thyroid).verdict == "unknown"  # the stage stays open
