@@ -1808,6 +1808,11 @@ _NEEDS_FITNESS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] 
 )
 
 
+# Radioactive iodine as a treatment ("RAI", "131I", "radioiodine therapy"), for an iodine-refractory case
+_RAI_RE = re.compile(r"\b(?:radioactive[- ]iodine|radio-?iodine|RAI|I-?131|131I)\b(?![- ]?(?:refractory|resistant|"
+                     r"non-?avid|sensitive|avid))", re.IGNORECASE)
+
+
 # A treatment named as what is set aside ("for older patients with AML who decline traditional 7 + 3 induction",
 # "Unlike a succinct course of 7 + 3 induction, these less-intensive therapies ...") is not offered
 _SET_ASIDE_RE = re.compile(
@@ -1898,6 +1903,7 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
             notes.append(f"the option for {_plain(c.text)} does not apply (the case is {why})")
     # the kinds of condition the sentence states or inherits: a treatment rule below holds only where none says whom
     kinds = {c.kind for _, _, c in found} | {c.kind for c in inherited}
+    families_stated = {c.family for _, _, c in found}
     if case.receptors.get("HR") == "negative" and _ENDOCRINE_RE.search(text) and "receptor" not in kinds:
         # endocrine therapy is for hormone receptor-positive disease whether or not the sentence says so (the audit's
         # ER/PR-negative metastatic case was offered "Hormone therapy (tamoxifen, aromatase inhibitors, ...)")
@@ -1921,6 +1927,13 @@ def assess(text: str, case: Case, sections: Sequence[str] = (), label: str = "")
                 contradicted.append(f"names {named[0].group(0)}; the case is {said}")
             elif heads and all(heads):
                 contradicted.append(f"comes from a section about {heads[0].group(0)}; the case is {said}")
+    if case.statuses.get("iodine") == "resistant" and "iodine" not in {c.family.removeprefix("section:")
+                                                                       for c in inherited} | families_stated:
+        # radioactive iodine for disease that no longer takes it up, unless the sentence says whom it is for (a QA
+        # pass's iodine-refractory case was offered "RAI is the second treatment ...")
+        named = [m for m in _RAI_RE.finditer(text) if not _SET_ASIDE_RE.search(text, 0, m.start())]
+        if named:
+            contradicted.append(f"names {named[0].group(0)}; the case is iodine-refractory")
     if contradicted:
         return CaseFit("contradicts", tuple(dict.fromkeys(contradicted)), notes=tuple(notes))
     if unknown:

@@ -1551,6 +1551,13 @@ STATUSES: dict[str, tuple[tuple[tuple[str, re.Pattern[str]], ...], str | None]] 
     "platinum": ((
         ("resistant", re.compile(r"\bplatinum[- ](?:resistant|refractory)\b", re.IGNORECASE)),
         ("sensitive", re.compile(r"\bplatinum[- ]sensitive\b", re.IGNORECASE))), "resistant"),
+    # differentiated thyroid cancer's response to radioactive iodine (PDQ: "Treatment options for iodine-resistant
+    # thyroid cancer include:")
+    "iodine": ((
+        ("resistant", re.compile(r"\b(?:radioactive[- ]iodine|radio-?iodine|iodine|RAI|I-?131|131I)[- ]?(?:refractory|"
+                                 r"resistant|non-?avid)\b", re.IGNORECASE)),
+        ("sensitive", re.compile(r"\b(?:radioactive[- ]iodine|radio-?iodine|iodine|RAI)[- ]?(?:sensitive|avid|"
+                                 r"responsive)\b", re.IGNORECASE))), "resistant"),
 }
 
 

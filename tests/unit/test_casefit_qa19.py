@@ -341,3 +341,20 @@ def test_distant_metastases_count_where_the_stage_is_not_used() -> None:
                   "cancer.", thyroid).verdict == "fits"
     assert assess("Localized disease is treated with surgery alone.", thyroid).verdict == "contradicts"
     assert assess("Stage I disease is treated with surgery.", thyroid).verdict == "unknown"  # the stage stays open
+
+
+def test_an_iodine_refractory_case_is_not_offered_radioactive_iodine() -> None:
+    """A QA pass's "radioactive iodine-refractory lung mets" case was offered "RAI is the second treatment ..."."""
+    thyroid = case("52F papillary thyroid carcinoma s/p total thyroidectomy and 2 courses of RAI, now radioactive "
+                   "iodine-refractory lung mets progressing. Systemic therapy?")
+    assert thyroid.statuses == {"iodine": "resistant"}
+    assert "names RAI; the case is iodine-refractory" in assess("RAI is the second treatment.", thyroid).reason
+    sensitive = "Treatment > Treatment options for iodine-sensitive thyroid cancer include:"
+    assert assess("131I therapy.", thyroid, sections=[sensitive]).verdict == "contradicts"
+    resistant = "Treatment > Treatment options for iodine-resistant thyroid cancer include:"
+    assert assess("Lenvatinib.", thyroid, sections=[resistant]).verdict == "fits"
+    assert assess("Sorafenib was evaluated in patients with progressive, iodine-refractory, differentiated thyroid "
+                  "cancer.", thyroid).verdict == "fits"
+    # a case that takes up iodine still has it
+    avid = case("45F papillary thyroid cancer with RAI-avid lung metastases after thyroidectomy. Next?")
+    assert assess("RAI is the second treatment.", avid).verdict != "contradicts"
