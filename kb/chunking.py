@@ -13,7 +13,8 @@ Rules:
 * Chunk text is a verbatim slice of the section (original line breaks and list markers kept).
 * Sections that are not guidance are skipped (``SKIP_SECTIONS``, matched against every heading of the path, so
   their subsections go too): reference lists ("References", "Key References for ...", "Bibliography",
-  "Citations") and summary boilerplate ("About This PDQ Summary", "Latest Updates to This Summary", "Changes to
+  "Citations") and summary boilerplate ("About This PDQ Summary", "Latest Updates to This Summary (04/25/2025)"
+  with or without its date, "Changes to
   This Summary"). A store chunked before a name joined the list still holds those chunks: retrieval skips them
   (``kb.store``), so no re-ingest is needed. In the PDQ
   corpus they are 44% of the chunks (reference lists alone 40%); skipping them nearly halves embedding work, and
@@ -32,7 +33,7 @@ from pathlib import Path
 
 CHUNKER_VERSION = 2
 SKIP_SECTIONS = re.compile(r"^(?:references?|key references(?: for .+)?|bibliography|citations|about this pdq "
-                           r"summary|latest updates to this summary|changes to this summary)$", re.I)
+                           r"summary|latest updates to this summary|changes to this summary)(?: \([\d/]+\))?$", re.I)
 
 
 def skipped_section(path: str) -> bool:

@@ -98,6 +98,9 @@ def test_a_key_references_section_is_neither_chunked_nor_retrieved_from_an_older
 
     assert skipped_section("## Key References for Chronic Lymphocytic Leukemia Treatment")
     assert not skipped_section("## Treatment of Chronic Lymphocytic Leukemia > ### Key trials")
+    # PDQ dates its change log: every summary's "Latest Updates to This Summary (04/25/2025)" had been retrievable
+    assert skipped_section("## Latest Updates to This Summary (04/25/2025)")
+    assert not skipped_section("## Treatment of Recurrent Breast Cancer (2025 update)")
     text = ("# CLL\n\n## Treatment\n\nIbrutinib is an option for untreated disease.\n\n"
             "## Key References for CLL Treatment\n\n- Thompson PA, et al.: Blood 127 (3): 303-9, 2016.\n")
     assert [c.section for c in chunk_markdown(text, "cll.md", 500)] == ["## Treatment"]
