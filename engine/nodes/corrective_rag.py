@@ -105,7 +105,7 @@ _INTENTS = (
     (("first-line", "first line", "frontline", "untreated", "newly diagnosed", "initial"), "first-line treatment"),
     # not a bare "after": "after resection" asks for adjuvant therapy, "after chemoradiation" for consolidation
     (("second-line", "second line", "progress", "refractory", "relapsed", "after first-line", "after failure",
-      "previously treated"), "second-line treatment after progression"),
+      "previously treated", "next line", "next-line"), "second-line treatment after progression"),
     (("neoadjuvant", "preoperative", "before surgery", "before the operation", "precede"),
      "neoadjuvant preoperative therapy"),
     (("adjuvant", "postoperative", "after resection", "resected"), "adjuvant therapy"),

@@ -30,6 +30,7 @@ def test_question_sentence_and_intent():
     assert intent_phrases("What systemic therapy after resection?") == ["adjuvant therapy"]
     assert intent_phrases("Anything after chemoradiation?") == ["consolidation therapy"]
     assert intent_phrases("Options after progression on osimertinib?") == ["second-line treatment after progression"]
+    assert intent_phrases("Next line options?") == ["second-line treatment after progression"]  # a QA pass's note
 
 
 def test_extra_queries_for_a_case_and_none_for_a_one_sentence_question():
