@@ -1792,9 +1792,18 @@ SUBSITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, 
     ("nonseminoma", r"\bnon-?\s?seminoma(?:s|tous)?\b|(?-i:\bNSGCTs?\b)|\bembryonal\s+carcinoma\b|\byolk\s+sac\b|"
                     r"\bchoriocarcinoma\b|\bteratoma\b"),
     ("seminoma", r"(?<!non-)(?<!non)(?<!non )\bseminoma(?:s|tous)?\b"),
+    # mesothelioma's sites and ovarian serous carcinoma's grades, which PDQ treats apart (a QA pass's pleural case
+    # was offered "Of the 73 patients with malignant peritoneal mesothelioma ...", a high-grade serous one "As LGSC
+    # is relatively chemoresistant ...")
+    ("pleural mesothelioma", r"\bpleural\s+(?:malignant\s+)?mesotheliomas?\b|\bmesothelioma\s+of\s+the\s+pleura\b|"
+                             r"(?-i:\bMPM\b)"),
+    ("peritoneal mesothelioma", r"\bperitoneal\s+(?:malignant\s+)?mesotheliomas?\b|\bmesothelioma\s+of\s+the\s+"
+                                r"peritoneum\b"),
+    ("low-grade serous", r"\blow[- ]grade\s+serous\b|(?-i:\bLGSO?C\b)"),
+    ("high-grade serous", r"\bhigh[- ]grade\s+serous\b|(?-i:\bHGSO?C\b)"),
 ))
 _SUBSITE_CANCERS = frozenset({"oral cavity cancer", "laryngeal cancer", "Hodgkin lymphoma", "acute myeloid leukemia",
-                              "thyroid cancer", "testicular cancer"})
+                              "thyroid cancer", "testicular cancer", "mesothelioma", "ovarian cancer"})
 
 
 def subsite_readings(text: str) -> list[str]:

@@ -358,3 +358,22 @@ def test_an_iodine_refractory_case_is_not_offered_radioactive_iodine() -> None:
     # a case that takes up iodine still has it
     avid = case("45F papillary thyroid cancer with RAI-avid lung metastases after thyroidectomy. Next?")
     assert assess("RAI is the second treatment.", avid).verdict != "contradicts"
+
+
+@pytest.mark.parametrize(("note", "other", "own"), [
+    ("68M epithelioid malignant pleural mesothelioma, unresectable, untreated. First-line?",
+     "Of the 73 patients with malignant peritoneal mesothelioma, 40 responded to HIPEC.",
+     "Nivolumab plus ipilimumab improved OS in pleural mesothelioma."),
+    ("58F high-grade serous ovarian carcinoma, stage IIIC, after surgery and carboplatin-paclitaxel. Maintenance?",
+     "As LGSC is relatively chemoresistant, endocrine therapy is used.",
+     "Niraparib maintenance improved PFS in high-grade serous ovarian cancer."),
+])
+def test_mesothelioma_sites_and_serous_grades_are_told_apart(note: str, other: str, own: str) -> None:
+    """The second QA pass's pleural case was offered the peritoneal sentence, its high-grade serous case LGSC's."""
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+    facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    kept, dropped = locked_candidates([Passage("E1", "c1", "T", "t.md", "Treatment", None, f"{other} {own}", 0.2,
+                                               4.0, True)], facts)
+    assert [text for _, text in kept.values()] == [own]
+    assert "its paragraph is about the" in dropped["E1.s1"]
