@@ -436,30 +436,31 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         found.append((start, end, c))
 
     # the disease the population had before it relapsed ("disease relapse during or after adjuvant therapy for early
-    # breast cancer", postMONARCH's eligibility): its history, not its extent now (its receptors still hold)
+    # breast cancer", postMONARCH's eligibility): its history, not its extent now; an advanced or metastatic extent
+    # there still holds ("progressed after first-line chemotherapy for metastatic disease"), and so do receptors
     history = [(m.end(), end.start() if (end := _HISTORY_END_RE.search(text, m.end())) else len(text))
                for m in _RELAPSED_FROM_RE.finditer(text)]
 
-    def extent_free(m: re.Match[str]) -> bool:
-        return free(m) and not any(a <= m.start() < b for a, b in history)
+    def extent_free(m: re.Match[str], late: bool = False) -> bool:
+        return free(m) and (late or not any(a <= m.start() < b for a, b in history))
 
     for m in _STAGE_RE.finditer(text):
-        if not extent_free(m):
-            continue
         items = [_fine(g, letter) for g, letter in _STAGE_ITEM_RE.findall(m.group("list"))]
+        if not extent_free(m, late=max(b for _, b in items) >= 40):
+            continue
         lo, hi = min(a for a, _ in items), max(b for _, b in items)
         if m.group("above"):
             hi = 49
         add(m, Condition("stage", "stage", m.group(0).strip(), lo=lo, hi=hi))
     for m in _BARE_STAGE_RE.finditer(text):
-        if extent_free(m):
-            lo, hi = _fine(m.group(1), m.group(2))
-            if m.group(3):
-                hi = _fine(m.group(3), m.group(4))[1]
+        lo, hi = _fine(m.group(1), m.group(2))
+        if m.group(3):
+            hi = _fine(m.group(3), m.group(4))[1]
+        if extent_free(m, late=hi >= 40):
             add(m, Condition("stage", "stage", m.group(0), lo=lo, hi=hi))
     for value, rx in _STAGE_CLASSES:
         for m in rx.finditer(text):
-            if extent_free(m):
+            if extent_free(m, late=value in ("metastatic", "advanced", "advanced-stage", "extensive-stage")):
                 add(m, Condition("stage", "stage_class", m.group(0), value=value))
     for value, rx in _OPERATION_RES:  # "Postmastectomy radiation ...", "after breast-conserving surgery"
         for m in rx.finditer(text):
@@ -883,8 +884,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
 
 
 def _exhausted(given: Sequence[str]) -> dict[str, str]:
-    """Checkpoint class (PD-1/PD-L1, CTLA-4), EGFR TKI, ARPI, CDK4/6 inhibitor or frontline regimen (R-CHOP, ...)
-    -> what of it the case progressed after, as written (engine.facts ``progressed_after``)."""
+    """Checkpoint class (PD-1/PD-L1, CTLA-4), EGFR TKI, ARPI, CDK4/6 inhibitor, ALK TKI generation or frontline
+    regimen (R-CHOP, ...) -> what of it the case progressed after, as written (engine.facts ``progressed_after``)."""
     out: dict[str, list[str]] = {}
     for drug in given:
         cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else \

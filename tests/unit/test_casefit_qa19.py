@@ -377,3 +377,11 @@ def test_mesothelioma_sites_and_serous_grades_are_told_apart(note: str, other: s
                                                4.0, True)], facts)
     assert [text for _, text in kept.values()] == [own]
     assert "its paragraph is about the" in dropped["E1.s1"]
+
+
+def test_a_metastatic_extent_named_after_a_progression_still_holds() -> None:
+    """Only the early disease a population relapsed from is history: "progressed after first-line chemotherapy for
+    metastatic disease" is still metastatic (an early-stage case must not be offered it)."""
+    stage2 = case("Stage II colon cancer after resection. Adjuvant therapy?")
+    assert assess("For patients whose disease progressed after first-line chemotherapy for metastatic disease, "
+                  "regorafenib improved OS.", stage2).verdict == "contradicts"
