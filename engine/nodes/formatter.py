@@ -247,7 +247,7 @@ def set_aside_lines(state: ConsultState) -> list[str]:
     out += [f"- {n} sentence{'s' if n > 1 else ''}: {display_text(reason)}" for reason, n in ranked[:SET_ASIDE_SHOWN]]
     rest = sum(n for _, n in ranked[SET_ASIDE_SHOWN:])
     if rest:
-        out.append(f"- {rest} more for other reasons (the evidence pane lists the passages)")
+        out.append(f"- {rest} more for other reasons")
     return out + [""]
 
 
