@@ -187,8 +187,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS, DASHES,
-                          EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
+from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS,
+                          DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
                           HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE,
                           age_readings, asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish,
                           her2_score, menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
@@ -887,11 +887,8 @@ def _exhausted(given: Sequence[str]) -> dict[str, str]:
     """Checkpoint class (PD-1/PD-L1, CTLA-4), EGFR TKI, ARPI, CDK4/6 inhibitor, ALK TKI generation or frontline
     regimen (R-CHOP, ...) -> what of it the case progressed after, as written (engine.facts ``progressed_after``)."""
     out: dict[str, list[str]] = {}
-    for drug in given:
-        cls = drug if drug in FRONTLINE_REGIMENS.values() else "CTLA-4" if drug in CTLA4_DRUGS else \
-            EGFR_TKI if drug in EGFR_TKIS else ARPI if drug in ARPI_DRUGS else \
-            CDK46 if drug in CDK46_DRUGS or drug[:3].upper() == "CDK" else ALK_EARLY if drug in ALK_SECOND_GEN else \
-            ALK_ALL if drug == "lorlatinib" else PD1_CLASS
+    for drug in given:  # "CDK4/6 inhibitor" as written is the class; any other checkpoint wording is PD-1/PD-L1
+        cls = _CLASS_OF.get(drug, CDK46 if drug[:3].upper() == "CDK" else PD1_CLASS)
         out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
@@ -2545,6 +2542,10 @@ ALK_ALL = "ALK TKI"
 # whatever else it acts on (crizotinib after alectinib is an ALK TKI other than lorlatinib, not an ALK, ROS1 or MET
 # drug); for any other case they say nothing
 _GENERATIONS = frozenset({ALK_EARLY, ALK_ALL})
+# engine.facts' ``progressed_after`` name -> the class or regimen a case that progressed on it is done with
+_CLASS_OF = {**{r: r for r in FRONTLINE_REGIMENS.values()}, **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
+             **dict.fromkeys(EGFR_TKIS, EGFR_TKI), **dict.fromkeys(ARPI_DRUGS, ARPI),
+             **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL}
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2565,7 +2566,7 @@ _TARGETED_DRUGS = {
     PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS), EGFR_TKI: " ".join(EGFR_TKIS),
     ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS),
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
-    ALK_ALL: " ".join(("crizotinib", "lorlatinib", *ALK_SECOND_GEN)),
+    ALK_ALL: " ".join(("crizotinib", ALK_LAST_GEN, *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
     ANTI_EGFR: "cetuximab panitumumab"}
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())

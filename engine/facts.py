@@ -1351,12 +1351,13 @@ ARPI_DRUGS = ("abiraterone", "enzalutamide", "apalutamide", "darolutamide")
 # that generation do not help, lorlatinib does; after lorlatinib none does (a QA pass's case on alectinib had
 # crizotinib's trial released). Progression on crizotinib is not read (a second-generation TKI still helps).
 ALK_SECOND_GEN = ("alectinib", "brigatinib", "ceritinib", "ensartinib")
+ALK_LAST_GEN = "lorlatinib"
 # CDK4/6 inhibitors: after progression on one, the next line is another class (PDQ's post-CDK4/6 options are
 # everolimus, alpelisib, capivarsertib, elacestrant, ...); a QA pass's case after ribociclib had no progression read
 CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
 _PD1_GIVEN_RE = re.compile(
-    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN)
-    + r"|lorlatinib)\b|"
+    r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN
+                       + (ALK_LAST_GEN,)) + r")\b|"
     r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.casefit import assess, case_from_facts, unusable_targets
+from engine.casefit import (assess, case_from_facts, locked_candidates, misfit_filter, sentence_kind, unusable_section,
+                            unusable_targets)
 from engine.config import DEFAULT_GENES, DEFAULT_TREATMENT_KEYWORDS
 from engine.facts import extract_facts
+from engine.state import Passage
 
 
 def case(note: str):
@@ -127,8 +129,6 @@ def test_cdk46_inhibitors_stay_without_progression_on_one(note: str) -> None:
 
 
 def test_remembered_candidates_are_the_callers_own_copies() -> None:
-    from engine.casefit import locked_candidates
-    from engine.state import Passage
     p = Passage("E1", "c1", "Breast Cancer Treatment", "breast.md", "Endocrine Therapy", None,
                 f"{POST} {PRE}", 0.2, 4.0, True)
     facts = extract_facts("63-year-old woman with ER+ metastatic breast cancer.", genes=DEFAULT_GENES,
@@ -154,8 +154,6 @@ IMBRAVE = (
 def test_a_trial_whose_eligibility_excludes_the_case_is_not_offered(child_pugh: str, offered: list[str]) -> None:
     """A QA pass's Child-Pugh B8 case had IMbrave150's design and results offered once only its eligibility
     sentence was dropped."""
-    from engine.casefit import locked_candidates
-    from engine.state import Passage
     p = Passage("E1", "c1", "Adult Primary Liver Cancer Treatment", "liver.md",
                 "Treatment of Advanced HCC > Atezolizumab and bevacizumab", None, IMBRAVE, 0.2, 4.0, True)
     facts = extract_facts(f"67-year-old man with unresectable hepatocellular carcinoma, Child-Pugh {child_pugh}, "
@@ -247,7 +245,6 @@ def test_after_a_second_generation_alk_tki_crizotinib_is_not_offered_and_lorlati
         "Patients received either crizotinib or chemotherapy.", [], alk)
     assert unusable_targets("Brigatinib is an option.", [], alk) != ""
     assert unusable_targets("Patients received lorlatinib 100 mg daily.", [], alk) == ""
-    from engine.casefit import unusable_section
     assert unusable_section("ALK-directed TKIs > Crizotinib", alk) != ""
     assert unusable_section("ALK-directed TKIs after prior ALK TKI therapy > Lorlatinib", alk) == ""
     # after lorlatinib, none of them
@@ -298,13 +295,11 @@ def test_initial_tki_therapy_is_a_first_line_section() -> None:
 ])
 def test_a_trials_design_and_results_in_words_are_narrative(text: str) -> None:
     """Offered among the first five in a QA pass, ahead of the guideline's recommendations."""
-    from engine.casefit import sentence_kind
     assert sentence_kind(text) == 2
 
 
 def test_anti_egfr_antibodies_are_not_offered_for_ras_mutant_colorectal_cancer() -> None:
     """A QA pass's KRAS G12D colon case kept five cetuximab and panitumumab passages."""
-    from engine.casefit import misfit_filter, unusable_section
     kras = case("58M metastatic colon adenocarcinoma, KRAS G12D, MSI-H, untreated. First-line?")
     why = unusable_targets("FOLFOX plus panitumumab improved OS.", [], kras)
     assert why.endswith("which is for RAS wild-type colorectal cancer; the case is KRAS G12D")
@@ -370,8 +365,6 @@ def test_an_iodine_refractory_case_is_not_offered_radioactive_iodine() -> None:
 ])
 def test_mesothelioma_sites_and_serous_grades_are_told_apart(note: str, other: str, own: str) -> None:
     """The second QA pass's pleural case was offered the peritoneal sentence, its high-grade serous case LGSC's."""
-    from engine.casefit import locked_candidates
-    from engine.state import Passage
     facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
     kept, dropped = locked_candidates([Passage("E1", "c1", "T", "t.md", "Treatment", None, f"{other} {own}", 0.2,
                                                4.0, True)], facts)
