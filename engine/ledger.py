@@ -176,6 +176,7 @@ CASE_TERMS: dict[str, tuple[str, str]] = {
                                  r"lymphoblastic lymphomas?|mantle[- ]cell lymphomas?|[\w-]* ?T[- ]cell lymphomas?"),
     "Hodgkin lymphoma": (r"hodgkin(?:'s)?", r"non-?[- ]?hodgkin(?:'s)?"),
     "mycosis fungoides": (r"mycosis fungoides|s[ée]zary|cutaneous T[- ]cell", ""),
+    "primary CNS lymphoma": (r"primary (?:CNS|central nervous system) lymphomas?|(?-i:PCNSL)", ""),
     "lymphoma": (r"lymphomas?", ""),
     "acute myeloid leukemia": (r"acute (?:myeloid|myelogenous|non-?lymphocytic)|(?-i:AML)", ""),
     "chronic myeloid leukemia": (r"chronic (?:myeloid|myelogenous)|(?-i:CML)", ""),
