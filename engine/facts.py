@@ -111,7 +111,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("uveal melanoma", r"uveal melanoma|ocular melanoma"),
     ("melanoma", r"melanoma"),
     ("ovarian cancer", r"ovarian (?:cancer|carcinoma)|high[- ]grade serous (?:ovarian )?carcinoma"),
-    ("gastric cancer", r"gastric (?:cancer|carcinoma|adenocarcinoma)|stomach cancer|gastroesophageal junction|"
+    ("gastric cancer", r"gastric (?:(?:body|antral|antrum|cardia|fundus|fundic|pyloric|signet[- ]ring(?: cell)?|"
+                       r"diffuse[- ]type|intestinal[- ]type) )?(?:cancer|carcinoma|adenocarcinoma)|stomach cancer|gastroesophageal junction|"
                        r"(?:adeno)?carcinoma of the stomach"),
     ("esophageal cancer", r"o?esophageal (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|"
                           r"(?:adeno|squamous cell )?carcinoma of the (?:distal |proximal |mid-?)?o?esophagus"),
@@ -240,7 +241,9 @@ IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
                                r"bronch\w*|mediastin\w*)|\b(?:lung|hilar|hilum|bronch\w*|mediastin\w*).{0,200}?"
                                r"(?<!non-)(?<!non )\bsmall[- ]cell carcinoma\b"),
     ("acute myeloid leukemia", _APL_FUSION),  # APL's fusion on its own
-    ("hepatocellular carcinoma", r"\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
+    # LI-RADS imaging ("arterially enhancing lesions with washout": a long note that never wrote "HCC")
+    ("hepatocellular carcinoma", r"\bLI-?RADS\b|\barterial\w*[- ](?:phase[- ])?(?:hyper)?enhanc\w*[^.]{0,80}?"
+                                 r"wash-?out|\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
                                  r"tumou?r)|\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
 )
 _IMPLIED_RES = tuple((name, re.compile(pattern, re.IGNORECASE | re.DOTALL)) for name, pattern in IMPLIED_TYPES)
@@ -908,13 +911,16 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
     if not stated and not derived and (m := _DCIS_RE.search(text)) and not _INVASIVE_RE.search(text):
         derived.append(("0", m.group(0)))  # ductal carcinoma in situ is stage 0 (Tis N0 M0) unless invasive
     found = stated or derived
-    if found and max(_STAGE_ORDER[f[0]] for f in found) < 4 and _recurrent(text) and (m := next(
-            (m for m in _METASTATIC_RE.finditer(text) if not _metastases_denied(text, m)
-             and not _REGIONAL_ONLY_RE.search(text, max(0, m.start() - 30), m.start())), None)):
+    distant = [m for m in _METASTATIC_RE.finditer(text) if not _metastases_denied(text, m)
+               and not _REGIONAL_ONLY_RE.search(text, max(0, m.start() - 30), m.start())]
+    if found and max(_STAGE_ORDER[f[0]] for f in found) < 4 and distant and (
+            _recurrent(text) or any(_later_metastases(text, m) for m in distant)):
         # a metastatic recurrence of a cancer first staged lower ("had hysterectomy for stage IB disease two years
-        # ago", now "recurrent ... with lung and nodal metastases"): stage IV now, not the stage at diagnosis (the
-        # QA pass's endometrial case was offered adjuvant brachytherapy for stage I, its colon case refused)
-        found = [("IV", m.group(0))]
+        # ago", now "recurrent ... with lung and nodal metastases"), or metastases that came later ("diagnosed in
+        # 2020 with stage IIIA ...; in 2023 she developed liver and lung metastases"): stage IV now, not the stage
+        # at diagnosis (the QA pass's endometrial case was offered adjuvant brachytherapy for stage I, its colon
+        # case refused; long notes' histories were searched as stage II and III)
+        found = [("IV", distant[0].group(0))]
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
@@ -955,6 +961,25 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
 _REGIONAL_ONLY_RE = re.compile(r"(?<!\band )(?<!, )\b(?:(?:regional|local|axillary|cervical|pelvic|para-?aortic|"
                                r"inguinal)\s+)?(?:nodal|lymph[- ]node|node|LN)\s+\Z|"
                                r"\b(?:in[- ]transit|satellite|regional|locoregional)\s+\Z", re.IGNORECASE)
+
+
+# Metastases as a later event than the diagnosis: "developed/new/now ... metastases", "metastases were found",
+# "metastatic colon cancer". Not "presented with" (at diagnosis) nor "with omental metastases" (stage IIIC ovarian)
+_LATER_BEFORE_RE = re.compile(r"\b(?:developed|develops|new|newly|now|later|subsequently|since|found\s+to\s+have|"
+                              r"progressed\s+(?:to|with))\b[^.;]{0,40}\Z", re.IGNORECASE)
+_LATER_AFTER_RE = re.compile(r"\s+(?:were|was|have\s+been|has\s+been)\s+(?:found|detected|discovered|diagnosed|"
+                             r"identified|noted|seen)\b|\s+(?:\w+\s+){0,2}(?:cancer|carcinoma|adenocarcinoma|"
+                             r"melanoma|sarcoma)\b", re.IGNORECASE)
+
+
+def _later_metastases(text: str, m: re.Match[str]) -> bool:
+    """A ``_METASTATIC_RE`` mention that reports metastases found after the diagnosis (``_LATER_BEFORE_RE``,
+    ``_LATER_AFTER_RE``; the second's cancer name only after "metastatic")."""
+    if _LATER_BEFORE_RE.search(text, max(0, m.start() - 50), m.start()):
+        return True
+    after = _LATER_AFTER_RE.match(text, m.end())
+    return bool(after) and (m.group(0).lower() == "metastatic" or not re.search(
+        r"cancer|carcinoma|melanoma|sarcoma", after.group(0), re.IGNORECASE))
 
 
 def _metastases_denied(text: str, m: re.Match[str]) -> bool:
@@ -1840,6 +1865,12 @@ def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
     return False
 
 
+# A lung cancer the note shows is non-small cell: its histology or an NSCLC driver ("CT showed a left lower lobe
+# mass ...; biopsy confirmed adenocarcinoma. ... MET exon 14 skipping": PDQ's NSCLC summary, not lung cancer at large)
+_NSCLC_CUE_RE = re.compile(r"\badenocarcinoma\b|\bsquamous\b|\blarge[- ]cell carcinoma\b|\b(?:EGFR|ALK|ROS1|RET|"
+                           r"NTRK|MET\s+exon\s*14|KRAS\s+G12C|BRAF\s+V600E)\b", re.IGNORECASE)
+
+
 def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterable[str],
                   rare_cancers: Iterable[str]) -> CaseFacts:
     text = text.translate(DASHES)
@@ -1847,6 +1878,8 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
     sex = _sex(text)
     if cancer_type == "breast cancer" and sex == "male":
         cancer_type = "male breast cancer"
+    if cancer_type == "lung cancer" and _NSCLC_CUE_RE.search(text):
+        cancer_type = "non-small cell lung cancer"
     statuses = _statuses(text)
     stage, stage_text = _stage(text, cancer_type, statuses)
     markers, altered = _markers(text, genes)

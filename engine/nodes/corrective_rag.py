@@ -101,11 +101,13 @@ def build_query(text: str, facts: CaseFacts) -> str:
 
 
 # what a case's question asks for, read from its question sentence: (cue words, the phrase a guideline heading uses)
+_SECOND_LINE = "second-line treatment after progression"
 _INTENTS = (
     (("first-line", "first line", "frontline", "untreated", "newly diagnosed", "initial"), "first-line treatment"),
     # not a bare "after": "after resection" asks for adjuvant therapy, "after chemoradiation" for consolidation
     (("second-line", "second line", "progress", "refractory", "relapsed", "after first-line", "after failure",
-      "previously treated", "next line", "next-line"), "second-line treatment after progression"),
+      "previously treated", "next line", "next-line", "third-line", "third line", "later-line", "later line",
+      "prior lines", "previous lines", "lines of therapy"), _SECOND_LINE),
     (("neoadjuvant", "preoperative", "before surgery", "before the operation", "precede"),
      "neoadjuvant preoperative therapy"),
     (("adjuvant", "postoperative", "after resection", "resected"), "adjuvant therapy"),
@@ -138,10 +140,21 @@ def question_sentences(text: str) -> str:
     return " ".join(asked_sentences(query_text(text)))
 
 
+# monitoring a treatment needs, not monitoring instead of one ("Is monitoring without immediate treatment
+# reasonable?" still asks about active surveillance)
+_TREATMENT_CHECKS_RE = re.compile(r"\b(?:what|which|any)\s+(?:\w+\s+)?monitoring\b|\bmonitoring\s+(?:does|do|is|"
+                                  r"should|would|will)\s+(?:it|they|this|that|he|she)\b|\bmonitor(?:ing)?\s+for\b")
+
+
 def intent_phrases(question: str) -> list[str]:
     """What the question asks for, as guideline headings word it ("first-line treatment", "adjuvant therapy")."""
     lowered = question.lower()
     found = [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
+    if ("active surveillance" in found and "surveillance" not in lowered and "watchful" not in lowered
+            and _TREATMENT_CHECKS_RE.search(lowered)):
+        # "What treatment option exists ..., and what monitoring does it need?" asks for a treatment and its
+        # safety checks, not a surveillance strategy (a long note's relapsed SCLC recalled surveillance sections)
+        found.remove("active surveillance")
     cues, generic = _GENERIC_INTENT
     return found or ([generic] if any(c in lowered for c in cues) else [])
 
@@ -205,6 +218,10 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     name alone, which recalls general sections)."""
     question = question_sentences(text)
     intents = intent_phrases(question)
+    if facts.line == "later" and intents == [_GENERIC_INTENT[1]]:
+        # a treatment asked for a case past its first line ("... after prior endocrine therapy, which targeted
+        # combination?"): the later-line sections, as the history says, not the cancer's treatment at large
+        intents = [_SECOND_LINE]
     markers = query_markers(facts)
     if not (intents or markers):
         return ""

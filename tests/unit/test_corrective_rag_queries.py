@@ -314,3 +314,17 @@ def test_the_gate_may_judge_the_facts_query_when_a_cancer_type_is_read():
     assert consult_queries(note, off)[1]["gate_queries"] == ()
     assert first_queries("Stage IV pancreatic cancer. What is the capital of France?", CaseFacts(),
                          Settings())["gate_queries"] == ()
+
+
+def test_a_later_line_and_monitoring_a_treatment_needs() -> None:
+    """Session 20's long notes: a third line asked for, a treatment's monitoring, a later-line history."""
+    assert intent_phrases("What is the recommended third-line regimen for him?") == \
+        ["second-line treatment after progression"]
+    assert intent_phrases("What treatment option exists after two prior lines, and what monitoring does it need?") \
+        == ["second-line treatment after progression"]
+    assert intent_phrases("Is monitoring without immediate treatment reasonable?") == ["active surveillance"]
+    facts = CaseFacts(cancer_type="breast cancer", stage="IV", line="later")
+    assert corrective_rag.focused_query("Progressed on palbociclib. Which targeted therapy combination?", facts) \
+        .endswith("second-line treatment after progression targeted therapy")
+    untreated = CaseFacts(cancer_type="breast cancer", stage="IV")
+    assert "second-line" not in corrective_rag.focused_query("ER+. Which targeted therapy combination?", untreated)

@@ -80,7 +80,7 @@ def test_pdl1_or_more(text: str, lo: int, hi: int) -> None:
 
 @pytest.mark.parametrize(("note", "cancer_type"), [
     ("68F metastatic breast ca, ER+, progressed on palbociclib.", "breast cancer"),  # had been refused: no type
-    ("Lung ca, stage IV, EGFR exon 19.", "lung cancer"),
+    ("Lung ca, stage IV, EGFR exon 19.", "non-small cell lung cancer"),  # an EGFR driver: non-small cell
     ("CA 19-9 elevated; pancreatic mass, biopsy pending.", None),  # a tumour marker
     ("Serum Ca 10.2; colon cancer stage III.", "colon cancer"),  # calcium
 ])

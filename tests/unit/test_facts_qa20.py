@@ -36,3 +36,32 @@ def test_a_brain_lymphoma_case_keeps_its_own_summary_and_sets_aside_nodal_dlbcl(
                             section="## Treatment of Aggressive, Noncontiguous Stage II, III, and IV B-Cell NHL")
     assert not misfit(own)
     assert misfit(nodal)
+
+
+@pytest.mark.parametrize(("note", "stage"), [
+    # a long note's history: the stage at diagnosis, then metastases found later
+    ("Diagnosed in 2020 with stage IIIA breast cancer, HER2 3+. In 2023 she developed liver and lung metastases.",
+     "IV"),
+    ("She had stage II disease in 2015 treated with lumpectomy. Bone metastases were found in 2021.", "IV"),
+    ("Metastatic colon cancer; stage III (pT3N1) sigmoid adenocarcinoma resected in 2020.", "IV"),
+    ("Stage II breast cancer in 2015. Now presenting with new bone metastases.", "IV"),
+    # metastases at diagnosis that the stage already counts, or none
+    ("Stage IIIC ovarian cancer with omental metastases.", "III"),
+    ("Stage III NSCLC presented with mediastinal nodal metastases.", "III"),
+    ("Stage III colon cancer; risk of developing metastases discussed.", "III"),
+    ("Stage IIA breast cancer, no new metastases on CT.", "II"),
+])
+def test_metastases_found_after_the_diagnosis_make_the_stage_iv(note: str, stage: str) -> None:
+    assert facts(note).stage == stage
+
+
+@pytest.mark.parametrize(("note", "cancer_type"), [
+    ("Endoscopy showed an ulcerated gastric body adenocarcinoma; HER2 IHC 0.", "gastric cancer"),
+    ("Cirrhosis; MRI shows four arterially enhancing lesions with washout, the largest 5 cm. Child-Pugh A.",
+     "hepatocellular carcinoma"),
+    ("Left lower lobe mass; core biopsy confirmed adenocarcinoma. MET exon 14 skipping. First-line treatment for "
+     "his lung cancer?", "non-small cell lung cancer"),
+    ("Lung cancer with a hilar mass, histology pending.", "lung cancer"),
+])
+def test_cancer_types_a_long_note_implies(note: str, cancer_type: str) -> None:
+    assert facts(note).cancer_type == cancer_type
