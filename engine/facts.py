@@ -112,7 +112,8 @@ CANCER_TYPES: tuple[tuple[str, str], ...] = (
     ("melanoma", r"melanoma"),
     ("ovarian cancer", r"ovarian (?:cancer|carcinoma)|high[- ]grade serous (?:ovarian )?carcinoma"),
     ("gastric cancer", r"gastric (?:(?:body|antral|antrum|cardia|fundus|fundic|pyloric|signet[- ]ring(?: cell)?|"
-                       r"diffuse[- ]type|intestinal[- ]type) )?(?:cancer|carcinoma|adenocarcinoma)|stomach cancer|gastroesophageal junction|"
+                       r"diffuse[- ]type|intestinal[- ]type) )?(?:cancer|carcinoma|adenocarcinoma)|stomach cancer|"
+                       r"gastroesophageal junction|"
                        r"(?:adeno)?carcinoma of the stomach"),
     ("esophageal cancer", r"o?esophageal (?:squamous cell )?(?:cancer|carcinoma|adenocarcinoma)|"
                           r"(?:adeno|squamous cell )?carcinoma of the (?:distal |proximal |mid-?)?o?esophagus"),
@@ -243,8 +244,9 @@ IMPLIED_TYPES: tuple[tuple[str, str], ...] = (
     ("acute myeloid leukemia", _APL_FUSION),  # APL's fusion on its own
     # LI-RADS imaging ("arterially enhancing lesions with washout": a long note that never wrote "HCC")
     ("hepatocellular carcinoma", r"\bLI-?RADS\b|\barterial\w*[- ](?:phase[- ])?(?:hyper)?enhanc\w*[^.]{0,80}?"
-                                 r"wash-?out|\bBCLC\b|\bhepatoma\b|\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|"
-                                 r"tumou?r)|\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
+                                 r"wash-?out|\bBCLC\b|\bhepatoma\b|"
+                                 r"\bcirrho\w*.{0,200}?\b(?:liver|hepatic) (?:mass|lesion|tumou?r)|"
+                                 r"\b(?:liver|hepatic) (?:mass|lesion|tumou?r)\b.{0,200}?\bcirrho"),
 )
 _IMPLIED_RES = tuple((name, re.compile(pattern, re.IGNORECASE | re.DOTALL)) for name, pattern in IMPLIED_TYPES)
 
