@@ -1601,11 +1601,20 @@ def status_readings(text: str) -> list[tuple[int, int, str, str]]:
                   for value, rx in pairs for m in rx.finditer(text))
 
 
+_POSSESSIVE_BEFORE_RE = re.compile(r"\b(?:her|his|their|the\s+patient's)\s+(?:[\w-]+\s+){0,2}\Z", re.IGNORECASE)
+
+
 def _statuses(text: str) -> tuple[str, ...]:
     """The statuses a note states, "name:value" ("castration:resistant"), its questions aside."""
     said: dict[str, set[str]] = {}
     for _, _, name, value in status_readings(statement_text(text)):
         said.setdefault(name, set()).add(value)
+    for question in (s for s in _SENTENCE_RE.split(text) if s.rstrip().endswith("?")):
+        # a status a question gives the patient's disease ("What is appropriate for her platinum-resistant
+        # recurrence?" after "A platinum-sensitive recurrence in 2023 ...") states it; "Is it platinum-resistant?" asks
+        for start, _, name, value in status_readings(question):
+            if _POSSESSIVE_BEFORE_RE.search(question, max(0, start - 30), start):
+                said.setdefault(name, set()).add(value)
     out = []
     for name, values in said.items():
         now = next(iter(values)) if len(values) == 1 else STATUSES[name][1]

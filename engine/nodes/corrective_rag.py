@@ -122,6 +122,10 @@ _INTENTS = (
 # the kind of treatment a question names, as guideline headings word it ("First-line systemic therapy"): added to
 # the focused query after the phase (the audit's HCC case graded its answering passages at logits near -1 without it)
 _MODALITIES = (
+    # the specific kinds first (only the first found is added): a long note's "What cellular therapy ...?" and
+    # "What liver-directed treatment ...?" recalled the general relapsed-myeloma and HCC systemic sections
+    (("cellular therapy", "car t", "car-t"), "CAR T-cell therapy"), (("bispecific",), "bispecific antibody"),
+    (("liver-directed", "locoregional", "embolization"), "liver-directed therapy embolization"),
     (("systemic",), "systemic therapy"), (("chemotherapy", "chemo "), "chemotherapy"),
     (("immunotherapy", "checkpoint"), "immunotherapy"), (("targeted",), "targeted therapy"),
     (("endocrine", "hormonal", "hormone therapy"), "endocrine therapy"),
@@ -146,9 +150,18 @@ _TREATMENT_CHECKS_RE = re.compile(r"\b(?:what|which|any)\s+(?:\w+\s+)?monitoring
                                   r"should|would|will)\s+(?:it|they|this|that|he|she)\b|\bmonitor(?:ing)?\s+for\b")
 
 
+_NO_PROGRESSION_RE = re.compile(r"\b(?:has\s+not|have\s+not|hasn't|haven't|not|no|without)\s+(?:yet\s+)?"
+                                r"(?:progressed|progressing|progression)\b")
+# a resistance status the question names ("platinum-resistant recurrence", "lenalidomide-refractory myeloma"),
+# the words PDQ's headings branch on ("Platinum-refractory or platinum-resistant ...")
+_RESISTANCE_RE = re.compile(r"\b[a-z0-9]+[- ](?:resistant|refractory|sensitive)\b", re.IGNORECASE)
+
+
 def intent_phrases(question: str) -> list[str]:
     """What the question asks for, as guideline headings word it ("first-line treatment", "adjuvant therapy")."""
-    lowered = question.lower()
+    # a disease that has not progressed after its first line asks for maintenance, not a later line ("What should
+    # follow his first-line platinum chemotherapy now that the disease has not progressed?")
+    lowered = _NO_PROGRESSION_RE.sub(" maintenance ", question.lower())
     found = [phrase for cues, phrase in _INTENTS if any(c in lowered for c in cues)]
     if ("active surveillance" in found and "surveillance" not in lowered and "watchful" not in lowered
             and _TREATMENT_CHECKS_RE.search(lowered)):
@@ -234,7 +247,8 @@ def focused_query(text: str, facts: CaseFacts) -> str:
     extent = " ".join(e for e in split_extent(facts.stage_text)[1]
                       if e not in said and e not in _OPERATIONS) if facts.stage != "IV" else ""
     stage = " ".join(w for w in (extent, said) if w)
-    parts = [facts.cancer_type, stage, *markers[:2], *facts.fitness[:1], *intents[:2], *modality]
+    resistance = list(dict.fromkeys(m.group(0).lower() for m in _RESISTANCE_RE.finditer(question)))[:1]
+    parts = [facts.cancer_type, stage, *markers[:2], *facts.fitness[:1], *resistance, *intents[:2], *modality]
     return " ".join(p for p in parts if p)
 
 

@@ -328,3 +328,17 @@ def test_a_later_line_and_monitoring_a_treatment_needs() -> None:
         .endswith("second-line treatment after progression targeted therapy")
     untreated = CaseFacts(cancer_type="breast cancer", stage="IV")
     assert "second-line" not in corrective_rag.focused_query("ER+. Which targeted therapy combination?", untreated)
+
+
+def test_maintenance_a_resistance_status_and_specific_modalities_in_the_focused_query() -> None:
+    assert "maintenance therapy" in intent_phrases("What should follow first-line platinum now that the disease has "
+                                                   "not progressed?")
+    assert "second-line treatment after progression" not in intent_phrases("Stable, no progression. What next?")
+    ovary = CaseFacts(cancer_type="ovarian cancer", stage="III", recurrent=True)
+    assert "platinum-resistant" in corrective_rag.focused_query(
+        "Recurrence in 2025. What targeted treatment for her platinum-resistant recurrence?", ovary)
+    myeloma = CaseFacts(cancer_type="multiple myeloma", line="later")
+    assert corrective_rag.focused_query("Relapsed. What cellular therapy is supported?", myeloma).endswith(
+        "CAR T-cell therapy")
+    hcc = CaseFacts(cancer_type="hepatocellular carcinoma")
+    assert "embolization" in corrective_rag.focused_query("Cirrhosis. What liver-directed treatment?", hcc)

@@ -65,3 +65,12 @@ def test_metastases_found_after_the_diagnosis_make_the_stage_iv(note: str, stage
 ])
 def test_cancer_types_a_long_note_implies(note: str, cancer_type: str) -> None:
     assert facts(note).cancer_type == cancer_type
+
+
+@pytest.mark.parametrize(("note", "statuses"), [
+    ("A platinum-sensitive recurrence in 2023 was treated with carboplatin. What targeted treatment is appropriate "
+     "for her platinum-resistant recurrence?", ("platinum:resistant",)),
+    ("Platinum-sensitive recurrence in 2023. Is it platinum-resistant now?", ("platinum:sensitive",)),  # asked
+])
+def test_a_status_a_question_gives_the_patients_disease_is_stated(note: str, statuses: tuple[str, ...]) -> None:
+    assert facts(note).statuses == statuses
