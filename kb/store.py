@@ -9,7 +9,7 @@ Retrieval (``KnowledgeBase.retrieve``):
    found only lexically get their true cosine distance from their stored vectors. ``pool`` = max(2 x recall_k, 30).
    With ``RetrievalParams.extra_queries`` (multi-query recall: a case's question sentence alone, a focused facts
    query) each extra query's dense top ``pool`` is fused with that ranking too (weight ``multi_query_weight``) and
-   every candidate carries its cosine distance to ``query`` itself, so Stage 2 is unchanged;
+   every candidate carries its cosine distance to ``query`` itself, or to a gate query (below) where that is nearer;
 2. distance gate: keep hits with ``distance <= threshold``; when none pass, ``gate_passed`` is False, no hits are
    returned and ``closest`` (always the dense nearest chunk) says what came closest and how far. The threshold:
    ``RetrievalParams.distance_threshold`` when > 0, else the one ``oncotui kb calibrate`` stored in the collection's
@@ -106,9 +106,9 @@ class RetrievalParams:
     # Multi-query recall (kb/EVAL.md round 5): more phrasings of the same question, e.g. a case's question sentence
     # alone and a focused facts query. Each one's dense top ``pool`` is fused with the query's own ranking by
     # reciprocal rank fusion, weight ``multi_query_weight`` each (the query's ranking has 1); 0 or no extra queries:
-    # the query alone. The gate is still decided on ``query`` alone, every passage kept must lie within the
-    # threshold of ``query`` (not of the phrasing that found it), and Stage 3 scores passages against ``query``
-    # (and ``grade_queries``, below).
+    # the query alone. The gate is still decided on ``query`` (and ``gate_queries``), every passage kept must lie
+    # within the threshold of ``query`` or a gate query (not of any phrasing that found it), and Stage 3 scores
+    # passages against ``query`` (and ``grade_queries``, below).
     extra_queries: tuple[str, ...] = ()
     multi_query_weight: float = 0.5
     # Grade queries (kb/EVAL.md round 5b): Stage 3 also scores each passage it scores against these phrasings and
@@ -119,8 +119,9 @@ class RetrievalParams:
     # Phrasings the gate may judge instead of ``query`` (a consult's facts query: the cancer, its stage and
     # markers, what is asked): the question is in the domain when ``query`` or one of these is close enough on
     # average. A note's own words about the patient ("She is 71 ... her daughter accompanies her") moved a
-    # whole case past the threshold although its facts query lay far inside (kb/EVAL.md round 14). Passages
-    # are still judged against ``query``. Empty (the default): ``query`` alone.
+    # whole case past the threshold although its facts query lay far inside (kb/EVAL.md round 14). Each passage
+    # is judged by the nearer of ``query`` and these (its distance is that nearer one: kb/EVAL.md round 18).
+    # Empty (the default): ``query`` alone.
     gate_queries: tuple[str, ...] = ()
     # Options lists (kb/outline.py): for each passage kept that sits under a treatment section's options list, that
     # list's lead-in and the item naming the passage's option are added after the rerank_k passages (at most this
@@ -364,6 +365,14 @@ def _parse_chroma_url(url: str) -> tuple[str, int, bool]:
     except ValueError as e:
         raise KBError(f"`kb.chroma_url` = {url!r}: bad port ({e})") from e
     return parsed.hostname, port, parsed.scheme == "https"
+
+
+def _cosine_distance(q: Any, emb: Sequence[float]) -> float:
+    """1 - cosine similarity of a query vector (numpy) and a stored embedding."""
+    import numpy as np
+
+    e = np.asarray(emb, dtype=np.float32)
+    return 1.0 - float(q @ e / max(float(np.linalg.norm(q) * np.linalg.norm(e)), 1e-12))
 
 
 class KnowledgeBase:
@@ -1181,9 +1190,7 @@ class KnowledgeBase:
                 got = self._collection.get(ids=missing, include=["documents", "metadatas", "embeddings"])
                 q = np.asarray(vec, dtype=np.float32)
                 for cid, doc, meta, emb in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
-                    e = np.asarray(emb, dtype=np.float32)
-                    cos = float(q @ e / max(float(np.linalg.norm(q) * np.linalg.norm(e)), 1e-12))
-                    by_id[cid] = self._hit(cid, doc, meta, 1.0 - cos, "lexical")
+                    by_id[cid] = self._hit(cid, doc, meta, _cosine_distance(q, emb), "lexical")
             candidates = []
             for cid in fused:
                 h = by_id.get(cid)
@@ -1200,6 +1207,13 @@ class KnowledgeBase:
             main = candidates if params.hybrid else dense
             candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n, keep=wide)
             t = lap("multi_query", t)
+        # a passage is judged by the nearer of the query and the gate queries (the consult's facts query): a long
+        # note's history pulls the whole case's vector away from passages its facts query finds close (a limited-
+        # stage SCLC case lost its PCI and radiation passages at the cut: kb/EVAL.md round 18)
+        gate_phrasings = [q for q in dict.fromkeys(x.strip() for x in params.gate_queries) if q and q != query.strip()]
+        gate_vecs = {q: self._query_vector(q) for q in gate_phrasings}
+        if gate_vecs:
+            candidates = self._nearer(candidates, list(gate_vecs.values()))
         if wide > recall_k and params.demote is not None:
             def fitting(hits: list[Hit]) -> list[Hit]:  # fit the case and lie within the gate's distance
                 return [h for h in hits if h.distance <= threshold and not params.demote(h)]
@@ -1208,6 +1222,8 @@ class KnowledgeBase:
             if extras and deep > pool and len(fit) < params.rerank_k:
                 candidates = self._multi_query(vec, deeper, extras, params.multi_query_weight, 2 * recall_k, n,
                                                keep=wide)
+                if gate_vecs:
+                    candidates = self._nearer(candidates, list(gate_vecs.values()))
                 fit = fitting(candidates)
             candidates = (fit + [h for h in candidates if h not in fit])[:recall_k]
         candidates = [h for h in candidates if not skipped_section(h.section)]  # found by BM25 or another phrasing
@@ -1217,8 +1233,8 @@ class KnowledgeBase:
         gate_value = sum(near) / len(near) if near else None
         in_domain = gate_value is not None and gate_value <= threshold
         gate_query, main_value = "", gate_value
-        for phrasing in params.gate_queries if gate_value is not None and not in_domain else ():
-            near = self._nearest(self._query_vector(phrasing), gate_k, n)["distances"]
+        for phrasing in gate_phrasings if gate_value is not None and not in_domain else ():
+            near = self._nearest(gate_vecs[phrasing], gate_k, n)["distances"]
             if near and sum(near) / len(near) <= threshold:
                 in_domain, gate_value, gate_query = True, sum(near) / len(near), phrasing
                 break
@@ -1385,11 +1401,26 @@ class KnowledgeBase:
             got = self._collection.get(ids=unknown, include=["embeddings"])
             q = np.asarray(vec, dtype=np.float32)
             for cid, emb in zip(got["ids"], got["embeddings"]):
-                e = np.asarray(emb, dtype=np.float32)
-                cos = float(q @ e / max(float(np.linalg.norm(q) * np.linalg.norm(e)), 1e-12))
-                by_id[cid] = replace(by_id[cid], distance=1.0 - cos)
+                by_id[cid] = replace(by_id[cid], distance=_cosine_distance(q, emb))
         # a chunk deleted between the reads has no distance: dropped rather than passed unjudged
         return [by_id[cid] for cid in fused if not math.isnan(by_id[cid].distance)]
+
+    def _nearer(self, hits: list[Hit], vecs: list[list[float]]) -> list[Hit]:
+        """``hits`` with each distance the nearer of its own and its distance to each of ``vecs``."""
+        if not hits:
+            return hits
+        import numpy as np
+
+        got = self._collection.get(ids=[h.chunk_id for h in hits], include=["embeddings"])
+        emb = dict(zip(got["ids"], got["embeddings"]))
+        qs = [np.asarray(v, dtype=np.float32) for v in vecs]
+        out = []
+        for h in hits:
+            if (e := emb.get(h.chunk_id)) is not None:
+                d = min(_cosine_distance(q, e) for q in qs)
+                h = replace(h, distance=d) if d < h.distance else h
+            out.append(h)
+        return out
 
     def __repr__(self) -> str:
         return f"KnowledgeBase({self.collection_name!r} at {self.location}, embedder={self.embedder_spec!r})"

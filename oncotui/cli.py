@@ -1169,7 +1169,8 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
             for q in params.grade_queries:
                 print(f"  grade query (Stage 3 logit = the higher of the query's and this one's): {q!r}")
             for q in params.gate_queries:
-                print(f"  gate query (in the domain when the query or this one is close enough): {q!r}"
+                print(f"  gate query (in the domain when the query or this one is close enough; each passage's "
+                      f"d is the nearer of the two): {q!r}"
                       + ("  <- admitted the case" if result.gate_query == q else ""))
             if params.demote is not None:
                 print("  case fit: passages that cannot apply to the case (another stage, receptor status or cancer) "

@@ -8,9 +8,10 @@
   the HITL floor compares. A passage about another cancer (``Passage.other_cancer``) is never counted, and when
   only such passages are relevant the query is rewritten once, as when none is.
 - Multi-query recall: a case of several sentences also recalls with its question sentence alone and a focused
-  facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the per-passage
-  distance check and the grading still judge the whole query (plus the focused grade query below), the gate the
-  whole query or, when a cancer type is read, the focused one (``rag.gate_focused_query``, kb/EVAL.md round 14).
+  facts + intent query (``extra_queries``), fused with the whole query's ranking in kb.store; the grading judges
+  the whole query (plus the focused grade query below), the gate the whole query or, when a cancer type is read,
+  the focused one (``rag.gate_focused_query``, kb/EVAL.md round 14), and each passage's distance check the nearer
+  of the two (round 18).
   The rewrite's retrieval uses none.
 - Focused grading (``rag.grade_focused_query``, kb/EVAL.md round 5b): for a case of several sentences whose cancer
   type is known and that states a marker or asks an intent, the focused query ("hepatocellular carcinoma first-line
@@ -435,9 +436,9 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     if ctx.settings.rag.hyde:
         anchor = await _llm_json(ctx, state, "Write a short clinical guideline paragraph that would answer: "
                                  + query, None, 160) or None
-    # multi-query recall, focused grading and gating: each passage is judged against ``query``, the
-    # clinician's whole question, and its logit is the max over ``query`` and the focused facts + intent
-    # query; the gate admits the case when either lies close enough to the guidelines
+    # multi-query recall, focused grading and gating: each passage's distance and logit are the better over
+    # ``query`` (the clinician's whole question) and the focused facts + intent query; the gate admits the case
+    # when either lies close enough to the guidelines
     params = replace(params, demote=case_demote(state.case_text, state.facts, ctx.settings))
     first = replace(params, **first_queries(state.case_text, state.facts, ctx.settings))
     result = await asyncio.to_thread(kb.retrieve, query, first, anchor)

@@ -250,8 +250,7 @@ def test_calibrated_gate_can_average_the_k_nearest_chunks(kb):
 
 def test_a_gate_query_admits_a_case_its_own_words_moved_past_the_threshold(kb):
     """A note's words about the patient pull the whole case's vector away from the guidelines; the gate also
-    judges a consult's facts query (RetrievalParams.gate_queries), while passages are still judged against the
-    whole case."""
+    judges a consult's facts query (RetrievalParams.gate_queries), and each passage by the nearer of the two."""
     case = ("Anal canal squamous cell carcinoma. She is retired and lives with her husband and their two "
             "dogs; her daughter drives her to every visit and she enjoys gardening. What treatment?")
     facts = "anal cancer squamous cell carcinoma treatment options"
@@ -266,9 +265,13 @@ def test_a_gate_query_admits_a_case_its_own_words_moved_past_the_threshold(kb):
     loose = RetrievalParams(distance_threshold=whole + 0.05, gate_queries=(facts,))
     assert kb.retrieve(case, loose).gate_query == ""  # the whole case passes by itself: no gate query needed
     admitted = kb.retrieve(case, RetrievalParams(gate_queries=(facts,)))
-    # the facts query admits the case, but a passage must still lie within the threshold of the whole case:
-    # none does here (the nearest is beyond it), so the refusal explains the whole case's own distance
-    assert not admitted.gate_passed and admitted.gate_value == pytest.approx(whole, abs=1e-6)
+    # the facts query admits the case, and its passages pass by their distance to it: none lies within the
+    # threshold of the whole case, each kept one within that of the facts query (the distance shown)
+    assert admitted.gate_passed and admitted.gate_query == facts and admitted.hits
+    kept = [h for h in admitted.hits if h.origin != "options"]
+    assert all(h.distance <= threshold for h in kept)
+    assert min(kb.nearest_distances(case, 1)) > threshold
+    assert kept[0].distance == pytest.approx(focused, abs=1e-4)
     kb.set_threshold(whole + 1e-4, gate_k=3)  # the nearest chunk passes, the mean of three does not
     mean3 = sum(kb.nearest_distances(case, 3)) / 3
     assert mean3 > whole + 1e-4 and not kb.retrieve(case).gate_passed
