@@ -915,6 +915,9 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
     found = stated or derived
     distant = [m for m in _METASTATIC_RE.finditer(text) if not _metastases_denied(text, m)
                and not _REGIONAL_ONLY_RE.search(text, max(0, m.start() - 30), m.start())]
+    distant_relapse = _DISTANT_RELAPSE_RE.search(text)
+    if distant_relapse and not _metastases_denied(text, distant_relapse):
+        distant.append(distant_relapse)
     if found and max(_STAGE_ORDER[f[0]] for f in found) < 4 and distant and (
             _recurrent(text) or any(_later_metastases(text, m) for m in distant)):
         # a metastatic recurrence of a cancer first staged lower ("had hysterectomy for stage IB disease two years
@@ -972,6 +975,13 @@ _LATER_BEFORE_RE = re.compile(r"\b(?:developed|develops|new|newly|now|later|subs
 _LATER_AFTER_RE = re.compile(r"\s+(?:were|was|have\s+been|has\s+been)\s+(?:found|detected|discovered|diagnosed|"
                              r"identified|noted|seen)\b|\s+(?:\w+\s+){0,2}(?:cancer|carcinoma|adenocarcinoma|"
                              r"melanoma|sarcoma)\b", re.IGNORECASE)
+
+
+# a relapse named by its distant site ("In 2024 she relapsed with lung nodules and para-aortic lymph nodes"): not
+# the peritoneum, where ovarian cancer relapses within its stage III
+_DISTANT_RELAPSE_RE = re.compile(r"\b(?:relapsed|recurred|recurrences?|relapses?)\b[^.;]{0,30}?\b(?:in|with|to)\s+"
+                                 r"(?:the\s+|both\s+|multiple\s+|several\s+)?(?:lungs?|liver|hepatic|pulmonary|"
+                                 r"bones?|osseous|brain|adrenals?)\b", re.IGNORECASE)
 
 
 def _later_metastases(text: str, m: re.Match[str]) -> bool:

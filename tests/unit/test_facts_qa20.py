@@ -45,6 +45,9 @@ def test_a_brain_lymphoma_case_keeps_its_own_summary_and_sets_aside_nodal_dlbcl(
     ("She had stage II disease in 2015 treated with lumpectomy. Bone metastases were found in 2021.", "IV"),
     ("Metastatic colon cancer; stage III (pT3N1) sigmoid adenocarcinoma resected in 2020.", "IV"),
     ("Stage II breast cancer in 2015. Now presenting with new bone metastases.", "IV"),
+    ("Stage II endometrial carcinoma in 2022. In 2024 she relapsed with lung nodules and para-aortic nodes.", "IV"),
+    ("Stage IIIC ovarian cancer; platinum-sensitive recurrence in the peritoneum.", "III"),
+    ("Stage II colon cancer, resected. No recurrence in the liver on CT.", "II"),
     # metastases at diagnosis that the stage already counts, or none
     ("Stage IIIC ovarian cancer with omental metastases.", "III"),
     ("Stage III NSCLC presented with mediastinal nodal metastases.", "III"),
