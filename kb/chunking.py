@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3  # 3: a chunk cut inside a paragraph or list item carries that block's first sentence (lead)
 SKIP_SECTIONS = re.compile(r"^(?:references?|key references(?: for .+)?|bibliography|citations|about this pdq "
                            r"summary|latest updates to this summary|changes to this summary)(?: \([\d/]+\))?$", re.I)
 
@@ -50,6 +50,10 @@ class Chunk:
     section: str  # heading path, e.g. "## A > ### B"; "Page N" for PDFs without headings; "" before the first one
     page: int | None
     doc_hash: str
+    # When the chunk begins inside a paragraph or list item too long for one chunk: that block's first sentence,
+    # verbatim ("3. **Nivolumab plus chemotherapy:** The CheckMate-649 trial randomly assigned ..."), which says
+    # whose results the chunk's "A total of 789 patients ..." are. "" otherwise.
+    lead: str = ""
 
 
 def doc_hash_of(data: bytes | str) -> str:
@@ -238,9 +242,9 @@ def chunk_sections(sections: Iterable[tuple[str, int | None, str]], *, title: st
         raise ValueError("max_chars must be positive")
     chunks: list[Chunk] = []
     for section, page, text in sections:
-        for piece in pack(text, max_chars):
+        for piece, lead in pack_with_leads(text, max_chars):
             chunks.append(Chunk(id=chunk_id(doc_hash, len(chunks)), text=piece, title=title, source=source,
-                                section=section, page=page, doc_hash=doc_hash))
+                                section=section, page=page, doc_hash=doc_hash, lead=lead))
     return chunks
 
 
@@ -335,36 +339,52 @@ def split_sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in sentence_spans(text)]
 
 
-def _units(text: str, max_chars: int) -> list[tuple[int, int]]:
-    """Indivisible-enough pieces for packing: whole paragraphs, else list items/lines, else sentences."""
-    units: list[tuple[int, int]] = []
+_MARKER_ONLY = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]*$")
+MAX_LEAD_CHARS = 600  # a longer first sentence is not repeated before each chunk of its block
+
+
+def _units(text: str, max_chars: int) -> list[tuple[int, int, tuple[int, int] | None]]:
+    """Indivisible-enough pieces for packing: whole paragraphs, else list items/lines, else sentences. Each with
+    the span of its block's first sentence when it is a later sentence of a block cut into sentences, else None."""
+    units: list[tuple[int, int, tuple[int, int] | None]] = []
     for ps, pe in _paragraph_spans(text):
         if pe - ps <= max_chars:
-            units.append((ps, pe))
+            units.append((ps, pe, None))
             continue
         for bs, be in _block_spans(text, ps, pe):
             if be - bs <= max_chars:
-                units.append((bs, be))
-            else:
-                units.extend(_sentence_spans_in(text, bs, be))
+                units.append((bs, be, None))
+                continue
+            sentences = _sentence_spans_in(text, bs, be)
+            # a numbered item's marker reads as a sentence of its own ("1." before "In the ... ToGA trial ...")
+            k = 1 if len(sentences) > 1 and _MARKER_ONLY.match(text, *sentences[0]) else 0
+            head = (sentences[0][0], sentences[k][1])
+            units.extend((s, e, head if i > k and head[1] - head[0] <= MAX_LEAD_CHARS else None)
+                         for i, (s, e) in enumerate(sentences))
     return units
+
+
+def pack_with_leads(text: str, max_chars: int) -> list[tuple[str, str]]:
+    """Greedy packing of ``text`` into verbatim slices of at most ``max_chars`` that never cut a sentence, each with
+    its lead (``Chunk.lead``): the first sentence of the block it begins inside, or ""."""
+    pieces: list[tuple[str, str]] = []
+    cur: tuple[int, int] | None = None
+    lead = ""
+    for s, e, first in _units(text, max_chars):
+        if cur is not None and e - cur[0] <= max_chars:
+            cur = (cur[0], e)
+            continue
+        if cur is not None:
+            pieces.append((text[cur[0]:cur[1]], lead))
+        cur, lead = (s, e), text[first[0]:first[1]].strip() if first else ""
+    if cur is not None:
+        pieces.append((text[cur[0]:cur[1]], lead))
+    return [(p, lead) for p, lead in ((p.strip(), lead) for p, lead in pieces) if p]
 
 
 def pack(text: str, max_chars: int) -> list[str]:
     """Greedy packing of ``text`` into verbatim slices of at most ``max_chars`` that never cut a sentence."""
-    pieces: list[str] = []
-    cur: tuple[int, int] | None = None
-    for s, e in _units(text, max_chars):
-        if cur is None:
-            cur = (s, e)
-        elif e - cur[0] <= max_chars:
-            cur = (cur[0], e)
-        else:
-            pieces.append(text[cur[0]:cur[1]])
-            cur = (s, e)
-    if cur is not None:
-        pieces.append(text[cur[0]:cur[1]])
-    return [p for p in (p.strip() for p in pieces) if p]
+    return [p for p, _ in pack_with_leads(text, max_chars)]
 
 
 # --------------------------------------------------------------------------------------------- budget
@@ -423,5 +443,11 @@ def context_text(title: str, section: str, page: int | None, text: str) -> str:
     return "\n".join([*head, text]) if head else text
 
 
+def with_lead(lead: str, text: str) -> str:
+    """A chunk's text after its lead (``Chunk.lead``), when it has one: how it is embedded and retrieved."""
+    return f"{lead}\n{text}" if lead else text
+
+
 def embedding_text(chunk: Chunk) -> str:
-    return context_text(chunk.title, chunk.section, chunk.page, chunk.text)
+    """What a chunk is embedded (and indexed for BM25) as: ``context_text`` of its lead and text."""
+    return context_text(chunk.title, chunk.section, chunk.page, with_lead(chunk.lead, chunk.text))

@@ -59,6 +59,7 @@ from kb.chunking import (
     embedding_text,
     parse_front_matter,
     skipped_section,
+    with_lead,
     trim_to_budget,
 )
 from kb.errors import KBError
@@ -149,6 +150,7 @@ class Hit:
     distance: float
     rerank_score: float | None
     origin: str = ""  # Stage 1: "dense", "lexical" or "dense+lexical"; "options": an options list's item (outline)
+    lead: str = ""  # the first sentence of the paragraph or list item the chunk begins inside (kb.chunking.Chunk.lead)
 
 
 @dataclass(frozen=True)
@@ -1071,7 +1073,8 @@ class KnowledgeBase:
         for cid, doc, meta in zip(ids, got["documents"] or [""] * len(ids), metas):
             page = meta.get("page")
             rows.append((cid, new, context_text(str(meta.get("title", "")), str(meta.get("section", "")),
-                                                int(page) if page is not None else None, doc or "")))
+                                                int(page) if page is not None else None,
+                                                with_lead(str(meta.get("lead", "")), doc or ""))))
         self.lexical.add(rows)  # the lexical index keys rows by source too (add replaces by chunk id)
         return len(ids)
 
@@ -1085,6 +1088,8 @@ class KnowledgeBase:
                                     "chunk_chars": chunk_chars, "chunker": CHUNKER_VERSION, **extra}
             if c.page is not None:
                 meta["page"] = c.page
+            if c.lead:
+                meta["lead"] = c.lead
             metas.append(meta)
         ids = [c.id for c in chunks]
         for start in range(0, len(chunks), _WRITE_BATCH):
@@ -1107,7 +1112,7 @@ class KnowledgeBase:
         page = meta.get("page")
         return Hit(chunk_id=cid, text=doc or "", title=str(meta.get("title", "")), source=str(meta.get("source", "")),
                    section=str(meta.get("section", "")), page=int(page) if page is not None else None,
-                   distance=float(dist), rerank_score=None, origin=origin)
+                   distance=float(dist), rerank_score=None, origin=origin, lead=str(meta.get("lead", "")))
 
     def _nearest(self, vec: Sequence[float], k: int, n: int, fields: Sequence[str] = ()) -> dict[str, list[Any]]:
         """The ``k`` chunks nearest to ``vec`` (of the store's ``n``), nearest first: "ids", "distances" and the
@@ -1259,7 +1264,7 @@ class KnowledgeBase:
         else:
             ranked = list(passed)
         t = lap("rerank", t)
-        top = ranked[:max(1, params.rerank_k)]
+        top = self.block_leads(ranked[:max(1, params.rerank_k)])
         if params.options_lists > 0:
             read = self._section_reader()
             top = self.list_lead_ins(top, read)
@@ -1299,15 +1304,28 @@ class KnowledgeBase:
                 rows = sorted(zip(got["ids"], got["documents"], got["metadatas"]),
                               key=lambda r: int((r[2] or {}).get("chunk_index", 0)))
                 page = (rows[0][2] or {}).get("page") if rows else None
-                starts, at = {}, 0
-                for cid, doc, _ in rows:
+                starts, at, joined = {}, 0, ""
+                for cid, doc, meta in rows:
+                    # a chunk that continues its block (it has a lead) joins it on the same line, as in the file
+                    joined += ("" if not at else " " if (meta or {}).get("lead") else "\n") + (doc or "")
                     starts[cid] = at
                     at += len(doc or "") + 1
-                texts[(source, path)] = ("\n".join(d or "" for _, d, _ in rows), rows[0][0] if rows else "",
+                texts[(source, path)] = (joined, rows[0][0] if rows else "",
                                          int(page) if page is not None else None, starts)
             return texts[(source, path)]
 
         return section
+
+    @staticmethod
+    def block_leads(hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` with each passage that begins inside a paragraph or list item preceded by that block's first
+        sentence (``Hit.lead``; CheckMate-649's "A total of 789 patients ... were assigned" after "1. In a randomized
+        ... phase III study (CheckMate-649), 1,581 patients ... HER2-negative ..."), unless a passage holds it."""
+        out = list(hits)
+        for n, h in enumerate(hits):
+            if h.lead and not any(h.lead in o.text for o in out):
+                out[n] = replace(h, text=with_lead(h.lead, h.text))
+        return out
 
     def list_lead_ins(self, hits: Sequence[Hit], read: Callable[..., Any] | None = None) -> list[Hit]:
         """``hits`` with each passage that begins inside an options list (a chunk of drug bullets, "- Alectinib."

@@ -272,3 +272,20 @@ def test_reference_lists_and_boilerplate_sections_are_skipped():
     chunks = chunk_markdown(doc, "t.md", 900)
     assert [c.section for c in chunks] == ["## Prognosis", "## Treatment"]
     assert not any("Smith" in c.text or "Boilerplate" in c.text for c in chunks)
+
+
+def test_a_chunk_cut_inside_a_long_list_item_carries_the_items_first_sentence():
+    """Session 20: CheckMate-649's "A total of 789 patients ..." had been retrieved without the item's head, which
+    names the trial and its HER2-negative population."""
+    item = ("1. In a randomized phase III study (CheckMate-649), 1,581 patients with HER2-negative gastric cancer "
+            "were assigned to nivolumab plus chemotherapy or chemotherapy. "
+            + "Overall survival was longer with nivolumab in every subgroup that was studied. " * 3
+            + "A total of 789 patients were assigned to the CPS 5 group. The median follow-up was 13 months.")
+    chunks = chunk_markdown(f"## Trials\n{item}\n\nA new paragraph follows here.\n", "t.md", max_chars=220)
+    head = item.split(" Overall")[0]  # "1." is no sentence of its own: the lead is the whole first sentence
+    assert chunks[0].text.startswith(head) and chunks[0].lead == ""
+    later = [c for c in chunks if "789 patients" in c.text]
+    assert later and later[0].lead == head
+    assert all(c.lead in ("", head) for c in chunks)
+    assert embedding_text(later[0]).startswith(f"t\nTrials\n{head}\n")
+    assert pack("Short one. Another.", 100) == ["Short one. Another."]
