@@ -115,7 +115,7 @@ def blocks(path: Path) -> dict[str, dict[str, list[str] | str]]:
         elif cur and re.match(r"  \[S\d+\] ", line):
             cur["offered"].append(line.split()[1])
         elif cur and line.startswith("ANSWER "):
-            cur["answer"] = line.split(" ", 2)[2]
+            cur["answer"] = line[line.index(" offered_at=") + 1:]  # terms may hold spaces ("active surveillance")
     return out
 
 
