@@ -2430,6 +2430,11 @@ def asks_about_follow_up(question: str) -> bool:
     return any(_FOLLOW_UP_ASKED_RE.search(s) for s in asked_sentences(question))
 
 
+# a trial's arms: what its patients were assigned to ("randomly assigned 1:1 to receive pembrolizumab or placebo")
+_ASSIGNED_RE = re.compile(r"\b(?:randomly\s+)?assigned\b|\brandomi[sz]ed\b[^.;]{0,40}?\bto\b|\bto\s+receive\b",
+                          re.IGNORECASE)
+
+
 def locked_candidates(passages: Sequence[Passage], facts: CaseFacts, question: str = ""
                       ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """``select`` over the sentences of ``passages`` (the Specialist offers the kept ones, the Critic checks).
@@ -2462,12 +2467,14 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
     # none of its sentences apply, not even "The primary end point was PFS."
     off_section = {p.id: f"comes from the section \u201c{p.section}\u201d, which {why}" for p in passages
                    if p.section and (why := unusable_section(p.section, case))}
+    unusable: set[str] = set()  # sentences whose drugs the case cannot have
     for sid, (pid, text) in list(kept.items()):  # only an options item has bullets (bullets_under re-reads)
         if why := off_section.get(pid) or unusable_targets(
                 text, bullets_under(by_id[pid], sid) if sid in items else [], case,
                 offers=sid in items or sentence_kind(text) == 0):
             del kept[sid]
             dropped[sid] = why
+            unusable.add(sid)
     # a trial's later sentences share the population of the one that began its story: a trial the case is not of
     # ("DESTINY-Breast06 ... included patients with HR-positive ..." for an HR-negative case) has none offered
     # ("These patients previously received ... endocrine-based therapy", its PFS figures had been released)
@@ -2507,6 +2514,18 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
             if sid in kept:
                 del kept[sid]
                 dropped[sid] = f"tells the trial whose eligibility {rule} states, which {why}"
+    # and a trial whose arms the case cannot have ("Patients ... were randomly assigned 1:1 to receive pembrolizumab
+    # or placebo" for a case that progressed on pembrolizumab): KEYNOTE-826's population, design and results had been
+    # released to such a case (a long note's cervical cancer after chemotherapy with pembrolizumab)
+    for head, told in members.items():
+        arm = next((sid for sid in dict.fromkeys([head, *told]) if sid in unusable
+                    and _ASSIGNED_RE.search(sentences[sid][1])), None)
+        if arm is None:
+            continue
+        for sid in dict.fromkeys([head, *told]):
+            if sid in kept:
+                del kept[sid]
+                dropped[sid] = f"tells the trial whose arms {arm} gives, which {dropped[arm]}"
     # PDQ repeats a statement in its overview and in the stage's section ("Before 2000, fluorouracil (5-FU) was the
     # only ..." / "Before 2000, 5-FU was the only ..."): offered twice, the model picked both
     seen: list[tuple[str, frozenset[str]]] = []

@@ -77,3 +77,29 @@ def test_cancer_types_a_long_note_implies(note: str, cancer_type: str) -> None:
 ])
 def test_a_status_a_question_gives_the_patients_disease_is_stated(note: str, statuses: tuple[str, ...]) -> None:
     assert facts(note).statuses == statuses
+
+
+KEYNOTE_826 = (
+    "2. KEYNOTE-826 (NCT03635567) was a multicenter, phase III, randomized trial that included 617 women with "
+    "persistent, recurrent, or metastatic squamous cell carcinoma of the cervix not amenable to curative treatment. "
+    "Patients had measurable disease. Patients received six cycles and were randomly assigned 1:1 to receive "
+    "pembrolizumab or placebo every 3 weeks for up to 35 cycles. The median follow-up was 39.1 months, with dual "
+    "primary end points of PFS and OS.")
+
+
+@pytest.mark.parametrize(("history", "offered"), [
+    ("she received carboplatin, paclitaxel, bevacizumab and pembrolizumab; CT now shows progression.", False),
+    ("she has had no systemic therapy.", True),
+])
+def test_a_trial_whose_arm_the_case_progressed_on_is_not_offered(history: str, offered: bool) -> None:
+    """A long note's cervical cancer that progressed on chemotherapy with pembrolizumab had KEYNOTE-826's
+    population sentence released (only its randomization sentence, naming pembrolizumab, had been dropped)."""
+    from engine.casefit import locked_candidates
+    from engine.state import Passage
+
+    p = Passage("E1", "c1", "Cervical Cancer Treatment", "cervix.md",
+                "Treatment of Stage IVB and Recurrent Cervical Cancer", None, KEYNOTE_826, 0.2, 4.0, True)
+    kept, dropped = locked_candidates([p], facts(f"Metastatic cervical cancer, PD-L1 CPS 15; {history} ECOG 1."))
+    assert ("E1.s1" in kept) == offered
+    if not offered:
+        assert not kept and "tells the trial whose arms E1.s3 gives" in dropped["E1.s1"]
