@@ -1286,7 +1286,9 @@ class KnowledgeBase:
 
     def _scores(self, query: str, params: RetrievalParams, hits: Sequence[Hit]) -> list[float]:
         """Stage 3 logits of ``hits``: the cross-encoder's, of the query and of each grade query, the highest."""
-        texts = [context_text(h.title, h.section, h.page, h.text) for h in hits]
+        # a passage is scored as it will be read: after its block's first sentence (a trial's results after the
+        # sentence that names the trial and its population)
+        texts = [context_text(h.title, h.section, h.page, with_lead(h.lead, h.text)) for h in hits]
         scores = [float(x) for x in self.rerank_scores(query, texts)]
         for grader in dict.fromkeys(x.strip() for x in params.grade_queries):
             if grader and grader != query.strip():  # the max over the query and each grade query
@@ -1324,7 +1326,7 @@ class KnowledgeBase:
         out = list(hits)
         for n, h in enumerate(hits):
             if h.lead and not any(h.lead in o.text for o in out):
-                out[n] = replace(h, text=with_lead(h.lead, h.text))
+                out[n] = replace(h, text=with_lead(h.lead, h.text), lead="")  # read in its text now
         return out
 
     def list_lead_ins(self, hits: Sequence[Hit], read: Callable[..., Any] | None = None) -> list[Hit]:
