@@ -188,7 +188,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS,
-                          DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
+                          DASHES, EGFR_TKIS, LENALIDOMIDE, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
                           HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE,
                           age_readings, asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish,
                           her2_score, menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
@@ -2564,7 +2564,8 @@ _GENERATIONS = frozenset({ALK_EARLY, ALK_ALL})
 # engine.facts' ``progressed_after`` name -> the class or regimen a case that progressed on it is done with
 _CLASS_OF = {**{r: r for r in FRONTLINE_REGIMENS.values()}, **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
              **dict.fromkeys(EGFR_TKIS, EGFR_TKI), **dict.fromkeys(ARPI_DRUGS, ARPI),
-             **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL}
+             **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL,
+             LENALIDOMIDE: LENALIDOMIDE}
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2583,7 +2584,7 @@ _TARGETED_DRUGS = {
     "NTRK": "larotrectinib entrectinib repotrectinib", "KRAS": "sotorasib adagrasib",
     "FLT3": "midostaurin gilteritinib quizartinib", "IDH1": "ivosidenib olutasidenib", "IDH2": "enasidenib",
     PD1_CLASS: " ".join(PD1_DRUGS), "CTLA-4": " ".join(CTLA4_DRUGS), EGFR_TKI: " ".join(EGFR_TKIS),
-    ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS),
+    ARPI: " ".join(ARPI_DRUGS), CDK46: " ".join(CDK46_DRUGS), LENALIDOMIDE: LENALIDOMIDE,
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
     ALK_ALL: " ".join(("crizotinib", ALK_LAST_GEN, *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
@@ -2592,6 +2593,9 @@ _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if dr
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
 
+# ... or after it ("lenalidomide-refractory myeloma", "anti-PD-1-pretreated", "osimertinib-resistant")
+_HAD_AFTER_RE = re.compile(r"[-\u2013 ](?:refractory|resistant|exposed|pretreated|intolerant|na[iï]ve)\b",
+                           re.IGNORECASE)
 # a drug named as what patients had before ("in patients who progressed after pembrolizumab", "refractory to
 # R-CHOP"): the population's history, not what the sentence offers
 _HAD_BEFORE_RE = re.compile(
@@ -2618,17 +2622,18 @@ def _targets(text: str, sentence: bool = True, history: bool = False) -> list[fr
     the patients' history ("docetaxel in patients who progressed after pembrolizumab": []), which ``history``
     gives instead. A ``sentence``'s "immunotherapy" is a checkpoint inhibitor (``_IO_WORD_RE``), a heading's is
     not."""
-    def offered(start: int) -> bool:
-        return (_HAD_BEFORE_RE.search(text, max(0, start - 60), start) is None) != history
+    def offered(start: int, end: int) -> bool:
+        had = _HAD_BEFORE_RE.search(text, max(0, start - 60), start) or _HAD_AFTER_RE.match(text, end)
+        return (had is None) != history
 
-    named = [frozenset({_class_gene(m)}) for m in _TARGETED_CLASS_RE.finditer(text) if offered(m.start())]
-    named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(m.start())]
-    named += [frozenset({PD1_CLASS}) for m in _IO_WORD_RE.finditer(text) if sentence and offered(m.start())
+    named = [frozenset({_class_gene(m)}) for m in _TARGETED_CLASS_RE.finditer(text) if offered(*m.span())]
+    named += [frozenset({PD1_CLASS}) for m in _CLASS_RE.finditer(text) if offered(*m.span())]
+    named += [frozenset({PD1_CLASS}) for m in _IO_WORD_RE.finditer(text) if sentence and offered(*m.span())
               and not any(a <= m.start() < b for a, b in ((x.start(), x.end()) for x in _CLASS_RE.finditer(text)))]
     named += [_DRUG_TARGETS[m.group(0)] for m in re.finditer(r"[a-z]+", text.lower())
-              if m.group(0) in _DRUG_TARGETS and offered(m.start())]
+              if m.group(0) in _DRUG_TARGETS and offered(*m.span())]
     return named + [frozenset({FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())]})
-                    for m in FRONTLINE_REGIMEN_RE.finditer(text) if offered(m.start())]
+                    for m in FRONTLINE_REGIMEN_RE.finditer(text) if offered(*m.span())]
 
 
 def _section_targets(section: str) -> list[frozenset[str]]:

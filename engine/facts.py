@@ -1398,8 +1398,12 @@ ALK_LAST_GEN = "lorlatinib"
 # CDK4/6 inhibitors: after progression on one, the next line is another class (PDQ's post-CDK4/6 options are
 # everolimus, alpelisib, capivarsertib, elacestrant, ...); a QA pass's case after ribociclib had no progression read
 CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
+# lenalidomide: a myeloma or lymphoma that progressed on it is not offered its regimens again (a long note's
+# lenalidomide-refractory myeloma had every drafted sentence about lenalidomide); pomalidomide stays
+LENALIDOMIDE = "lenalidomide"
 _PD1_GIVEN_RE = re.compile(
     r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN
+                       + (LENALIDOMIDE,)
                        + (ALK_LAST_GEN,)) + r")\b|"
     r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"

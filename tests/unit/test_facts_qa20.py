@@ -103,3 +103,23 @@ def test_a_trial_whose_arm_the_case_progressed_on_is_not_offered(history: str, o
     assert ("E1.s1" in kept) == offered
     if not offered:
         assert not kept and "tells the trial whose arms E1.s3 gives" in dropped["E1.s1"]
+
+
+LEN_REFRACTORY = ("62-year-old man with myeloma: bortezomib, lenalidomide and dexamethasone induction, transplant and "
+                  "lenalidomide maintenance, but progressed in 2023 while on lenalidomide. What cellular therapy?")
+
+
+@pytest.mark.parametrize(("text", "ruled_out"), [
+    ("Lenalidomide maintenance prolonged progression-free survival.", True),
+    ("Daratumumab plus lenalidomide and dexamethasone improved progression-free survival.", True),
+    ("Pomalidomide plus dexamethasone is a treatment option.", False),
+    ("Ciltacabtagene autoleucel was approved for lenalidomide-refractory myeloma.", False),  # its population
+    ("In patients refractory to lenalidomide, pomalidomide improved survival.", False),
+])
+def test_a_case_that_progressed_on_lenalidomide_is_not_offered_it_again(text: str, ruled_out: bool) -> None:
+    """A long note's lenalidomide-refractory myeloma had every drafted sentence about lenalidomide."""
+    from engine.casefit import case_from_facts, unusable_targets
+
+    f = facts(LEN_REFRACTORY)
+    assert f.progressed_after == ("lenalidomide",)
+    assert bool(unusable_targets(text, [], case_from_facts(f))) == ruled_out
