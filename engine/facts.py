@@ -1059,8 +1059,9 @@ _NONE_FOUND_RE = re.compile(r"\b(?:no|without|negative\s+for)\s+(?:[\w-]+\s+){0,
                             r"variants?|drivers?|fusions?|abnormalit(?:y|ies))\s*[(:]\s*\Z", re.IGNORECASE)
 _OF_ALL_RE = re.compile(r"[\s,:-]*(?:(?:were|are|was|is)\s+)?(?:all|both|each)\b", re.IGNORECASE)
 _FOUND_OWN_RE = re.compile(r"positive|\+|\bdetected|\bpresent|\bmutated|\bamplified", re.IGNORECASE)
-# Gene symbols that are also English words match in capitals only ("met with the family" is not MET).
-_WORD_GENES = {"MET", "RET", "KIT", "ATM"}
+# Gene symbols that are also English words match in capitals only ("met with the family" is not MET), and so does
+# EGFR: "eGFR 62 mL/min" is a kidney function (a long note's kidney cancer had read as EGFR-altered).
+_WORD_GENES = {"MET", "RET", "KIT", "ATM", "EGFR"}
 _STATUS_LABEL = {"neg": "negative", "pending": "pending", "unknown": "status unknown"}
 _ONLY_STATUS_RE = re.compile(rf"[\s:-]*(?:{_NEG_WORDS}|{_PENDING_WORDS}|{_UNKNOWN_WORDS}|-)\s*", re.IGNORECASE)
 
@@ -1892,8 +1893,8 @@ def is_rare(cancer_type: str | None, rare_cancers: Iterable[str]) -> bool:
 
 # A lung cancer the note shows is non-small cell: its histology or an NSCLC driver ("CT showed a left lower lobe
 # mass ...; biopsy confirmed adenocarcinoma. ... MET exon 14 skipping": PDQ's NSCLC summary, not lung cancer at large)
-_NSCLC_CUE_RE = re.compile(r"\badenocarcinoma\b|\bsquamous\b|\blarge[- ]cell carcinoma\b|\b(?:EGFR|ALK|ROS1|RET|"
-                           r"NTRK|MET\s+exon\s*14|KRAS\s+G12C|BRAF\s+V600E)\b", re.IGNORECASE)
+_NSCLC_CUE_RE = re.compile(r"\badenocarcinoma\b|\bsquamous\b|\blarge[- ]cell carcinoma\b|\b(?:(?-i:EGFR|ALK|ROS1|RET|"
+                           r"NTRK)|MET\s+exon\s*14|KRAS\s+G12C|BRAF\s+V600E)\b", re.IGNORECASE)
 
 
 def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterable[str],

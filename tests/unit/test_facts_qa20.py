@@ -123,3 +123,14 @@ def test_a_case_that_progressed_on_lenalidomide_is_not_offered_it_again(text: st
     f = facts(LEN_REFRACTORY)
     assert f.progressed_after == ("lenalidomide",)
     assert bool(unusable_targets(text, [], case_from_facts(f))) == ruled_out
+
+
+@pytest.mark.parametrize(("note", "genes"), [
+    ("Clear cell renal cell carcinoma after nephrectomy; eGFR after surgery is 62 mL/min.", ()),
+    ("Lung adenocarcinoma, EGFR negative; eGFR 70.", ()),
+    ("NSCLC with an EGFR exon 19 deletion; eGFR 70.", ("EGFR",)),
+])
+def test_egfr_the_kidney_function_is_no_gene(note: str, genes: tuple[str, ...]) -> None:
+    """A long note's "eGFR after surgery is 62 mL/min" had made a kidney cancer EGFR-altered."""
+    assert facts(note).genes == genes
+    assert facts("Lung cancer, eGFR 55 mL/min.").cancer_type == "lung cancer"
