@@ -188,11 +188,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS,
-                          DASHES, EGFR_TKIS, LENALIDOMIDE, EITHER_WAY_RE, FRONTLINE_REGIMEN_RE, FRONTLINE_REGIMENS, HER2_ISH_RE,
-                          HER2_SCORE_RE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES, STATUSES, TNM_RE,
-                          age_readings, asked_sentences, bladder_stage, child_pugh_readings, fitness_readings, her2_ish,
-                          her2_score, menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
-                          subsite_readings, tnm_staging)
+                          DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
+                          HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
+                          STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, child_pugh_readings,
+                          fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
+                          risk_readings, status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage

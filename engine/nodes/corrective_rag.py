@@ -155,7 +155,7 @@ _NO_PROGRESSION_RE = re.compile(r"\b(?:has\s+not|have\s+not|hasn't|haven't|not|n
                                 r"(?:progressed|progressing|progression)\b")
 # a resistance status the question names ("platinum-resistant recurrence", "lenalidomide-refractory myeloma"),
 # the words PDQ's headings branch on ("Platinum-refractory or platinum-resistant ...")
-_RESISTANCE_RE = re.compile(r"\b[a-z0-9]+[- ](?:resistant|refractory|sensitive)\b", re.IGNORECASE)
+_RESISTANCE_RE = re.compile(r"\b[a-z0-9]+-(?:resistant|refractory|sensitive)\b", re.IGNORECASE)
 
 
 def intent_phrases(question: str) -> list[str]:
