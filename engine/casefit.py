@@ -2007,7 +2007,10 @@ _NARRATIVE_RE = re.compile(
     r"\bdid\s+not\s+show\s+superiority\b|\bexperienced\s+no\s+benefit\b|\bwere\s+compared\s+with\b|"
     r"^\s*(?:it|the\s+(?:trial|study))\s+included\b|^\s*of\s+the\s+[\d,]+\b|"
     r"\bpercent\s+of\s+(?:the\s+)?(?:patients|women|men|participants)\b|"
-    r"^\s*(?:the\s+)?patients\s+had\s+[^.;]*\band\s+received\b|\b(?:was|were)\s+amended\b|\bsample\s+size\b|"
+    r"^\s*(?:the\s+)?patients\s+had\s+[^.;]*\band\s+received\b|"
+    # a trial population in the past tense at a sentence's start ("Patients had measurable disease.": drafted among
+    # a long note's five by the tiny model, ahead of the answer)
+    r"^\s*(?:all\s+|the\s+|most\s+|eligible\s+)?patients\s+had\b|\b(?:was|were)\s+amended\b|\bsample\s+size\b|"
     r"\b(?:was|were|has\s+been|have\s+been)\s+tested\s+in\b|"
     r"\b\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?patients\b[^.;]{0,60}?\b(?:had|were)\s+(?:previously\s+)?"
     r"(?:received|treated)\b",

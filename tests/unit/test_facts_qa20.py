@@ -134,3 +134,14 @@ def test_egfr_the_kidney_function_is_no_gene(note: str, genes: tuple[str, ...]) 
     """A long note's "eGFR after surgery is 62 mL/min" had made a kidney cancer EGFR-altered."""
     assert facts(note).genes == genes
     assert facts("Lung cancer, eGFR 55 mL/min.").cancer_type == "lung cancer"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Patients had measurable disease.", 2),  # a long note's model drafted it among five, ahead of the answer
+    ("All patients had measurable disease by RECIST.", 2),
+    ("Patients who had progressed on platinum may be offered pembrolizumab.", 0),
+])
+def test_a_trial_population_in_the_past_tense_is_narrative(text: str, kind: int) -> None:
+    from engine.casefit import sentence_kind
+
+    assert sentence_kind(text) == kind
