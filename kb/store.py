@@ -1160,6 +1160,12 @@ class KnowledgeBase:
             return RetrievalResult(query, (), False, None, 0, 0, timings, threshold)
         probe = f"{query}\n{anchor}" if anchor else query
         vec = self._query_vector(probe)
+        phrasings: dict[str, list[float]] = {}  # each extra or gate phrasing embedded once per retrieval
+
+        def embedded(phrasing: str) -> list[float]:
+            if phrasing not in phrasings:
+                phrasings[phrasing] = self._query_vector(phrasing)
+            return phrasings[phrasing]
         t = lap("embed", t_start)
         recall_k = max(1, params.recall_k)
         extras = [q for q in dict.fromkeys(x.strip() for x in params.extra_queries)
@@ -1210,13 +1216,14 @@ class KnowledgeBase:
             candidates = dense[:wide]
         if extras:
             main = candidates if params.hybrid else dense
-            candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n, keep=wide)
+            candidates = self._multi_query(vec, main, extras, params.multi_query_weight, recall_k, n, embedded,
+                                           keep=wide)
             t = lap("multi_query", t)
         # a passage is judged by the nearer of the query and the gate queries (the consult's facts query): a long
         # note's history pulls the whole case's vector away from passages its facts query finds close (a limited-
         # stage SCLC case lost its PCI and radiation passages at the cut: kb/EVAL.md round 18)
         gate_phrasings = [q for q in dict.fromkeys(x.strip() for x in params.gate_queries) if q and q != query.strip()]
-        gate_vecs = {q: self._query_vector(q) for q in gate_phrasings}
+        gate_vecs = {q: embedded(q) for q in gate_phrasings}
         if gate_vecs:
             candidates = self._nearer(candidates, list(gate_vecs.values()))
         if wide > recall_k and params.demote is not None:
@@ -1226,7 +1233,7 @@ class KnowledgeBase:
             fit = fitting(candidates)
             if extras and deep > pool and len(fit) < params.rerank_k:
                 candidates = self._multi_query(vec, deeper, extras, params.multi_query_weight, 2 * recall_k, n,
-                                               keep=wide)
+                                               embedded, keep=wide)
                 if gate_vecs:
                     candidates = self._nearer(candidates, list(gate_vecs.values()))
                 fit = fitting(candidates)
@@ -1396,17 +1403,17 @@ class KnowledgeBase:
         return out
 
     def _multi_query(self, vec: list[float], main: list[Hit], extras: list[str], weight: float, recall_k: int,
-                     n: int, keep: int | None = None) -> list[Hit]:
+                     n: int, embed: Callable[[str], list[float]], keep: int | None = None) -> list[Hit]:
         """Fuse the query's recall ranking ``main`` (its dense top ``pool``, or the hybrid fusion) with each extra
         query's dense top ``pool`` (RRF, k = RRF_K; weight 1 for the query, ``weight`` for each extra) and keep the
-        best ``keep`` (default ``recall_k``, which sets the pools). Every hit carries its cosine distance to the
-        QUERY's vector, so Stage 2 judges each passage against what the clinician asked, whichever phrasing found
-        it."""
+        best ``keep`` (default ``recall_k``, which sets the pools); ``embed`` gives a phrasing's vector. Every hit
+        carries its cosine distance to the QUERY's vector, whichever phrasing found it (``retrieve`` then takes the
+        nearer of that and a gate query's)."""
         pool = max(2 * recall_k, 30)
         by_id = {h.chunk_id: h for h in main}
         rankings = [[h.chunk_id for h in main]]
         for extra in extras:
-            res = self._nearest(self._query_vector(extra), pool, n, ("documents", "metadatas"))
+            res = self._nearest(embed(extra), pool, n, ("documents", "metadatas"))
             ids = []
             for cid, doc, meta in zip(res["ids"], res["documents"], res["metadatas"]):
                 ids.append(cid)
