@@ -194,7 +194,7 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BRE
                           fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
                           risk_readings, status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
-from engine.safety import drug_names, list_header, passage_sentences, split_sentences, text_units
+from engine.safety import drug_names, drug_spans, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
 
 Fit = Literal["fits", "unknown", "contradicts"]
@@ -717,6 +717,8 @@ class Case:
     child_pugh: str | None = None  # the Child-Pugh class stated (engine.facts)
     statuses: Mapping[str, str] = field(default_factory=dict)  # "castration" -> "resistant", "HPV" -> ... (facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
+    # drug (or class, ``_avoid_key``) -> the note's clause that stopped it for toxicity or ruled it out
+    avoided: Mapping[str, str] = field(default_factory=dict)
     bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
     sex: str | None = None  # "female" / "male" (engine.facts)
     menopause: str | None = None  # "pre" / "post" (engine.facts: stated, or a woman of 60 or more)
@@ -879,6 +881,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after),
+                avoided={_avoid_key(drug): said for drug, said in (x.split(": ", 1) for x in facts.avoided_drugs)},
                 bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None,
                 sex=facts.sex, menopause=facts.menopause)
 
@@ -2472,9 +2475,10 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
                    if p.section and (why := unusable_section(p.section, case))}
     unusable: set[str] = set()  # sentences whose drugs the case cannot have
     for sid, (pid, text) in list(kept.items()):  # only an options item has bullets (bullets_under re-reads)
+        bullets = bullets_under(by_id[pid], sid) if sid in items else []
         if why := off_section.get(pid) or unusable_targets(
-                text, bullets_under(by_id[pid], sid) if sid in items else [], case,
-                offers=sid in items or sentence_kind(text) == 0):
+                text, bullets, case, offers=sid in items or sentence_kind(text) == 0) or \
+                unusable_drugs(text, bullets, case):
             del kept[sid]
             dropped[sid] = why
             unusable.add(sid)
@@ -2709,8 +2713,52 @@ def unusable_targets(text: str, bullets: Sequence[str], case: Case, offers: bool
 
 
 def unusable_section(section: str, case: Case) -> str:
-    """``unusable_targets`` for a section's headings (``_section_targets``)."""
-    return _ruled_out([_section_targets(section)], case)
+    """``unusable_targets`` for a section's headings (``_section_targets``), or ``unusable_drugs`` for the deepest
+    heading that names a drug ("... > Trastuzumab deruxtecan" after T-DXd pneumonitis)."""
+    named = next((part for part in reversed(section.split(" > ")) if drug_spans(part)), "")
+    return _ruled_out([_section_targets(section)], case) or (unusable_drugs(named, [], case) if named else "")
+
+
+# A drug stopped for a toxicity or ruled out by the note (engine.facts ``avoided_drugs``) is not offered again, nor
+# is another of its class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan
+# conjugates' interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
+DXD_CLASS = "deruxtecan antibody-drug conjugate"
+_AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
+                "trastuzumab deruxtecan": DXD_CLASS, "datopotamab deruxtecan": DXD_CLASS}
+# a drug a trial compared with ("eribulin versus dacarbazine"): not what the sentence offers
+_COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+than|instead\s+of|than)\s+"
+                            r"(?:[\w-]+\s+){0,3}\Z", re.IGNORECASE)
+
+
+def _avoid_key(drug: str) -> str:
+    """A ``drug_spans`` key as what the case avoids: its class where the class shares the harm, else itself."""
+    return _AVOID_CLASS.get(drug, drug)
+
+
+def _offered_avoided(text: str, case: Case) -> dict[str, str]:
+    """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
+    one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""
+    found = {drug: key for a, b, drug in drug_spans(text) if (key := _avoid_key(drug)) in case.avoided
+             and not _HAD_BEFORE_RE.search(text, max(0, a - 60), a) and not _HAD_AFTER_RE.match(text, b)
+             and not _COMPARATOR_RE.search(text, max(0, a - 40), a)}
+    if PD1_CLASS in case.avoided and PD1_CLASS not in found.values() and any(PD1_CLASS in t for t in _targets(text)):
+        found["PD-1/PD-L1 therapy"] = PD1_CLASS  # "immune checkpoint inhibitors"
+    return found
+
+
+def unusable_drugs(text: str, bullets: Sequence[str], case: Case) -> str:
+    """Why a sentence (or the options item whose bullets are ``bullets``: each of them) offers a drug the note
+    stopped for a toxicity or ruled out ("ifosfamide was avoided because of his solitary kidney"), or ""."""
+    if not case.avoided:
+        return ""
+    found = [_offered_avoided(t, case) for t in (bullets or [text])]
+    if not all(found):
+        return ""
+    named = {drug: key for f in found for drug, key in f.items()}
+    shown = ", ".join(drug if key in (drug, PD1_CLASS) else f"{drug} (a {key})" for drug, key in named.items())
+    said = case.avoided[next(iter(named.values()))]
+    said = said if len(said) <= 160 else said[:159].rstrip() + "\u2026"
+    return f"names {shown}, which the note rules out for this case (\u201c{said}\u201d)"
 
 
 def _statement_words(text: str) -> frozenset[str]:

@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from engine.safety import drug_spans
 from engine.state import CaseFacts
 
 # "squamous cell carcinoma of the (left lateral) ...", "SCC of the ...": a head and neck site follows
@@ -1446,6 +1447,59 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+
+# What a note says a drug was stopped for or kept from: a toxicity ("trastuzumab deruxtecan was stopped after five
+# cycles because of grade 2 pneumonitis", "discontinued pembrolizumab for grade 3 colitis", "intolerant of
+# capecitabine", "allergic to paclitaxel") or anything else it names ("ifosfamide was avoided because of his
+# solitary kidney", "cisplatin is contraindicated given hearing loss"). Case fit does not offer that drug again (a
+# long note's HER2-positive case after T-DXd pneumonitis had T-DXd's trials offered, a liposarcoma with a solitary
+# kidney ifosfamide). A plain "stopped after six cycles" is no reason; "held for a week" is not stopping.
+_TOXICITY_WORDS = (r"toxicit\w*|pneumonitis|colitis|hepatitis|myocarditis|nephritis|adverse|intoleran\w*|"
+                   r"(?:not|poorly)\s+tolerated|allerg\w*|anaphyla\w*|hypersensitivity|infusion[- ]related|"
+                   r"infusion\s+reaction|neuropath\w*|interstitial\s+lung|\bILD\b|cardiomyopathy|heart\s+failure|"
+                   r"cardiotoxic\w*|nephrotoxic\w*|ototoxic\w*|side[- ]effects?|grade\s*[234]\b|rash|"
+                   r"Stevens-Johnson|hand-foot|mucositis|diarrh\w*|neutropeni\w*|thrombocytopeni\w*|"
+                   r"cytopeni\w*|myelosuppression|hemorrhage|bleeding|perforation|thrombo\w*|embol\w*|"
+                   r"renal\s+(?:failure|injury|impairment)|kidney\s+injury|LVEF\s+(?:decline|drop|fall)")
+_STOP_WORDS = r"stopped|discontinued|ceased|halted|withdrawn|abandoned|stop|discontinue"
+_KEEP_WORDS = r"avoided|avoid|omitted|omit|withheld|withhold|not\s+given|not\s+used|not\s+offered"
+_RULED_WORDS = r"contraindicated|not\s+(?:re)?challenged|(?:not|poorly)\s+tolerated"  # no reason needed
+# the verb right after the drug ("T-DXd was stopped", "ifosfamide, which was avoided", "pembrolizumab was later
+# permanently discontinued"), or before it ("stopped pembrolizumab", "intolerant of capecitabine")
+_AVOIDED_AFTER_RE = re.compile(
+    r"\s*,?\s*(?:which\s+)?(?:(?:was|were|is|had\s+been|has\s+been|had\s+to\s+be)\s+)?(?:(?:then|later|"
+    r"subsequently|eventually|permanently|therefore)\s+)*"
+    r"(?:(?P<stop>" + _STOP_WORDS + r")|(?P<keep>" + _KEEP_WORDS + r")|(?P<ruled>" + _RULED_WORDS + r"))\b",
+    re.IGNORECASE)
+_AVOIDED_BEFORE_RE = re.compile(
+    r"\b(?:(?P<ruled>(?:intolerant|intolerance)\s+(?:of|to)|allerg(?:ic|y)\s+to|anaphylaxis\s+to|"
+    r"hypersensitivity\s+to|(?:unable\s+to|could\s+not|cannot)\s+tolerate|contraindications?\s+to)|"
+    r"(?P<stop>" + _STOP_WORDS + r"|stopping)|(?P<keep>" + _KEEP_WORDS + r"|avoiding))"
+    r"\s+(?:(?:the|her|his|their)\s+)?\Z", re.IGNORECASE)
+_TOXICITY_RE = re.compile(_TOXICITY_WORDS, re.IGNORECASE)
+_REASON_RE = re.compile(r"\b(?:because|due\s+to|owing\s+to|given|in\s+view\s+of|for|as|with)\b", re.IGNORECASE)
+_AVOID_UNDONE_RE = re.compile(r"\b(?:plan\w*|consider\w*|discuss\w*|will|would|may|could|if|whether|not|never|"
+                              r"did\s+not|to)\s+\Z", re.IGNORECASE)
+
+
+def _avoided_drugs(text: str) -> tuple[str, ...]:
+    """"drug: the clause as written" for each drug ``text`` says was stopped for a toxicity, kept from the patient
+    for a stated reason or contraindicated, in note order; questions are not read."""
+    said = statement_text(text)
+    out: dict[str, str] = {}
+    for first, last, drug in drug_spans(said):
+        start = max([0] + [x.end() for x in re.finditer(r"[.;]\s+|\n+", said[:first])])
+        end = min([len(said)] + [last + x.start() for x in re.finditer(r"[.;]\s+|\n+", said[last:])][:1])
+        cue = _AVOIDED_AFTER_RE.match(said, last, end) or _AVOIDED_BEFORE_RE.search(said, start, first)
+        if cue is None or _AVOID_UNDONE_RE.search(said, max(start, cue.start() - 20), cue.start()):
+            continue  # "plan to stop", "did not stop"
+        rest = said[cue.end():end] if cue.start() >= last else said[last:end]
+        if cue.group("stop") and not _TOXICITY_RE.search(rest) or cue.group("keep") and not _REASON_RE.search(rest):
+            continue  # "stopped after six cycles", "pembrolizumab was not given"
+        out.setdefault(drug, said[start:end].strip())
+    return tuple(f"{drug}: {clause}" for drug, clause in out.items())
+
+
 # Recurrent disease ("recurrent", "relapsed", "recurred", "a liver recurrence") or a new diagnosis ("newly
 # diagnosed", "de novo", "new diagnosis"). Not a score or a risk ("Oncotype recurrence score", "risk of recurrence",
 # "recurrence-free survival"), a negation ("no recurrence", "without evidence of relapse") or something else that
@@ -1924,6 +1978,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         line=line,
         first_line_done=first_line_done,
         progressed_after=_progressed_after(text, cancer_type),
+        avoided_drugs=_avoided_drugs(text),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),
@@ -1970,6 +2025,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
         progressed_after=tuple(dict.fromkeys(earlier.progressed_after + later.progressed_after)),
+        avoided_drugs=tuple(dict.fromkeys(earlier.avoided_drugs + later.avoided_drugs)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")
         risk=later.risk or earlier.risk,

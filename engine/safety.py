@@ -113,7 +113,7 @@ ONCOLOGY_DRUGS: tuple[tuple[str, ...], ...] = (
     ("arsenic trioxide",), ("all-trans retinoic acid", "tretinoin", "ATRA"),
     ("azacitidine",), ("busulfan",), ("chlorambucil",), ("cladribine",), ("clofarabine",),
     ("cyclophosphamide",), ("cytarabine", "ara-C"), ("dacarbazine",), ("eribulin",), ("etoposide",),
-    ("fludarabine",), ("fluorouracil", "5-fluorouracil", "5-FU"), ("hydroxyurea", "hydroxycarbamide"),
+    ("fludarabine",), ("fluorouracil", "5-fluorouracil", "5-FU"), ("hydroxyurea", "hydroxycarbamide"), ("ifosfamide",),
     ("ixabepilone",), ("leucovorin", "folinic acid"), ("lurbinectedin",), ("melphalan",), ("mercaptopurine",),
     ("mitotane",), ("mitoxantrone",), ("nelarabine",), ("pemetrexed",), ("procarbazine",),
     ("streptozocin",), ("temozolomide",), ("thioguanine",), ("thiotepa",), ("tipiracil",), ("trabectedin",),
@@ -134,6 +134,12 @@ ONCOLOGY_DRUGS: tuple[tuple[str, ...], ...] = (
     ("lutetium Lu 177 dotatate", "177Lu-dotatate", "lutetium-177 dotatate"),
     ("lutetium Lu 177 vipivotide tetraxetan", "177Lu-PSMA-617", "lutetium-177 PSMA-617"),
     ("radium-223", "radium Ra 223 dichloride"), ("zoledronic acid",), ("pamidronate",),
+    # antibody-drug conjugates: one drug each, not their antibody ("trastuzumab deruxtecan" is not trastuzumab)
+    ("trastuzumab deruxtecan", "fam-trastuzumab deruxtecan", "T-DXd"),
+    ("trastuzumab emtansine", "ado-trastuzumab emtansine", "T-DM1"), ("datopotamab deruxtecan", "Dato-DXd"),
+    ("sacituzumab govitecan",), ("enfortumab vedotin",), ("tisotumab vedotin",), ("brentuximab vedotin",),
+    ("polatuzumab vedotin",), ("mirvetuximab soravtansine",), ("inotuzumab ozogamicin",),
+    ("gemtuzumab ozogamicin",), ("loncastuximab tesirine",), ("belantamab mafodotin",),
 )
 
 
@@ -172,15 +178,20 @@ def _listed_drugs(text: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def named_drugs(text: str) -> list[tuple[str, str]]:
-    """Every drug or regimen name in ``text`` as (the name as written, its key) in text order: a listed drug's key is
-    its first name in ``ONCOLOGY_DRUGS`` (so synonyms share it), a suffix or regimen match's is itself, lower-cased.
-    A suffix match inside a listed name ("5-fluorouracil") is that name's, not a second one."""
+def drug_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, key) of every drug or regimen name in ``text``, in text order: a listed drug's key is its first
+    name in ``ONCOLOGY_DRUGS`` (so synonyms share it), a suffix or regimen match's is itself, lower-cased. A suffix
+    match inside a listed name ("5-fluorouracil", "trastuzumab deruxtecan") is that name's, not a second one."""
     listed = _listed_drugs(text)
     other = [(m.start(), m.end(), m.group(0), m.group(0).lower())
              for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text))
              if not any(a < m.end() and m.start() < b for a, b, _, _ in listed)]
-    return [(surface, key) for _, _, surface, key in sorted(listed + other)]
+    return [(a, b, key) for a, b, _, key in sorted(listed + other)]
+
+
+def named_drugs(text: str) -> list[tuple[str, str]]:
+    """Every drug or regimen name in ``text`` as (the name as written, its key) in text order (``drug_spans``)."""
+    return [(text[a:b], key) for a, b, key in drug_spans(text)]
 
 
 @functools.lru_cache(maxsize=64)  # the same passages back every claim of a draft

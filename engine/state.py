@@ -30,6 +30,8 @@ class CaseFacts:
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     first_line_done: bool = False  # a later-line case past its first line ("then second-line docetaxel")
     progressed_after: tuple[str, ...] = ()  # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after
+    # "drug: clause" for a drug stopped for toxicity or avoided for a stated reason (engine.facts ``_avoided_drugs``)
+    avoided_drugs: tuple[str, ...] = ()
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
     fitness: tuple[str, ...] = ()  # as written: "not a candidate for intensive chemotherapy", "cisplatin-ineligible"
     statuses: tuple[str, ...] = ()  # "castration:resistant", "HPV:negative", "platinum:sensitive" (engine.facts)
@@ -44,6 +46,11 @@ class CaseFacts:
     def age_text(self) -> str | None:
         """The age as shown: "over 89" for a redacted one (90 is only its lower bound)."""
         return None if self.age is None else "over 89" if self.age >= 90 else str(self.age)
+
+    @property
+    def avoided_names(self) -> tuple[str, ...]:
+        """The drugs stopped for toxicity or ruled out, without the note's clause (as the patient pane shows them)."""
+        return tuple(x.split(": ", 1)[0] for x in self.avoided_drugs)
 
     @property
     def line_text(self) -> str | None:

@@ -110,7 +110,7 @@ class PatientPane(Vertical):
             lines += [f"[dim]{name}:[/dim] {literal(value)}" for name, value in (
                 ("Age", f.age_text), ("Fitness", "; ".join(f.fitness)), ("Site", ", ".join(f.subsites)),
                 ("Line", f.line_text), ("Progressed after", ", ".join(f.progressed_after)),
-                ("Groups", ", ".join(f.groups))) if value]
+                ("Avoided", ", ".join(f.avoided_names)), ("Groups", ", ".join(f.groups))) if value]
         if consults:
             lines.append("[dim]Timeline[/dim]")
             for c in consults[-6:]:  # the latest few; the export has them all
