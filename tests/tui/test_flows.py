@@ -410,10 +410,12 @@ async def test_the_case_summary_shows_the_line_history_and_groups_case_fit_used(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await submit(pilot, "Metastatic clear cell renal cell carcinoma, IMDC intermediate risk. First-line "
-                            "ipilimumab plus nivolumab, progressed after 11 months. What second-line therapy?")
+                            "ipilimumab plus nivolumab, progressed after 11 months. Sunitinib was stopped for "
+                            "grade 3 hand-foot syndrome. What second-line therapy?")
         summary = Text.from_markup(str(app.patients_pane.query_one("#case-summary").content)).plain
         assert "Line: past the first line" in summary
         assert "Progressed after: ipilimumab, nivolumab" in summary
+        assert "Avoided: sunitinib" in summary  # stopped for a toxicity: case fit does not offer it again
         assert "Groups: intermediate-risk" in summary
 
 
