@@ -187,8 +187,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS, CTLA4_DRUGS,
-                          DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
+from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS,
+                          CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
                           HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
                           STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, child_pugh_readings,
                           fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
@@ -891,8 +891,9 @@ def _exhausted(given: Sequence[str]) -> dict[str, str]:
     regimen (R-CHOP, ...) -> what of it the case progressed after, as written (engine.facts ``progressed_after``)."""
     out: dict[str, list[str]] = {}
     for drug in given:  # "CDK4/6 inhibitor" as written is the class; any other checkpoint wording is PD-1/PD-L1
-        cls = _CLASS_OF.get(drug, CDK46 if drug[:3].upper() == "CDK" else PD1_CLASS)
-        out.setdefault(cls, []).append(drug)
+        own = _CLASS_OF.get(drug, CDK46 if drug[:3].upper() == "CDK" else PD1_CLASS)
+        for cls in CHEMO_BACKBONES.get(drug) or (own,):
+            out.setdefault(cls, []).append(drug)
     return {k: ", ".join(v) for k, v in out.items()}
 
 
@@ -2595,7 +2596,11 @@ _TARGETED_DRUGS = {
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
     ALK_ALL: " ".join(("crizotinib", ALK_LAST_GEN, *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
-    ANTI_EGFR: "cetuximab panitumumab"}
+    ANTI_EGFR: "cetuximab panitumumab",
+    # the chemotherapy backbones a case that progressed on them is done with (engine.facts ``CHEMO_BACKBONES``)
+    "irinotecan": "irinotecan folfiri mfolfiri capiri xeliri folfirinox mfolfirinox folfoxiri nalirifox",
+    "oxaliplatin": "oxaliplatin folfox mfolfox capox xelox folfirinox mfolfirinox folfoxiri nalirifox"}
+_BACKBONES = frozenset({"irinotecan", "oxaliplatin"})
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
@@ -2678,6 +2683,9 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
     ras = [g for g in ("KRAS", "NRAS") if g in case.altered] if case.cancer_type in _COLORECTAL else []
     ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set()) | \
         ({ANTI_EGFR} if ras else set())
+    # a chemotherapy backbone counts only for a case that progressed on it ("FOLFOX plus panitumumab" is an anti-EGFR
+    # offer for a KRAS-mutant case)
+    aimed = [[genes for genes in named if genes & set(case.exhausted) or not genes <= _BACKBONES] for named in aimed]
     aimed = [[genes & set(case.exhausted) or genes - _GENERATIONS or genes for genes in named] for named in aimed]
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""

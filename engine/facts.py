@@ -1403,6 +1403,16 @@ CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
 # lenalidomide: a myeloma or lymphoma that progressed on it is not offered its regimens again (a long note's
 # lenalidomide-refractory myeloma had every drafted sentence about lenalidomide); pomalidomide stays
 LENALIDOMIDE = "lenalidomide"
+# irinotecan and oxaliplatin, alone or in a fluoropyrimidine regimen: after progression on one, its regimens are not
+# offered again (a long note's colon cancer after FOLFOX and FOLFIRI had "FOLFIRI plus ramucirumab" drafted); the
+# next line is the other backbone or a later-line drug. Not bevacizumab (continued beyond progression in colorectal
+# cancer) nor the platinum salts (their resistance is a status, engine.facts ``STATUSES``)
+CHEMO_BACKBONES = {"FOLFIRI": ("irinotecan",), "CAPIRI": ("irinotecan",), "XELIRI": ("irinotecan",),
+                   "FOLFOX": ("oxaliplatin",), "CAPOX": ("oxaliplatin",), "XELOX": ("oxaliplatin",),
+                   "FOLFIRINOX": ("irinotecan", "oxaliplatin"), "FOLFOXIRI": ("irinotecan", "oxaliplatin"),
+                   "irinotecan": ("irinotecan",), "oxaliplatin": ("oxaliplatin",)}
+_CHEMO_BACKBONE_RE = (r"\bm?(?:FOLFIRINOX|FOLFOXIRI|FOLFIRI|FOLFOX|CAPOX|XELOX|CAPIRI|XELIRI)(?:-?\d)?\b|"
+                      r"\b(?:irinotecan|oxaliplatin)\b")
 _PD1_GIVEN_RE = re.compile(
     r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN
                        + (LENALIDOMIDE,)
@@ -1410,7 +1420,8 @@ _PD1_GIVEN_RE = re.compile(
     r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
-    r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")",
+    r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")|"
+    r"(?P<chemo>" + _CHEMO_BACKBONE_RE + ")",
     re.IGNORECASE)
 _PROGRESSION_RE = re.compile(
     r"\b(?:progress(?:ed|es|ion|ing|ive)|recurr(?:ed|ence)|relapse[ds]?|fail(?:ed|ure)|refractory|resistan(?:t|ce)|"
@@ -1423,6 +1434,12 @@ _NOT_YET_BEFORE_RE = re.compile(r"\b(?:plan(?:s|ned|ning)?|consider(?:s|ed|ing)?
 _NOT_YET_AFTER_RE = re.compile(r"[^.;]{0,20}?\b(?:was|were)\s+(?:declined|refused|deferred|not\s+given)\b",
                                re.IGNORECASE)
 _BLOOD_CANCER_RE = re.compile(r"lymphoma|leuka?emia|myeloma|\bCLL\b|\bAML\b|\bALL\b", re.IGNORECASE)
+
+
+def _backbone(written: str) -> str:
+    """A ``_CHEMO_BACKBONE_RE`` match as its ``CHEMO_BACKBONES`` name ("mFOLFOX6": FOLFOX)."""
+    word = re.sub(r"-?\d$", "", written)
+    return word.lower() if word.lower() in CHEMO_BACKBONES else re.sub(r"^M(?=FOL)", "", word.upper())
 
 
 def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
@@ -1443,6 +1460,7 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
         if any(c.start() > m.end() or _GOVERNED_RE.search(said, c.end(), m.start()) for c in cues):
             name = " ".join(m.group(0).split())
             out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", name.lower())] if m.group("regimen")
+                       else _backbone(name) if m.group("chemo")
                        else name if name[:3].upper() == "CDK" else name.lower())  # "CDK4/6 inhibitor" as written
     return tuple(dict.fromkeys(out))
 

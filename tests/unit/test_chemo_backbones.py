@@ -1,0 +1,51 @@
+"""A case that progressed on an irinotecan or oxaliplatin regimen is not offered that backbone again (session 21: a
+long note's colon cancer after FOLFOX and FOLFIRI had "FOLFIRI plus ramucirumab" drafted for its third line)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.casefit import case_from_facts, unusable_targets
+from engine.config import DEFAULT_GENES, DEFAULT_TREATMENT_KEYWORDS
+from engine.facts import extract_facts
+from engine.state import CaseFacts
+
+THIRD_LINE = ("Metastatic colon cancer, KRAS G12D, microsatellite stable. First line was FOLFOX with bevacizumab for "
+              "14 months and second line FOLFIRI with bevacizumab for 9 months; CT now shows further progression. "
+              "Third-line options?")
+
+
+def facts(note: str) -> CaseFacts:
+    return extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+
+
+@pytest.mark.parametrize(("note", "given"), [
+    (THIRD_LINE, ("FOLFOX", "FOLFIRI")),
+    ("Metastatic pancreatic adenocarcinoma progressed on mFOLFIRINOX. Options?", ("FOLFIRINOX",)),
+    ("Metastatic colorectal cancer on FOLFOX-6 with bevacizumab, now progressing. Second line?", ("FOLFOX",)),
+    # adjuvant chemotherapy before a relapse is not a line the case progressed on
+    ("Stage III colon cancer treated with adjuvant CAPOX in 2019; liver metastases in 2023. Options?", ()),
+    ("Metastatic colon cancer, starting FOLFOX next week. Is bevacizumab worth adding?", ()),
+])
+def test_the_backbones_a_case_progressed_on(note: str, given: tuple[str, ...]) -> None:
+    assert facts(note).progressed_after == given
+
+
+def test_a_backbone_the_case_progressed_on_is_not_offered_again() -> None:
+    case = case_from_facts(facts(THIRD_LINE))
+    assert unusable_targets("FOLFIRI plus ramucirumab improved overall survival.", [], case) == \
+        "names irinotecan therapy; the case progressed after FOLFIRI"
+    assert unusable_targets("FOLFOXIRI plus bevacizumab is an option.", [], case)
+    # the later-line drugs stay, and so does bevacizumab (continued beyond progression in colorectal cancer)
+    assert not unusable_targets("Trifluridine-tipiracil plus bevacizumab improved overall survival.", [], case)
+    assert not unusable_targets("Regorafenib improved overall survival.", [], case)
+    # a trial in irinotecan-refractory disease is about this case
+    assert not unusable_targets("Cetuximab plus irinotecan was active in irinotecan-refractory disease.", [], case)
+
+
+def test_a_backbone_the_case_has_not_had_is_no_reason_to_drop_a_sentence() -> None:
+    second_line = case_from_facts(facts("Metastatic colon cancer, RAS wild-type, progressed on FOLFOX. Options?"))
+    assert not unusable_targets("FOLFIRI plus cetuximab or panitumumab is an option.", [], second_line)
+    kras = case_from_facts(facts("Metastatic colon adenocarcinoma, KRAS G12D, untreated. First-line?"))
+    assert unusable_targets("FOLFOX plus panitumumab improved overall survival.", [], kras).startswith(
+        "names an anti-EGFR antibody")
