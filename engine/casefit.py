@@ -188,7 +188,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS,
-                          CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
+                          CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS,
+                          FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
                           HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
                           STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, child_pugh_readings,
                           fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
