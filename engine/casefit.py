@@ -2747,12 +2747,30 @@ def _avoid_key(drug: str) -> str:
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
     """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
     one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""
-    found = {drug: key for a, b, drug in drug_spans(text) if (key := _avoid_key(drug)) in case.avoided
+    spans = drug_spans(text)
+    found = {drug: key for a, b, drug in spans if (key := _avoid_key(drug)) in case.avoided
              and not _HAD_BEFORE_RE.search(text, max(0, a - 60), a) and not _HAD_AFTER_RE.match(text, b)
-             and not _COMPARATOR_RE.search(text, max(0, a - 40), a)}
+             and not _COMPARATOR_RE.search(text, max(0, a - 40), a) and not _has_alternative(text, spans, a, case)}
     if PD1_CLASS in case.avoided and PD1_CLASS not in found.values() and any(PD1_CLASS in t for t in _targets(text)):
         found["PD-1/PD-L1 therapy"] = PD1_CLASS  # "immune checkpoint inhibitors"
     return found
+
+
+_LIST_GAP_RE = re.compile(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+")
+
+
+def _has_alternative(text: str, spans: Sequence[tuple[int, int, str]], start: int, case: Case) -> bool:
+    """The drug at ``start`` is one of a list of alternatives ("ifosfamide or gemcitabine", "A, B, or C") that
+    names a drug the case may have: the sentence still offers that one. "Doxorubicin and ifosfamide" is a regimen."""
+    i = next(k for k, (a, _, _) in enumerate(spans) if a == start)
+    lo = hi = i
+    while lo > 0 and _LIST_GAP_RE.fullmatch(text, spans[lo - 1][1], spans[lo][0]):
+        lo -= 1
+    while hi + 1 < len(spans) and _LIST_GAP_RE.fullmatch(text, spans[hi][1], spans[hi + 1][0]):
+        hi += 1
+    gaps = [text[spans[k][1]:spans[k + 1][0]] for k in range(lo, hi)]
+    return any(re.search(r"\bor\b", g) for g in gaps) and \
+        any(_avoid_key(drug) not in case.avoided for _, _, drug in spans[lo:hi + 1])
 
 
 def unusable_drugs(text: str, bullets: Sequence[str], case: Case) -> str:

@@ -92,3 +92,11 @@ def test_a_regimen_with_the_avoided_drug_is_not_offered_but_the_others_are() -> 
 def test_a_follow_up_turn_keeps_what_was_avoided() -> None:
     merged = merge_facts(facts(HER2_NOTE), facts("What about second line now?"))
     assert merged.avoided_names == ("trastuzumab deruxtecan",)
+
+
+def test_an_avoided_drug_among_alternatives_leaves_the_others_offered() -> None:
+    case = case_from_facts(facts(SARCOMA_NOTE))
+    assert not unusable_drugs("Agents such as ifosfamide or gemcitabine may be used at progression.", [], case)
+    assert not unusable_drugs("Options include trabectedin, ifosfamide, or eribulin.", [], case)
+    assert unusable_drugs("Doxorubicin and ifosfamide may be used at progression.", [], case)
+    assert unusable_drugs("High-dose ifosfamide may be used at progression.", [], case)
