@@ -1364,8 +1364,26 @@ def _line_reading(text: str, cancer_type: str | None = None) -> tuple[str | None
     line = "first" if first and not later else "later" if later and not first else None
     adjuvant = bool(_ADJUVANT_RE.search(text))
     blood = bool(cancer_type and _BLOOD_CANCER_RE.search(cancer_type))
-    done = line == "later" and (bool(prior) or bool(before) or blood or bool(named_later) and not adjuvant)
+    lines_had = any(not negated(m.start()) for m in _LINES_HAD_RE.finditer(text))
+    treated_after = any(_treated_at(text, p.end()) and not asked(p) for p in progressions)
+    done = line == "later" and (bool(prior) or bool(before) or blood or bool(named_later) and not adjuvant
+                                or lines_had or treated_after)
     return line, done
+
+
+# Lines a case has had, counted ("after two prior lines", "3 previous lines of therapy", "multiple lines"), and a
+# drug given at a progression ("At progression in 2024 he received lurbinectedin"): the first line is behind (a long
+# note's third-line SCLC case had prophylactic cranial irradiation, a first-line option, drafted)
+_LINES_HAD_RE = re.compile(r"\b(?:two|three|four|five|several|multiple|[2-9])\s+(?:or\s+more\s+)?"
+                           r"(?:(?:prior|previous)\s+)?lines\b", re.IGNORECASE)
+_TREATED_RE = re.compile(r"\b(?:received|was\s+(?:given|treated\s+with|started\s+on)|started|switched\s+to|"
+                         r"began)\s+(?:[\w-]+\s+){0,3}?", re.IGNORECASE)
+
+
+def _treated_at(text: str, start: int) -> bool:
+    """A drug is given in the clause that starts at ``start`` ("At progression in 2024 he received lurbinectedin")."""
+    end = min([len(text)] + [start + m.start() for m in re.finditer(r"[.;?]", text[start:])][:1])
+    return any(any(a == m.end() for a, _, _ in drug_spans(text[:end])) for m in _TREATED_RE.finditer(text, start, end))
 
 
 # Checkpoint inhibitors of PD-1/PD-L1 a case progressed after ("progressed on pembrolizumab",

@@ -1,0 +1,24 @@
+"""The first line is behind a case that counts its prior lines or was treated at a progression (session 21: a long
+note's third-line SCLC case, "At progression in 2024 he received lurbinectedin ... after two prior lines", had
+first-line options such as prophylactic cranial irradiation drafted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.config import DEFAULT_GENES, DEFAULT_TREATMENT_KEYWORDS
+from engine.facts import extract_facts
+
+
+@pytest.mark.parametrize(("note", "done"), [
+    ("Metastatic NSCLC, progressed after two prior lines. Options?", True),
+    ("Myeloma after 3 previous lines of therapy, now progressing. Options?", True),
+    ("Extensive-stage SCLC. At progression he received topotecan for four cycles. Next?", True),
+    # a progression with no treatment after it, or a treatment that is no drug: the line is not counted
+    ("Metastatic NSCLC, progressed on chemotherapy. Options?", False),
+    ("Progressive disease; he received radiation to the spine. Options?", False),
+    ("Metastatic NSCLC with progression. Should he receive docetaxel?", False),
+])
+def test_the_first_line_is_behind(note: str, done: bool) -> None:
+    facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    assert facts.line == "later" and facts.first_line_done is done
