@@ -2000,6 +2000,9 @@ _NARRATIVE_RE = re.compile(
     # offered first to a stage III colon case, ahead of what replaced it)
     r"^\s*(?:before|until|prior\s+to|through|by)\s+(?:the\s+)?(?:19|20)\d\d(?:s)?\b|^\s*historically\b|"
     r"^\s*in\s+the\s+(?:past|(?:19|20)\d0s)\b|"
+    # and how a therapy came to be ("Antibody therapy ... has been used since the 1990s and has revolutionized ...":
+    # drafted among a long note's first five, ahead of the options)
+    r"\b(?:has|have)\s+been\s+(?:used|available|studied|in\s+use)\s+since\b|\brevolutioni[sz]ed\b|"
     # a trial's eligibility ("At least four pathologically confirmed positive lymph nodes were required for ...
     # patients": offered to a node-negative case as if advice)
     r"\b(?:were|was)\s+(?:required|eligible|ineligible|excluded)\b|\beligibility\s+criteria\b|"

@@ -22,3 +22,16 @@ from engine.facts import extract_facts
 def test_the_first_line_is_behind(note: str, done: bool) -> None:
     facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
     assert facts.line == "later" and facts.first_line_done is done
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("Antibody therapy targeting the HER2 pathway has been used since the 1990s and has revolutionized the "
+     "treatment of HER2-positive metastatic breast cancer.", 2),
+    ("Tucatinib, trastuzumab and capecitabine is a standard option after two HER2-directed lines.", 0),
+    ("Trastuzumab has been used in this setting.", 1),
+])
+def test_how_a_therapy_came_to_be_is_offered_after_the_advice(sentence: str, kind: int) -> None:
+    """A long note's HER2-positive case had the history of antibody therapy drafted among its first five."""
+    from engine.casefit import sentence_kind
+
+    assert sentence_kind(sentence) == kind
