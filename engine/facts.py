@@ -1518,21 +1518,26 @@ _AVOID_UNDONE_RE = re.compile(r"\b(?:plan\w*|consider\w*|discuss\w*|will|would|m
                               r"did\s+not|to)\s+\Z", re.IGNORECASE)
 
 
+_CLAUSE_END_RE = re.compile(r"[.;]\s+|\n+|,\s+(?:and|but|so|while|whereas|then)\s+", re.IGNORECASE)
+
+
 def _avoided_drugs(text: str) -> tuple[str, ...]:
     """"drug: the clause as written" for each drug ``text`` says was stopped for a toxicity, kept from the patient
     for a stated reason or contraindicated, in note order; questions are not read."""
     said = statement_text(text)
     out: dict[str, str] = {}
     for first, last, drug in drug_spans(said):
-        start = max([0] + [x.end() for x in re.finditer(r"[.;]\s+|\n+", said[:first])])
-        end = min([len(said)] + [last + x.start() for x in re.finditer(r"[.;]\s+|\n+", said[last:])][:1])
+        start = max([0] + [x.end() for x in _CLAUSE_END_RE.finditer(said[:first])])
+        end = min([len(said)] + [last + x.start() for x in _CLAUSE_END_RE.finditer(said[last:])][:1])
         cue = _AVOIDED_AFTER_RE.match(said, last, end) or _AVOIDED_BEFORE_RE.search(said, start, first)
         if cue is None or _AVOID_UNDONE_RE.search(said, max(start, cue.start() - 20), cue.start()):
             continue  # "plan to stop", "did not stop"
-        rest = said[cue.end():end] if cue.start() >= last else said[last:end]
+        # the clause but the drug and its cue ("Because of colitis, ...")
+        a, b = min(first, cue.start()), max(last, cue.end())
+        rest = said[start:a] + " " + said[b:end]
         if cue.group("stop") and not _TOXICITY_RE.search(rest) or cue.group("keep") and not _REASON_RE.search(rest):
             continue  # "stopped after six cycles", "pembrolizumab was not given"
-        out.setdefault(drug, said[start:end].strip())
+        out.setdefault(drug, said[start:end].strip(" ,"))
     return tuple(f"{drug}: {clause}" for drug, clause in out.items())
 
 

@@ -100,3 +100,12 @@ def test_an_avoided_drug_among_alternatives_leaves_the_others_offered() -> None:
     assert not unusable_drugs("Options include trabectedin, ifosfamide, or eribulin.", [], case)
     assert unusable_drugs("Doxorubicin and ifosfamide may be used at progression.", [], case)
     assert unusable_drugs("High-dose ifosfamide may be used at progression.", [], case)
+
+
+def test_the_reason_may_come_first_and_the_clause_shown_is_the_drugs_own() -> None:
+    note = ("Because of poorly controlled diabetes with painful neuropathy, enfortumab vedotin was not used, and "
+            "because of a creatinine clearance of 45 mL/min he was cisplatin-ineligible, so he received "
+            "gemcitabine and carboplatin.")
+    assert facts(note).avoided_drugs == ("enfortumab vedotin: Because of poorly controlled diabetes with painful "
+                                         "neuropathy, enfortumab vedotin was not used",)
+    assert facts("Because of grade 3 colitis, ipilimumab was stopped.").avoided_names == ("ipilimumab",)
