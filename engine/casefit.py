@@ -190,10 +190,11 @@ from typing import Any, Literal
 from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS,
                           CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS,
                           FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
-                          HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_DRUGS, PDL1_RE, RISK_SCALES,
+                          HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE,
+                          RISK_SCALES,
                           STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, child_pugh_readings,
                           fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
-                          risk_readings, status_readings, subsite_readings, tnm_staging)
+                          avoid_key, risk_readings, status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, drug_spans, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -718,7 +719,7 @@ class Case:
     child_pugh: str | None = None  # the Child-Pugh class stated (engine.facts)
     statuses: Mapping[str, str] = field(default_factory=dict)  # "castration" -> "resistant", "HPV" -> ... (facts)
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
-    # drug (or class, ``_avoid_key``) -> the note's clause that stopped it for toxicity or ruled it out
+    # drug (or class, engine.facts ``avoid_key``) -> the note's clause that stopped it for toxicity or ruled it out
     avoided: Mapping[str, str] = field(default_factory=dict)
     bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
     sex: str | None = None  # "female" / "male" (engine.facts)
@@ -882,7 +883,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 risk={scale: frozenset(v.split(":")[1] for v in facts.risk if v.startswith(scale + ":"))
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after),
-                avoided={_avoid_key(drug): said for drug, said in (x.split(": ", 1) for x in facts.avoided_drugs)},
+                avoided={avoid_key(drug): said for drug, said in (x.split(": ", 1) for x in facts.avoided_drugs)},
                 bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None,
                 sex=facts.sex, menopause=facts.menopause)
 
@@ -2561,7 +2562,6 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
 # classes too: PD-1/PD-L1 ("anti-PD-1", "PD-L1-blocking antibody", "immune checkpoint inhibitors", a drug by name;
 # not "PD-L1 expression") is not offered again to a case that progressed after it; CTLA-4 (ipilimumab) is
 # another class, so "nivolumab plus ipilimumab" stays.
-PD1_CLASS = "PD-1/PD-L1"
 EGFR_TKI = "EGFR TKI"
 ARPI = "androgen receptor pathway inhibitor"
 CDK46 = "CDK4/6"
@@ -2731,27 +2731,16 @@ def unusable_section(section: str, case: Case) -> str:
     return _ruled_out([_section_targets(section)], case) or (unusable_drugs(named, [], case) if named else "")
 
 
-# A drug stopped for a toxicity or ruled out by the note (engine.facts ``avoided_drugs``) is not offered again, nor
-# is another of its class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan
-# conjugates' interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
-DXD_CLASS = "deruxtecan antibody-drug conjugate"
-_AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
-                "trastuzumab deruxtecan": DXD_CLASS, "datopotamab deruxtecan": DXD_CLASS}
 # a drug a trial compared with ("eribulin versus dacarbazine"): not what the sentence offers
 _COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+than|instead\s+of|than)\s+"
                             r"(?:[\w-]+\s+){0,3}\Z", re.IGNORECASE)
-
-
-def _avoid_key(drug: str) -> str:
-    """A ``drug_spans`` key as what the case avoids: its class where the class shares the harm, else itself."""
-    return _AVOID_CLASS.get(drug, drug)
 
 
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
     """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
     one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""
     spans = drug_spans(text)
-    found = {drug: key for a, b, drug in spans if (key := _avoid_key(drug)) in case.avoided
+    found = {drug: key for a, b, drug in spans if (key := avoid_key(drug)) in case.avoided
              and not _HAD_BEFORE_RE.search(text, max(0, a - 60), a) and not _HAD_AFTER_RE.match(text, b)
              and not _COMPARATOR_RE.search(text, max(0, a - 40), a) and not _has_alternative(text, spans, a, case)}
     if PD1_CLASS in case.avoided and PD1_CLASS not in found.values() and any(PD1_CLASS in t for t in _targets(text)):
@@ -2773,7 +2762,7 @@ def _has_alternative(text: str, spans: Sequence[tuple[int, int, str]], start: in
         hi += 1
     gaps = [text[spans[k][1]:spans[k + 1][0]] for k in range(lo, hi)]
     return any(re.search(r"\bor\b", g) for g in gaps) and \
-        any(_avoid_key(drug) not in case.avoided for _, _, drug in spans[lo:hi + 1])
+        any(avoid_key(drug) not in case.avoided for _, _, drug in spans[lo:hi + 1])
 
 
 def unusable_drugs(text: str, bullets: Sequence[str], case: Case) -> str:

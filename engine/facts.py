@@ -1484,6 +1484,20 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
 
 
 
+# A drug stopped for a toxicity or ruled out by the note is not offered again (engine.casefit), nor is another of its
+# class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan conjugates'
+# interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
+PD1_CLASS = "PD-1/PD-L1"
+DXD_CLASS = "deruxtecan antibody-drug conjugate"
+_AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
+                "trastuzumab deruxtecan": DXD_CLASS, "datopotamab deruxtecan": DXD_CLASS}
+
+
+def avoid_key(drug: str) -> str:
+    """A ``drug_spans`` key as what a case avoids: its class where the class shares the harm, else itself."""
+    return _AVOID_CLASS.get(drug, drug)
+
+
 # What a note says a drug was stopped for or kept from: a toxicity ("trastuzumab deruxtecan was stopped after five
 # cycles because of grade 2 pneumonitis", "discontinued pembrolizumab for grade 3 colitis", "intolerant of
 # capecitabine", "allergic to paclitaxel") or anything else it names ("ifosfamide was avoided because of his
@@ -1525,8 +1539,12 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
     """"drug: the clause as written" for each drug ``text`` says was stopped for a toxicity, kept from the patient
     for a stated reason or contraindicated, in note order; questions are not read."""
     said = statement_text(text)
+    # a drug the question asks about is weighed, not ruled out ("Can she be rechallenged with pembrolizumab?")
+    asked = {avoid_key(drug) for q in asked_sentences(text) if q.rstrip().endswith("?") for _, _, drug in drug_spans(q)}
     out: dict[str, str] = {}
     for first, last, drug in drug_spans(said):
+        if avoid_key(drug) in asked:
+            continue
         start = max([0] + [x.end() for x in _CLAUSE_END_RE.finditer(said[:first])])
         end = min([len(said)] + [last + x.start() for x in _CLAUSE_END_RE.finditer(said[last:])][:1])
         cue = _AVOIDED_AFTER_RE.match(said, last, end) or _AVOIDED_BEFORE_RE.search(said, start, first)

@@ -109,3 +109,11 @@ def test_the_reason_may_come_first_and_the_clause_shown_is_the_drugs_own() -> No
     assert facts(note).avoided_drugs == ("enfortumab vedotin: Because of poorly controlled diabetes with painful "
                                          "neuropathy, enfortumab vedotin was not used",)
     assert facts("Because of grade 3 colitis, ipilimumab was stopped.").avoided_names == ("ipilimumab",)
+
+
+def test_a_drug_the_question_asks_about_is_weighed_not_ruled_out() -> None:
+    note = "Metastatic melanoma. Pembrolizumab was stopped for grade 2 colitis, now resolved."
+    assert facts(note).avoided_names == ("pembrolizumab",)
+    assert facts(note + " Can she be rechallenged with pembrolizumab?").avoided_names == ()
+    assert facts(note + " Is nivolumab an option?").avoided_names == ()  # the same class
+    assert facts(note + " Is dabrafenib an option?").avoided_names == ("pembrolizumab",)
