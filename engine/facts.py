@@ -927,6 +927,12 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
         # at diagnosis (the QA pass's endometrial case was offered adjuvant brachytherapy for stage I, its colon
         # case refused; long notes' histories were searched as stage II and III)
         found = [("IV", distant[0].group(0))]
+    elif found and cancer_type == "melanoma" and max(_STAGE_ORDER[f[0]] for f in found) < 3 and (
+            nodal := _later_nodal(text, found)):
+        # a melanoma first staged I or II whose regional nodes are involved since ("stage IB ... In 2025 ... PET-CT
+        # shows bulky axillary nodal disease only"): stage III now (a long note's case was searched as stage I and
+        # missed the neoadjuvant therapy of resectable stage III)
+        found = [("III", nodal)]
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
@@ -967,6 +973,24 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
 _REGIONAL_ONLY_RE = re.compile(r"(?<!\band )(?<!, )\b(?:(?:regional|local|axillary|cervical|pelvic|para-?aortic|"
                                r"inguinal)\s+)?(?:nodal|lymph[- ]node|node|LN)\s+\Z|"
                                r"\b(?:in[- ]transit|satellite|regional|locoregional)\s+\Z", re.IGNORECASE)
+
+
+# Regional nodes involved after the stage was stated: the nodal words in a later sentence, not negated ("negative
+# sentinel node biopsy (stage IB)" is the staging itself)
+_NODAL_DISEASE_RE = re.compile(r"\b(?:(?:regional|axillary|inguinal|cervical|groin|nodal|lymph[- ]node)\s+"
+                               r"(?:disease|recurrence|relapse|metastas[ie]s|involvement)|(?:lymph[- ]node|nodal)\s+"
+                               r"(?:\w+\s+)?metastas[ie]s|(?:nodal|lymph[- ]node)\s+mass(?:es)?)\b", re.IGNORECASE)
+
+
+def _later_nodal(text: str, found: list[tuple[str, str]]) -> str:
+    """The nodal words of a sentence after the one that states the stage, or ""."""
+    at = max((text.find(words) for _, words in found), default=-1)
+    if at < 0:
+        return ""
+    start = next((m.end() for m in _SENTENCE_RE.finditer(text, at)), len(text))
+    m = next((m for m in _NODAL_DISEASE_RE.finditer(text, start)
+              if not _METASTATIC_NEGATED_RE.search(text, max(0, m.start() - 40), m.start())), None)
+    return m.group(0) if m else ""
 
 
 # Metastases as a later event than the diagnosis: "developed/new/now ... metastases", "metastases were found",

@@ -35,3 +35,16 @@ def test_how_a_therapy_came_to_be_is_offered_after_the_advice(sentence: str, kin
     from engine.casefit import sentence_kind
 
     assert sentence_kind(sentence) == kind
+
+
+@pytest.mark.parametrize(("note", "stage"), [
+    ("A 1.2 mm melanoma of the back excised in 2021 with a negative sentinel node biopsy (stage IB). In 2025 he "
+     "noticed a lump in the axilla; PET-CT shows bulky axillary nodal disease only. Neoadjuvant therapy?", "III"),
+    ("Stage IB melanoma excised in 2021. In 2024 an inguinal nodal recurrence was resected. Adjuvant?", "III"),
+    # no nodes involved since: the stage stated stays
+    ("Stage IIA melanoma of the thigh, excised in 2022. No nodal disease on PET-CT. Adjuvant therapy?", "II"),
+    ("Stage IIB melanoma with a negative sentinel lymph node biopsy. Adjuvant therapy?", "II"),
+])
+def test_a_melanoma_whose_nodes_are_involved_since_its_staging_is_stage_iii(note: str, stage: str) -> None:
+    facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    assert facts.cancer_type == "melanoma" and facts.stage == stage
