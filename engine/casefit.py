@@ -2739,42 +2739,26 @@ _COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
     """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
     one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""
-    spans = drug_spans(text)
-    found = {drug: key for a, b, drug in spans if (key := avoid_key(drug)) in case.avoided
+    found = {drug: key for a, b, drug in drug_spans(text) if (key := avoid_key(drug)) in case.avoided
              and not _HAD_BEFORE_RE.search(text, max(0, a - 60), a) and not _HAD_AFTER_RE.match(text, b)
-             and not _COMPARATOR_RE.search(text, max(0, a - 40), a) and not _has_alternative(text, spans, a, case)}
+             and not _COMPARATOR_RE.search(text, max(0, a - 40), a)}
     if PD1_CLASS in case.avoided and PD1_CLASS not in found.values() and any(PD1_CLASS in t for t in _targets(text)):
         found["PD-1/PD-L1 therapy"] = PD1_CLASS  # "immune checkpoint inhibitors"
     return found
 
 
-_LIST_GAP_RE = re.compile(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+")
-
-
-def _has_alternative(text: str, spans: Sequence[tuple[int, int, str]], start: int, case: Case) -> bool:
-    """The drug at ``start`` is one of a list of alternatives ("ifosfamide or gemcitabine", "A, B, or C") that
-    names a drug the case may have: the sentence still offers that one. "Doxorubicin and ifosfamide" is a regimen."""
-    i = next(k for k, (a, _, _) in enumerate(spans) if a == start)
-    lo = hi = i
-    while lo > 0 and _LIST_GAP_RE.fullmatch(text, spans[lo - 1][1], spans[lo][0]):
-        lo -= 1
-    while hi + 1 < len(spans) and _LIST_GAP_RE.fullmatch(text, spans[hi][1], spans[hi + 1][0]):
-        hi += 1
-    gaps = [text[spans[k][1]:spans[k + 1][0]] for k in range(lo, hi)]
-    return any(re.search(r"\bor\b", g) for g in gaps) and \
-        any(avoid_key(drug) not in case.avoided for _, _, drug in spans[lo:hi + 1])
-
-
 def unusable_drugs(text: str, bullets: Sequence[str], case: Case) -> str:
     """Why a sentence (or the options item whose bullets are ``bullets``: each of them) offers a drug the note
-    stopped for a toxicity or ruled out ("ifosfamide was avoided because of his solitary kidney"), or ""."""
+    stopped for a toxicity or ruled out ("ifosfamide was avoided because of his solitary kidney"), or "". Among
+    alternatives too: a clinician QA pass graded "Agents such as ifosfamide or gemcitabine may be used" unsafe for
+    that case (safety fails closed; the other agents come in other sentences)."""
     if not case.avoided:
         return ""
     found = [_offered_avoided(t, case) for t in (bullets or [text])]
     if not all(found):
         return ""
     named = {drug: key for f in found for drug, key in f.items()}
-    shown = ", ".join(drug if key in (drug, PD1_CLASS) else f"{drug} (a {key})" for drug, key in named.items())
+    shown = ", ".join(drug if key in (drug, PD1_CLASS) else f"{drug} ({key})" for drug, key in named.items())
     said = case.avoided[next(iter(named.values()))]
     said = said if len(said) <= 160 else said[:159].rstrip() + "\u2026"
     return f"names {shown}, which the note rules out for this case (\u201c{said}\u201d)"

@@ -1517,9 +1517,28 @@ _AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRU
                 "trastuzumab deruxtecan": DXD_CLASS, "datopotamab deruxtecan": DXD_CLASS}
 
 
+ANTHRACYCLINE = "anthracycline"  # doxorubicin, epirubicin, ...: one lifetime cardiotoxic dose
+
+
 def avoid_key(drug: str) -> str:
     """A ``drug_spans`` key as what a case avoids: its class where the class shares the harm, else itself."""
-    return _AVOID_CLASS.get(drug, drug)
+    return ANTHRACYCLINE if drug.endswith("rubicin") else _AVOID_CLASS.get(drug, drug)
+
+
+# A lifetime anthracycline dose reached ("after a cumulative doxorubicin dose of 450 mg/m2"): no more anthracycline
+# (a long note's liposarcoma case had pegylated liposomal doxorubicin drafted); doxorubicin's limit is 450-550 mg/m2,
+# epirubicin's 900, so 400 and 800 are where the note's dose is read as the limit
+_CUMULATIVE_RE = re.compile(r"\bcumulative\s+(?:(?P<drug>\w*rubicin|anthracycline)\s+)?(?:dose|exposure)\s+"
+                            r"(?:of\s+)?(?:(?P<drug2>\w*rubicin)\s+)?(?P<dose>\d{3,4})\s*mg/m(?:2|²)?", re.IGNORECASE)
+
+
+def _anthracycline_limit(text: str) -> str:
+    """The clause of a cumulative anthracycline dose at its lifetime limit, or ""."""
+    for m in _CUMULATIVE_RE.finditer(text):
+        drug = (m.group("drug") or m.group("drug2") or "doxorubicin").lower()
+        if int(m.group("dose")) >= (800 if drug == "epirubicin" else 400):
+            return m.group(0)
+    return ""
 
 
 # What a note says a drug was stopped for or kept from: a toxicity ("trastuzumab deruxtecan was stopped after five
@@ -1580,6 +1599,8 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
         if cue.group("stop") and not _TOXICITY_RE.search(rest) or cue.group("keep") and not _REASON_RE.search(rest):
             continue  # "stopped after six cycles", "pembrolizumab was not given"
         out.setdefault(drug, said[start:end].strip(" ,"))
+    if (limit := _anthracycline_limit(said)) and ANTHRACYCLINE not in asked:
+        out.setdefault(ANTHRACYCLINE, limit)
     return tuple(f"{drug}: {clause}" for drug, clause in out.items())
 
 

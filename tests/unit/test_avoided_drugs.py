@@ -50,7 +50,7 @@ def test_an_antibody_drug_conjugate_is_one_drug_not_its_antibody() -> None:
 def test_the_reason_is_kept_and_shown_in_what_a_dropped_sentence_says() -> None:
     case = case_from_facts(facts(HER2_NOTE))
     why = unusable_drugs("Trastuzumab deruxtecan improved survival over T-DM1 (DESTINY-Breast03).", [], case)
-    assert why.startswith("names trastuzumab deruxtecan (a deruxtecan antibody-drug conjugate)")
+    assert why.startswith("names trastuzumab deruxtecan (deruxtecan antibody-drug conjugate)")
     assert "grade 2 pneumonitis" in why
     # the class shares the lung toxicity; the antibody alone and the other conjugate stay
     assert unusable_drugs("Datopotamab deruxtecan is an option.", [], case)
@@ -94,12 +94,12 @@ def test_a_follow_up_turn_keeps_what_was_avoided() -> None:
     assert merged.avoided_names == ("trastuzumab deruxtecan",)
 
 
-def test_an_avoided_drug_among_alternatives_leaves_the_others_offered() -> None:
+def test_an_avoided_drug_is_not_offered_even_among_alternatives() -> None:
+    """A clinician QA pass graded "Agents such as ifosfamide or gemcitabine may be used" unsafe for this case."""
     case = case_from_facts(facts(SARCOMA_NOTE))
-    assert not unusable_drugs("Agents such as ifosfamide or gemcitabine may be used at progression.", [], case)
-    assert not unusable_drugs("Options include trabectedin, ifosfamide, or eribulin.", [], case)
+    assert unusable_drugs("Agents such as ifosfamide or gemcitabine may be used at progression.", [], case)
     assert unusable_drugs("Doxorubicin and ifosfamide may be used at progression.", [], case)
-    assert unusable_drugs("High-dose ifosfamide may be used at progression.", [], case)
+    assert not unusable_drugs("Gemcitabine may be used at progression.", [], case)
 
 
 def test_the_reason_may_come_first_and_the_clause_shown_is_the_drugs_own() -> None:
@@ -117,3 +117,18 @@ def test_a_drug_the_question_asks_about_is_weighed_not_ruled_out() -> None:
     assert facts(note + " Can she be rechallenged with pembrolizumab?").avoided_names == ()
     assert facts(note + " Is nivolumab an option?").avoided_names == ()  # the same class
     assert facts(note + " Is dabrafenib an option?").avoided_names == ("pembrolizumab",)
+
+
+@pytest.mark.parametrize(("note", "avoided"), [
+    ("LVEF 55% after a cumulative doxorubicin dose of 450 mg/m2.", ("anthracycline",)),
+    ("Cumulative anthracycline exposure 420 mg/m2.", ("anthracycline",)),
+    ("Cumulative doxorubicin dose of 240 mg/m2 so far.", ()),
+    ("Cumulative epirubicin dose of 600 mg/m2.", ()),  # epirubicin's limit is 900 mg/m2
+])
+def test_a_lifetime_anthracycline_dose_rules_out_the_class(note: str, avoided: tuple[str, ...]) -> None:
+    assert facts(note).avoided_names == avoided
+    if avoided:
+        case = case_from_facts(facts(note))
+        assert unusable_drugs("Pegylated liposomal doxorubicin is an option.", [], case)
+        assert unusable_drugs("Epirubicin is an option.", [], case)
+        assert not unusable_drugs("Eribulin is an option.", [], case)
