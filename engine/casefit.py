@@ -187,14 +187,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ARPI_DRUGS, BCLC_RE, BREAST_TYPES, CDK46_DRUGS,
-                          CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE, FRONTLINE_REGIMENS,
-                          FRONTLINE_REGIMEN_RE, HER2_ISH_RE,
-                          HER2_SCORE_RE, LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE,
-                          RISK_SCALES,
-                          STATUSES, TNM_RE, age_readings, asked_sentences, bladder_stage, child_pugh_readings,
-                          fitness_readings, her2_ish, her2_score, menopause_readings, mmr_readings, pdl1_range,
-                          avoid_key, risk_readings, status_readings, subsite_readings, tnm_staging)
+from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DRUGS, BCLC_RE, BREAST_TYPES,
+                          CDK46_DRUGS, CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
+                          FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ADCS, HER2_ISH_RE, HER2_SCORE_RE,
+                          LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE, POMALIDOMIDE,
+                          RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, avoid_key, bladder_stage,
+                          child_pugh_readings, fitness_readings, her2_ish, her2_score, menopause_readings,
+                          mmr_readings, pdl1_range, risk_readings, status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, drug_spans, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -2566,6 +2565,7 @@ EGFR_TKI = "EGFR TKI"
 ARPI = "androgen receptor pathway inhibitor"
 CDK46 = "CDK4/6"
 ANTI_EGFR = "anti-EGFR antibody"
+ANTI_CD38 = "anti-CD38 antibody"
 _COLORECTAL = frozenset({"colon cancer", "rectal cancer", "colorectal cancer"})
 ALK_EARLY = "ALK TKI other than lorlatinib"
 ALK_ALL = "ALK TKI"
@@ -2577,7 +2577,8 @@ _GENERATIONS = frozenset({ALK_EARLY, ALK_ALL})
 _CLASS_OF = {**{r: r for r in FRONTLINE_REGIMENS.values()}, **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
              **dict.fromkeys(EGFR_TKIS, EGFR_TKI), **dict.fromkeys(ARPI_DRUGS, ARPI),
              **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL,
-             LENALIDOMIDE: LENALIDOMIDE}
+             LENALIDOMIDE: LENALIDOMIDE, POMALIDOMIDE: POMALIDOMIDE, **dict.fromkeys(ANTI_CD38_DRUGS, ANTI_CD38),
+             **{drug: drug for drug in HER2_ADCS.values()}}
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2600,11 +2601,12 @@ _TARGETED_DRUGS = {
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
     ALK_ALL: " ".join(("crizotinib", ALK_LAST_GEN, *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
-    ANTI_EGFR: "cetuximab panitumumab",
+    ANTI_EGFR: "cetuximab panitumumab", POMALIDOMIDE: POMALIDOMIDE, ANTI_CD38: " ".join(ANTI_CD38_DRUGS),
     # the chemotherapy backbones a case that progressed on them is done with (engine.facts ``CHEMO_BACKBONES``)
     "irinotecan": "irinotecan folfiri mfolfiri capiri xeliri folfirinox mfolfirinox folfoxiri nalirifox",
     "oxaliplatin": "oxaliplatin folfox mfolfox capox xelox folfirinox mfolfirinox folfoxiri nalirifox"}
-_BACKBONES = frozenset({"irinotecan", "oxaliplatin"})
+_HER2_ADC_NAMES = frozenset(HER2_ADCS.values())  # two words each: read by ``drug_spans``
+_ONLY_WHEN_HAD = frozenset({"irinotecan", "oxaliplatin", ANTI_CD38, POMALIDOMIDE, *_HER2_ADC_NAMES})
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
@@ -2648,6 +2650,7 @@ def _targets(text: str, sentence: bool = True, history: bool = False) -> list[fr
               and not any(a <= m.start() < b for a, b in ((x.start(), x.end()) for x in _CLASS_RE.finditer(text)))]
     named += [_DRUG_TARGETS[m.group(0)] for m in re.finditer(r"[a-z]+", text.lower())
               if m.group(0) in _DRUG_TARGETS and offered(*m.span())]
+    named += [frozenset({drug}) for a, b, drug in drug_spans(text) if drug in _HER2_ADC_NAMES and offered(a, b)]
     return named + [frozenset({FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", m.group(0).lower())]})
                     for m in FRONTLINE_REGIMEN_RE.finditer(text) if offered(*m.span())]
 
@@ -2687,9 +2690,11 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
     ras = [g for g in ("KRAS", "NRAS") if g in case.altered] if case.cancer_type in _COLORECTAL else []
     ruled = case.wild_type | set(case.exhausted) | others | ({PD1_CLASS} if driver else set()) | \
         ({ANTI_EGFR} if ras else set())
-    # a chemotherapy backbone counts only for a case that progressed on it ("FOLFOX plus panitumumab" is an anti-EGFR
-    # offer for a KRAS-mutant case)
-    aimed = [[genes for genes in named if genes & set(case.exhausted) or not genes <= _BACKBONES] for named in aimed]
+    # a chemotherapy backbone, an anti-CD38 antibody, pomalidomide or a HER2 conjugate counts only for a case that
+    # progressed on it ("FOLFOX plus panitumumab" is an anti-EGFR offer for a KRAS-mutant case, "daratumumab plus
+    # lenalidomide" a lenalidomide one for a lenalidomide-refractory case)
+    aimed = [[genes for genes in named if genes & set(case.exhausted) or not genes <= _ONLY_WHEN_HAD]
+             for named in aimed]
     aimed = [[genes & set(case.exhausted) or genes - _GENERATIONS or genes for genes in named] for named in aimed]
     if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
         return ""

@@ -1445,6 +1445,14 @@ CDK46_DRUGS = ("palbociclib", "ribociclib", "abemaciclib")
 # lenalidomide: a myeloma or lymphoma that progressed on it is not offered its regimens again (a long note's
 # lenalidomide-refractory myeloma had every drafted sentence about lenalidomide); pomalidomide stays
 LENALIDOMIDE = "lenalidomide"
+# likewise pomalidomide, the anti-CD38 antibodies (daratumumab, isatuximab) and the HER2 antibody-drug conjugates: a
+# case that progressed on one is not offered it again (a long note's myeloma after daratumumab-pomalidomide had
+# pomalidomide's trials drafted, its HER2-positive case after T-DM1 had EMILIA's)
+POMALIDOMIDE = "pomalidomide"
+ANTI_CD38_DRUGS = ("daratumumab", "isatuximab")
+HER2_ADCS = {"trastuzumab emtansine": "trastuzumab emtansine", "ado-trastuzumab emtansine": "trastuzumab emtansine",
+             "t-dm1": "trastuzumab emtansine", "trastuzumab deruxtecan": "trastuzumab deruxtecan",
+             "fam-trastuzumab deruxtecan": "trastuzumab deruxtecan", "t-dxd": "trastuzumab deruxtecan"}
 # irinotecan and oxaliplatin, alone or in a fluoropyrimidine regimen: after progression on one, its regimens are not
 # offered again (a long note's colon cancer after FOLFOX and FOLFIRI had "FOLFIRI plus ramucirumab" drafted); the
 # next line is the other backbone or a later-line drug. Not bevacizumab (continued beyond progression in colorectal
@@ -1456,8 +1464,9 @@ CHEMO_BACKBONES = {"FOLFIRI": ("irinotecan",), "CAPIRI": ("irinotecan",), "XELIR
 _CHEMO_BACKBONE_RE = (r"\bm?(?:FOLFIRINOX|FOLFOXIRI|FOLFIRI|FOLFOX|CAPOX|XELOX|CAPIRI|XELIRI)(?:-?\d)?\b|"
                       r"\b(?:irinotecan|oxaliplatin)\b")
 _PD1_GIVEN_RE = re.compile(
+    r"(?<![\w-])(?:(?:ado|fam)-)?(?:trastuzumab\s+(?:emtansine|deruxtecan)|(?-i:T-DM1|T-DXd))(?![\w-])|"
     r"\b(?:" + "|".join(PD1_DRUGS + CTLA4_DRUGS + _THIRD_GEN_EGFR + ARPI_DRUGS + CDK46_DRUGS + ALK_SECOND_GEN
-                       + (LENALIDOMIDE,)
+                       + (LENALIDOMIDE, POMALIDOMIDE) + ANTI_CD38_DRUGS
                        + (ALK_LAST_GEN,)) + r")\b|"
     r"\bCDK\s?4/6\s+inhibitors?\b|"
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
@@ -1486,7 +1495,8 @@ def _backbone(written: str) -> str:
 
 def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     said = statement_text(text)
-    cues = [m for m in _PROGRESSION_RE.finditer(said)
+    # new disease is a progression too ("now ... a new painful lytic lesion", "new brain metastases")
+    cues = [m for m in [*_PROGRESSION_RE.finditer(said), *_NEW_DISEASE_RE.finditer(said)]
             if not _LINE_NEGATION_RE.search(said[max(0, m.start() - 20):m.start()])]
     out: list[str] = []
     for m in _PD1_GIVEN_RE.finditer(said):
@@ -1501,9 +1511,10 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
             continue
         if any(c.start() > m.end() or _GOVERNED_RE.search(said, c.end(), m.start()) for c in cues):
             name = " ".join(m.group(0).split())
-            out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", name.lower())] if m.group("regimen")
-                       else _backbone(name) if m.group("chemo")
-                       else name if name[:3].upper() == "CDK" else name.lower())  # "CDK4/6 inhibitor" as written
+            low = name.lower()
+            out.append(FRONTLINE_REGIMENS[re.sub(r"[^a-z]", "", low)] if m.group("regimen")
+                       else _backbone(name) if m.group("chemo") else HER2_ADCS[low] if low in HER2_ADCS
+                       else name if name[:3].upper() == "CDK" else low)  # "CDK4/6 inhibitor" as written
     return tuple(dict.fromkeys(out))
 
 

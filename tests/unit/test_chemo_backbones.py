@@ -49,3 +49,27 @@ def test_a_backbone_the_case_has_not_had_is_no_reason_to_drop_a_sentence() -> No
     kras = case_from_facts(facts("Metastatic colon adenocarcinoma, KRAS G12D, untreated. First-line?"))
     assert unusable_targets("FOLFOX plus panitumumab improved overall survival.", [], kras).startswith(
         "names an anti-EGFR antibody")
+
+
+MYELOMA = ("Myeloma on lenalidomide maintenance, progressed in 2023 while on lenalidomide. Second-line daratumumab, "
+           "pomalidomide and dexamethasone gave a very good partial response for 20 months, and now the M-protein "
+           "has risen with a new painful lytic lesion in the femur. What cellular therapy is supported?")
+HER2 = ("HER2-positive metastatic breast cancer. First line paclitaxel, trastuzumab and pertuzumab; third line "
+        "trastuzumab emtansine gave stable disease for 9 months. MRI now shows three new brain metastases.")
+
+
+def test_pomalidomide_anti_cd38_and_the_her2_conjugates_a_case_progressed_on() -> None:
+    """A clinician QA pass found pomalidomide's trials drafted after daratumumab-pomalidomide, and EMILIA (T-DM1)
+    after T-DM1; new disease ("a new painful lytic lesion", "new brain metastases") is the progression."""
+    myeloma = case_from_facts(facts(MYELOMA))
+    assert facts(MYELOMA).progressed_after == ("lenalidomide", "daratumumab", "pomalidomide")
+    assert unusable_targets("Pomalidomide is a third-generation immunomodulatory agent.", [], myeloma)
+    assert unusable_targets("Isatuximab plus pomalidomide and dexamethasone improved PFS.", [], myeloma)
+    assert not unusable_targets("Ciltacabtagene autoleucel improved PFS in lenalidomide-refractory myeloma.", [],
+                                myeloma)
+    her2 = case_from_facts(facts(HER2))
+    assert facts(HER2).progressed_after == ("trastuzumab emtansine",)
+    assert unusable_targets("Patients were randomly assigned to receive either T-DM1 or lapatinib.", [], her2)
+    assert not unusable_targets("Tucatinib plus trastuzumab and capecitabine improved survival.", [], her2)
+    # trastuzumab is continued across the lines of HER2-positive disease: not read as exhausted
+    assert "trastuzumab" not in facts(HER2).progressed_after
