@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engine.casefit import recommended_items, sentence_kind
 from engine.context import NodeContext
-from engine.facts import statement_text
+from engine.facts import asked_sentences, statement_text
 from engine.governor import review_reasons as deferred_claims
 from engine.safety import drug_names, instruction_like, instruction_passages
 from engine.state import ConsultState
@@ -38,6 +38,29 @@ def answers_no_treatment(state: ConsultState) -> bool:
         return False
     text = _SEER_RE.sub(" ", " ".join(released))
     return not (_TREATMENT_TERM_RE.search(text) or drug_names(text))
+
+
+# A question that asks for a drug ("which agent?", "what targeted treatment?", "systemic therapy before surgery, and
+# with what?"), and the words that name one or its class. A clinician QA pass of the long notes found four such
+# answers released that named none: the history of neoadjuvant therapy, "Elective regional lymph node dissection has
+# no proven benefit ...", "This drug has shown activity ..." (kb/EVAL.md round 19)
+_DRUG_QUESTION_RE = re.compile(
+    r"\b(?:systemic|targeted|drugs?|agents?|medications?|regimens?|immunotherap\w*|chemotherap\w*|"
+    r"cellular\s+therap\w*|combinations?|with\s+what)\b", re.IGNORECASE)
+_DRUG_CLASS_RE = re.compile(
+    r"\b(?:\w*inhibitors?|immunotherap\w*|chemo\w*|antibod(?:y|ies)|conjugates?|endocrine|hormon\w*|"
+    r"CAR[- ]?T|(?:cell|targeted|radioligand)\s+therap\w*|regimens?|\w*platin\w*|taxanes?|anthracyclines?)\b",
+    re.IGNORECASE)
+
+
+def answers_no_drug(state: ConsultState) -> bool:
+    """A question that asks for a drug whose released claims name no drug or drug class."""
+    released = [c.text for c in (state.ledger.claims if state.ledger else ()) if c.state in ("supported", "qualified")]
+    asked = " ".join(s for s in asked_sentences(state.case_text) if s.rstrip().endswith("?"))
+    if not released or not _DRUG_QUESTION_RE.search(asked):
+        return False
+    text = " ".join(released)
+    return not (drug_names(text) or _DRUG_CLASS_RE.search(text))
 
 
 def answers_with_trial_results_only(state: ConsultState) -> bool:
@@ -281,6 +304,9 @@ def review_reasons(state: ConsultState, confidence_floor: float) -> tuple[str, .
     if answers_no_treatment(state):
         reasons.append("The question asks what to do, but no released claim names a treatment or approach (the "
                        "quoted passages may not answer it)")
+    elif answers_no_drug(state):
+        reasons.append("The question asks for a drug or regimen, but no released claim names one (the quoted "
+                       "passages answer another part of the question or give background)")
     elif answers_with_trial_results_only(state):
         reasons.append("The question asks what to do, but the released claims mostly report trials' results and "
                        "none is a guideline recommendation (a person should judge what they mean for this case)")

@@ -125,6 +125,8 @@ def test_short_reasons_and_since() -> None:
                           "guideline; those sentences were dropped, not used)",)) == "poisoned passage"
     assert short_reasons(("The question asks what to do, but no released claim names a treatment or approach (the "
                           "quoted passages may not answer it)",)) == "no treatment named"
+    assert short_reasons(("The question asks for a drug or regimen, but no released claim names one (the quoted "
+                          "passages answer another part of the question or give background)",)) == "no drug named"
     from engine.nodes.hitl_gate import review_reasons
     from tests.unit.test_hitl_gate import ALK, STATS, TRIAL, state
 

@@ -314,3 +314,25 @@ def test_an_oncologic_emergency_waits_for_a_reviewer(question: str) -> None:
 ])
 def test_an_emergency_denied_past_prevented_or_asked_about_does_not(question: str) -> None:
     assert not emergency(question)
+
+
+def no_drug(s: ConsultState) -> bool:
+    return any("asks for a drug or regimen, but no released claim names one" in r for r in review_reasons(s, 0.0))
+
+
+MELANOMA = ("Melanoma with bulky axillary nodal disease, dissection booked. Should he receive systemic therapy before "
+            "surgery rather than going straight to dissection, and with what?")
+
+
+def test_a_question_for_a_drug_answered_without_one_waits_for_a_reviewer():
+    """A clinician QA pass found such answers released (kb/EVAL.md round 19)."""
+    assert no_drug(state(MELANOMA, ("Elective regional lymph node dissection has no proven benefit for patients "
+                                    "with stage I melanoma; wide excision surgery is the standard.", "supported")))
+    assert no_drug(state("Platinum-resistant ovarian cancer. What targeted treatment is appropriate?",
+                         ("This drug has shown activity in this setting; radiation therapy may palliate "
+                          "symptoms.", "supported")))
+    assert not no_drug(state(MELANOMA, ("Neoadjuvant pembrolizumab improved event-free survival.", "supported")))
+    assert not no_drug(state(MELANOMA, ("Neoadjuvant immunotherapy is an option.", "supported")))
+    # the history names systemic therapy; the question asks about surgery: not a drug question
+    assert not no_drug(state("After adjuvant chemotherapy, liver metastases. Is resection appropriate?",
+                             ("Resection of liver metastases may be curative.", "supported")))

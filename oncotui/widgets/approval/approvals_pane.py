@@ -48,6 +48,7 @@ def short_reasons(reasons: tuple[str, ...] | list[str]) -> str:
                "instructions in note" if "instruction-like" in lowered else
                "poisoned passage" if lowered.startswith("retrieved passage") and "instructions" in lowered else
                "no treatment named" if "names a treatment" in lowered else
+               "no drug named" if "asks for a drug" in lowered else
                "trial results only" if "trials' results" in lowered else
                "off-subject question" if "no retrieved guideline passage mentions" in lowered else
                "low confidence" if lowered.startswith("low retrieval confidence") else reason)
