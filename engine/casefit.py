@@ -2385,11 +2385,20 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # fits comes first, by its own words before by its section
             elsewhere = follow_up and not _FOLLOW_UP_SECTION_RE.search(section or "")
             factor = any(_FACTORS_LEAD_RE.search(part) for part in (parent or "").split(" > "))
+            kind = 0 if sid in recommended and not _STATISTICS_RE.search(text) else \
+                2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text)
             kept.append((int(elsewhere), int(unknown) + int(recurrence),
-                         0 if sid in recommended and not _STATISTICS_RE.search(text) else
-                         2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text),
+                         max(kind, 2) if _BACK_POINTER_RE.match(text) else kind,
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
+
+
+# a sentence that points back to what its passage named before ("This drug has shown activity ...", "This strategy
+# was tested ...", "These agents ..."): meaningless drafted alone (a clinician QA pass found three), so offered after
+# the others, with the trial narrative
+_BACK_POINTER_RE = re.compile(r"^\W*(?:this|these|such|that|both)\s+(?:\w+\s+)?(?:drugs?|agents?|strateg(?:y|ies)|"
+                              r"regimens?|combinations?|approach(?:es)?|therap(?:y|ies)|treatments?|compounds?|"
+                              r"medications?|doses?)\b", re.IGNORECASE)
 
 
 _MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1")

@@ -48,3 +48,18 @@ def test_how_a_therapy_came_to_be_is_offered_after_the_advice(sentence: str, kin
 def test_a_melanoma_whose_nodes_are_involved_since_its_staging_is_stage_iii(note: str, stage: str) -> None:
     facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
     assert facts.cancer_type == "melanoma" and facts.stage == stage
+
+
+def test_a_sentence_that_points_back_is_offered_after_the_advice() -> None:
+    """"This drug has shown activity ..." was drafted alone, without the drug it means (a clinician QA pass)."""
+    from engine.casefit import locked_candidates
+    from engine.state import CaseFacts, Passage
+
+    text = ("Mirvetuximab soravtansine is an option for FRα-positive platinum-resistant disease. This drug has shown "
+            "activity in heavily pretreated patients. Platinum-resistant disease responds poorly to further "
+            "chemotherapy.")
+    p = Passage("E1", "c-E1", "Ovarian Cancer Treatment", "ovarian.md", "## Recurrent Ovarian Cancer", None, text,
+                0.2, 4.0, True)
+    kept, _ = locked_candidates([p], CaseFacts(cancer_type="ovarian cancer", line="later", recurrent=True))
+    order = [t for _, t in kept.values()]
+    assert order[-1].startswith("This drug has shown activity")
