@@ -325,6 +325,17 @@ def background_section(section: str) -> bool:
 _OWN_SUMMARY = {"male breast cancer": re.compile(r"\bmale\s+breast\b", re.IGNORECASE)}
 
 
+# A question that asks for a local treatment of the liver ("What liver-directed treatment is recommended for this
+# intermediate-stage disease?") and none systemic: the systemic therapy sections come after the others (a long
+# note's HCC case had lenvatinib and sorafenib's first-line lines drafted and TACE ranked tenth)
+_LOCAL_ASKED_RE = re.compile(r"\b(?:liver-directed|locoregional|(?:chemo|radio)?emboli[sz]ation|TA(?:C)?E|ablation|"
+                             r"ablative)\b", re.IGNORECASE)
+_SYSTEMIC_ASKED_RE = re.compile(r"\b(?:systemic|drugs?|agents?|chemotherap\w*|immunotherap\w*|targeted|"
+                                r"medications?)\b", re.IGNORECASE)
+_SYSTEMIC_SECTION_RE = re.compile(r"\b(?:systemic|chemotherapy|immunotherapy|targeted\s+therapy|inhibitors?|"
+                                  r"multikinase)\b", re.IGNORECASE)
+
+
 def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], int] | None:
     """What a consult's retrieval moves after the rest (``kb.store.RetrievalParams.demote``): passages that cannot
     apply to the case (``engine.casefit.misfit_filter``) and, when the question asks for treatment (a phase or plain
@@ -337,11 +348,14 @@ def case_demote(text: str, facts: CaseFacts, settings: Any) -> Callable[[Any], i
     own = _OWN_SUMMARY.get(facts.cancer_type or "")
     intents = intent_phrases(question_sentences(text))
     treatment = bool(intents) and "active surveillance" not in intents
+    asked = question_sentences(text)
+    local = bool(_LOCAL_ASKED_RE.search(asked)) and not _SYSTEMIC_ASKED_RE.search(asked)
 
-    def level(hit: Any) -> int:  # 2: cannot apply or background; 1: another summary than the case's own
+    def level(hit: Any) -> int:  # 2: cannot apply or background; 1: another summary, or systemic when local asked
         if misfit(hit) or treatment and background_section(hit.section):
             return 2
-        return int(own is not None and not own.search(hit.title))
+        return int(own is not None and not own.search(hit.title) or local and bool(_SYSTEMIC_SECTION_RE.search(
+            " > ".join(hit.section.split(" > ")[-2:]))))
 
     return level
 

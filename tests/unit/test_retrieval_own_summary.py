@@ -32,3 +32,24 @@ def test_a_mans_breast_cancer_has_the_male_summary_first_and_what_cannot_apply_l
     woman = extract_facts(NOTE.replace("66M", "66F").replace("this man", "her"), genes=["BRCA2"],
                           treatment_keywords=[], rare_cancers=[])
     assert case_demote(NOTE, woman, Settings())(women) == 0
+
+
+HCC = ("71-year-old man with cirrhosis, Child-Pugh A, four arterially enhancing lesions with washout, no extrahepatic "
+       "spread, unsuitable for resection or ablation. What liver-directed treatment is recommended for this "
+       "intermediate-stage disease?")
+LIVER = "Primary Liver Cancer Treatment (PDQ®) - NCI"
+ADVANCED = "Treatment of Locally Advanced or Metastatic Primary Liver Cancer > Treatment Options for Locally Advanced"
+TACE = hit(LIVER, f"{ADVANCED} > Transarterial embolization (TAE) and transcatheter arterial chemoembolization "
+                  "(TACE) in patients with nonmetastatic disease")
+LENVATINIB = hit(LIVER, f"{ADVANCED} > First-line systemic therapy > Targeted therapy (multikinase inhibitors) > "
+                        "Lenvatinib")
+
+
+def test_a_question_for_a_liver_directed_treatment_has_the_systemic_sections_after_the_others() -> None:
+    """A long note's HCC case had lenvatinib and sorafenib drafted and TACE recalled tenth (kb/EVAL.md round 19)."""
+    facts = extract_facts(HCC, genes=[], treatment_keywords=[], rare_cancers=[])
+    level = case_demote(HCC, facts, Settings())
+    assert level is not None and (level(TACE), level(LENVATINIB)) == (0, 1)
+    # a question that asks for systemic therapy too keeps them as they are
+    both = HCC.replace("What liver-directed treatment", "What liver-directed or systemic treatment")
+    assert case_demote(both, facts, Settings())(LENVATINIB) == 0
