@@ -2388,7 +2388,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             kind = 0 if sid in recommended and not _STATISTICS_RE.search(text) else \
                 2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text)
             kept.append((int(elsewhere), int(unknown) + int(recurrence),
-                         max(kind, 2) if _BACK_POINTER_RE.match(text) else kind,
+                         max(kind, 2) if _points_back(text) else kind,
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
 
@@ -2399,6 +2399,13 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
 _BACK_POINTER_RE = re.compile(r"^\W*(?:this|these|such|that|both)\s+(?:\w+\s+)?(?:drugs?|agents?|strateg(?:y|ies)|"
                               r"regimens?|combinations?|approach(?:es)?|therap(?:y|ies)|treatments?|compounds?|"
                               r"medications?|doses?)\b", re.IGNORECASE)
+
+
+def _points_back(text: str) -> bool:
+    """``_BACK_POINTER_RE``, naming no drug or drug class itself ("These treatment options include CDK4/6 inhibitors,
+    ..." says what it means)."""
+    return bool(_BACK_POINTER_RE.match(text)) and not drug_names(text) and \
+        not re.search(r"\binhibitors?\b|\bantibod(?:y|ies)\b", text, re.IGNORECASE)
 
 
 _MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1")

@@ -63,3 +63,10 @@ def test_a_sentence_that_points_back_is_offered_after_the_advice() -> None:
     kept, _ = locked_candidates([p], CaseFacts(cancer_type="ovarian cancer", line="later", recurrent=True))
     order = [t for _, t in kept.values()]
     assert order[-1].startswith("This drug has shown activity")
+    # one that names what it means is offered as any other ("These treatment options include CDK4/6 inhibitors")
+    p = Passage("E1", "c-E1", "Breast Cancer Treatment", "breast.md", "## Metastatic Breast Cancer", None,
+                "Treatment is palliative. These treatment options include CDK4/6 inhibitors and mTOR inhibitors. "
+                "Visceral crisis needs chemotherapy.", 0.2, 4.0, True)
+    kept, _ = locked_candidates([p], CaseFacts(cancer_type="breast cancer", stage="IV"))
+    assert [t for _, t in kept.values()].index("These treatment options include CDK4/6 inhibitors and mTOR "
+                                               "inhibitors.") < 2
