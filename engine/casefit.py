@@ -192,8 +192,9 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ADCS, HER2_ISH_RE, HER2_SCORE_RE,
                           LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE, POMALIDOMIDE,
                           RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, avoid_key, bladder_stage,
-                          child_pugh_readings, fitness_readings, her2_ish, her2_score, menopause_readings,
-                          mmr_readings, pdl1_range, risk_readings, status_readings, subsite_readings, tnm_staging)
+                          child_pugh_readings, drug_and_class_spans, fitness_readings, her2_ish, her2_score,
+                          menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
+                          subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import drug_names, drug_spans, list_header, passage_sentences, split_sentences, text_units
 from engine.state import CaseFacts, Passage
@@ -2594,7 +2595,7 @@ _CLASS_OF = {**{r: r for r in FRONTLINE_REGIMENS.values()}, **dict.fromkeys(CTLA
              **dict.fromkeys(EGFR_TKIS, EGFR_TKI), **dict.fromkeys(ARPI_DRUGS, ARPI),
              **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL,
              LENALIDOMIDE: LENALIDOMIDE, POMALIDOMIDE: POMALIDOMIDE, **dict.fromkeys(ANTI_CD38_DRUGS, ANTI_CD38),
-             **{drug: drug for drug in HER2_ADCS.values()}}
+             **{drug: drug for drug in HER2_ADCS.values()}, "bevacizumab": "bevacizumab"}
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2617,12 +2618,13 @@ _TARGETED_DRUGS = {
     ALK_EARLY: " ".join(("crizotinib", *ALK_SECOND_GEN)),
     ALK_ALL: " ".join(("crizotinib", ALK_LAST_GEN, *ALK_SECOND_GEN)),
     "EGFR-MET": "amivantamab",  # amivantamab: another class, kept beside lazertinib
-    ANTI_EGFR: "cetuximab panitumumab", POMALIDOMIDE: POMALIDOMIDE, ANTI_CD38: " ".join(ANTI_CD38_DRUGS),
+    ANTI_EGFR: "cetuximab panitumumab", POMALIDOMIDE: POMALIDOMIDE, "bevacizumab": "bevacizumab",
+    ANTI_CD38: " ".join(ANTI_CD38_DRUGS),
     # the chemotherapy backbones a case that progressed on them is done with (engine.facts ``CHEMO_BACKBONES``)
     "irinotecan": "irinotecan folfiri mfolfiri capiri xeliri folfirinox mfolfirinox folfoxiri nalirifox",
     "oxaliplatin": "oxaliplatin folfox mfolfox capox xelox folfirinox mfolfirinox folfoxiri nalirifox"}
 _HER2_ADC_NAMES = frozenset(HER2_ADCS.values())  # two words each: read by ``drug_spans``
-_ONLY_WHEN_HAD = frozenset({"irinotecan", "oxaliplatin", ANTI_CD38, POMALIDOMIDE, *_HER2_ADC_NAMES})
+_ONLY_WHEN_HAD = frozenset({"irinotecan", "oxaliplatin", ANTI_CD38, POMALIDOMIDE, "bevacizumab", *_HER2_ADC_NAMES})
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
@@ -2760,7 +2762,7 @@ _COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
     """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
     one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""
-    found = {drug: key for a, b, drug in drug_spans(text) if (key := avoid_key(drug)) in case.avoided
+    found = {drug: key for a, b, drug in drug_and_class_spans(text) if (key := avoid_key(drug)) in case.avoided
              and not _HAD_BEFORE_RE.search(text, max(0, a - 60), a) and not _HAD_AFTER_RE.match(text, b)
              and not _COMPARATOR_RE.search(text, max(0, a - 40), a)}
     if PD1_CLASS in case.avoided and PD1_CLASS not in found.values() and any(PD1_CLASS in t for t in _targets(text)):

@@ -1461,6 +1461,10 @@ CHEMO_BACKBONES = {"FOLFIRI": ("irinotecan",), "CAPIRI": ("irinotecan",), "XELIR
                    "FOLFOX": ("oxaliplatin",), "CAPOX": ("oxaliplatin",), "XELOX": ("oxaliplatin",),
                    "FOLFIRINOX": ("irinotecan", "oxaliplatin"), "FOLFOXIRI": ("irinotecan", "oxaliplatin"),
                    "irinotecan": ("irinotecan",), "oxaliplatin": ("oxaliplatin",)}
+# bevacizumab: after progression on it, not offered again, but in colorectal cancer, where it is continued beyond
+# progression (a long note's cervical cancer after carboplatin, paclitaxel, bevacizumab and pembrolizumab had "the
+# addition of bevacizumab may be considered" drafted)
+_COLORECTAL_TYPE_RE = re.compile(r"colo|rect", re.IGNORECASE)
 _CHEMO_BACKBONE_RE = (r"\bm?(?:FOLFIRINOX|FOLFOXIRI|FOLFIRI|FOLFOX|CAPOX|XELOX|CAPIRI|XELIRI)(?:-?\d)?\b|"
                       r"\b(?:irinotecan|oxaliplatin)\b")
 _PD1_GIVEN_RE = re.compile(
@@ -1472,7 +1476,7 @@ _PD1_GIVEN_RE = re.compile(
     r"\banti-?PD-?L?1\b|\bPD-?L?1(?:/PD-?L1)?[- ](?:inhibitors?|blockade|"
     r"antibod(?:y|ies))\b|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)\b|"
     r"\b(?P<io>(?:chemo-?)?immunotherapy|(?-i:IO|ICIs?))\b|(?P<regimen>" + FRONTLINE_REGIMEN_RE.pattern + ")|"
-    r"(?P<chemo>" + _CHEMO_BACKBONE_RE + ")",
+    r"(?P<chemo>" + _CHEMO_BACKBONE_RE + r")|\b(?P<vegf>bevacizumab)\b",
     re.IGNORECASE)
 _PROGRESSION_RE = re.compile(
     r"\b(?:progress(?:ed|es|ion|ing|ive)|recurr(?:ed|ence)|relapse[ds]?|fail(?:ed|ure)|refractory|resistan(?:t|ce)|"
@@ -1505,6 +1509,8 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
         clause, before = said[start:end], said[max(start, m.start() - 40):m.start()]
         if _ADJUVANT_RE.search(clause) or m.group("io") and cancer_type and _BLOOD_CANCER_RE.search(cancer_type):
             continue
+        if m.group("vegf") and cancer_type and _COLORECTAL_TYPE_RE.search(cancer_type):
+            continue  # continued beyond progression in colorectal cancer (a standard second line)
         if _NEGATION_RE.search(before) or _NOT_GIVEN_BEFORE_RE.search(before) or \
                 _NOT_YET_BEFORE_RE.search(before) or _NOT_GIVEN_AFTER_RE.match(said, m.end()) or \
                 _NOT_YET_AFTER_RE.match(said, m.end()):
@@ -1529,11 +1535,26 @@ _AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRU
 
 
 ANTHRACYCLINE = "anthracycline"  # doxorubicin, epirubicin, ...: one lifetime cardiotoxic dose
+TAXANE = "taxane"  # paclitaxel, docetaxel, nab-paclitaxel, cabazitaxel: one neuropathy
 
 
 def avoid_key(drug: str) -> str:
     """A ``drug_spans`` key as what a case avoids: its class where the class shares the harm, else itself."""
-    return ANTHRACYCLINE if drug.endswith("rubicin") else _AVOID_CLASS.get(drug, drug)
+    return ANTHRACYCLINE if drug.endswith("rubicin") else TAXANE if drug.endswith("taxel") else \
+        _AVOID_CLASS.get(drug, drug)
+
+
+# a class a note names as such ("her team avoided checkpoint inhibitors", "grade 2 neuropathy from taxanes")
+_CLASS_NAMES_RE = re.compile(r"\b(?P<pd1>(?:immune\s+)?checkpoint\s+inhibitors?|anti-?PD-?L?1(?:\s+(?:therapy|"
+                             r"antibod(?:y|ies)))?|PD-?L?1\s+inhibitors?)\b|\b(?P<taxane>taxanes?)\b|"
+                             r"\b(?P<anthracycline>anthracyclines?)\b", re.IGNORECASE)
+
+
+def drug_and_class_spans(text: str) -> list[tuple[int, int, str]]:
+    """``drug_spans`` and the classes ``_CLASS_NAMES_RE`` names, each as its ``avoid_key``, in text order."""
+    classes = [(m.start(), m.end(), PD1_CLASS if m.group("pd1") else TAXANE if m.group("taxane") else ANTHRACYCLINE)
+               for m in _CLASS_NAMES_RE.finditer(text)]
+    return sorted(drug_spans(text) + classes)
 
 
 # A lifetime anthracycline dose reached ("after a cumulative doxorubicin dose of 450 mg/m2"): no more anthracycline
@@ -1581,6 +1602,12 @@ _AVOIDED_BEFORE_RE = re.compile(
     r"(?P<stop>" + _STOP_WORDS + r"|stopping)|(?P<keep>" + _KEEP_WORDS + r"|avoiding))"
     r"\s+(?:(?:the|her|his|their)\s+)?\Z", re.IGNORECASE)
 _TOXICITY_RE = re.compile(_TOXICITY_WORDS, re.IGNORECASE)
+# a toxicity of grade 2 or more that a drug caused ("grade 2 neuropathy from taxanes", "grade 3 colitis on
+# ipilimumab"): that drug is not given again (a long note's platinum-resistant ovarian case had weekly paclitaxel and
+# docetaxel drafted)
+_TOXIC_FROM_RE = re.compile(r"\bgrade\s*[2-4]\s+(?:[\w-]+\s+){0,2}?(?:" + _TOXICITY_WORDS + r")\s+"
+                            r"(?:from|due\s+to|caused\s+by|attributed\s+to|related\s+to|after|on|with)\s+"
+                            r"(?:(?:prior|previous|the|her|his|their)\s+)?\Z", re.IGNORECASE)
 _REASON_RE = re.compile(r"\b(?:because|due\s+to|owing\s+to|given|in\s+view\s+of|for|as|with)\b", re.IGNORECASE)
 _AVOID_UNDONE_RE = re.compile(r"\b(?:plan\w*|consider\w*|discuss\w*|will|would|may|could|if|whether|not|never|"
                               r"did\s+not|to)\s+\Z", re.IGNORECASE)
@@ -1596,11 +1623,14 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
     # a drug the question asks about is weighed, not ruled out ("Can she be rechallenged with pembrolizumab?")
     asked = {avoid_key(drug) for q in asked_sentences(text) if q.rstrip().endswith("?") for _, _, drug in drug_spans(q)}
     out: dict[str, str] = {}
-    for first, last, drug in drug_spans(said):
+    for first, last, drug in drug_and_class_spans(said):
         if avoid_key(drug) in asked:
             continue
         start = max([0] + [x.end() for x in _CLAUSE_END_RE.finditer(said[:first])])
         end = min([len(said)] + [last + x.start() for x in _CLAUSE_END_RE.finditer(said[last:])][:1])
+        if _TOXIC_FROM_RE.search(said, start, first):  # "grade 2 neuropathy from taxanes"
+            out.setdefault(drug, said[start:end].strip(" ,"))
+            continue
         cue = _AVOIDED_AFTER_RE.match(said, last, end) or _AVOIDED_BEFORE_RE.search(said, start, first)
         if cue is None or _AVOID_UNDONE_RE.search(said, max(start, cue.start() - 20), cue.start()):
             continue  # "plan to stop", "did not stop"

@@ -132,3 +132,25 @@ def test_a_lifetime_anthracycline_dose_rules_out_the_class(note: str, avoided: t
         assert unusable_drugs("Pegylated liposomal doxorubicin is an option.", [], case)
         assert unusable_drugs("Epirubicin is an option.", [], case)
         assert not unusable_drugs("Eribulin is an option.", [], case)
+
+
+@pytest.mark.parametrize(("note", "avoided"), [
+    ("She has grade 2 neuropathy from taxanes and mild dry eye.", ("taxane",)),
+    ("Grade 3 colitis on ipilimumab, resolved with steroids.", ("ipilimumab",)),
+    ("Grade 1 neuropathy from paclitaxel.", ()),  # grade 1: not ruled out
+    ("Because of severe ulcerative colitis her team avoided checkpoint inhibitors.", ("PD-1/PD-L1",)),
+])
+def test_a_toxicity_a_drug_caused_or_a_class_the_note_avoided(note: str, avoided: tuple[str, ...]) -> None:
+    """A clinician QA pass found weekly paclitaxel offered after grade 2 taxane neuropathy and pembrolizumab after
+    checkpoint inhibitors were avoided for ulcerative colitis."""
+    assert facts(note).avoided_names == avoided
+
+
+def test_a_class_avoided_rules_out_each_of_its_drugs() -> None:
+    taxane = case_from_facts(facts("She has grade 2 neuropathy from taxanes."))
+    assert unusable_drugs("Weekly paclitaxel is an option.", [], taxane)
+    assert unusable_drugs("Docetaxel has shown activity.", [], taxane)
+    assert not unusable_drugs("Pegylated liposomal doxorubicin is an option.", [], taxane)
+    colitis = case_from_facts(facts("Because of severe ulcerative colitis her team avoided checkpoint inhibitors."))
+    assert unusable_drugs("Pembrolizumab plus chemotherapy improved event-free survival.", [], colitis)
+    assert not unusable_drugs("Capecitabine improved survival in residual disease.", [], colitis)

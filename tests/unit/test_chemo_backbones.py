@@ -73,3 +73,21 @@ def test_pomalidomide_anti_cd38_and_the_her2_conjugates_a_case_progressed_on() -
     assert not unusable_targets("Tucatinib plus trastuzumab and capecitabine improved survival.", [], her2)
     # trastuzumab is continued across the lines of HER2-positive disease: not read as exhausted
     assert "trastuzumab" not in facts(HER2).progressed_after
+
+
+CERVIX = ("Stage IIIC1 cervical cancer treated with chemoradiation; in 2023 lung metastases, and she received "
+          "carboplatin, paclitaxel, bevacizumab and pembrolizumab with a response lasting 11 months. CT now shows "
+          "progression. What is an evidence-based second-line option?")
+
+
+def test_bevacizumab_a_case_progressed_on_is_not_offered_again_but_in_colorectal_cancer() -> None:
+    """A clinician QA pass graded "the addition of bevacizumab may be considered" unsafe for this cervical case."""
+    cervix = case_from_facts(facts(CERVIX))
+    assert facts(CERVIX).progressed_after == ("bevacizumab", "pembrolizumab")
+    assert unusable_targets("The addition of bevacizumab may be considered for this population.", [], cervix)
+    assert not unusable_targets("Tisotumab vedotin improved overall survival.", [], cervix)
+    # colorectal cancer continues bevacizumab beyond progression (trifluridine-tipiracil plus bevacizumab)
+    assert "bevacizumab" not in facts(THIRD_LINE).progressed_after
+    # and bevacizumab a case has not progressed on is no reason to drop a sentence
+    assert not unusable_targets("FOLFIRI plus bevacizumab is an option.", [], case_from_facts(
+        facts("Metastatic colon cancer progressed on FOLFOX. Second line?")))
