@@ -1455,8 +1455,8 @@ HER2_ADCS = {"trastuzumab emtansine": "trastuzumab emtansine", "ado-trastuzumab 
              "fam-trastuzumab deruxtecan": "trastuzumab deruxtecan", "t-dxd": "trastuzumab deruxtecan"}
 # irinotecan and oxaliplatin, alone or in a fluoropyrimidine regimen: after progression on one, its regimens are not
 # offered again (a long note's colon cancer after FOLFOX and FOLFIRI had "FOLFIRI plus ramucirumab" drafted); the
-# next line is the other backbone or a later-line drug. Not bevacizumab (continued beyond progression in colorectal
-# cancer) nor the platinum salts (their resistance is a status, engine.facts ``STATUSES``)
+# next line is the other backbone or a later-line drug. Not the platinum salts (their resistance is a status,
+# engine.facts ``STATUSES``); bevacizumab is read apart (below)
 CHEMO_BACKBONES = {"FOLFIRI": ("irinotecan",), "CAPIRI": ("irinotecan",), "XELIRI": ("irinotecan",),
                    "FOLFOX": ("oxaliplatin",), "CAPOX": ("oxaliplatin",), "XELOX": ("oxaliplatin",),
                    "FOLFIRINOX": ("irinotecan", "oxaliplatin"), "FOLFOXIRI": ("irinotecan", "oxaliplatin"),
@@ -1524,7 +1524,6 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-
 # A drug stopped for a toxicity or ruled out by the note is not offered again (engine.casefit), nor is another of its
 # class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan conjugates'
 # interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
@@ -1532,8 +1531,6 @@ PD1_CLASS = "PD-1/PD-L1"
 DXD_CLASS = "deruxtecan antibody-drug conjugate"
 _AVOID_CLASS = {**dict.fromkeys(PD1_DRUGS, PD1_CLASS), **dict.fromkeys(CTLA4_DRUGS, "CTLA-4"),
                 "trastuzumab deruxtecan": DXD_CLASS, "datopotamab deruxtecan": DXD_CLASS}
-
-
 ANTHRACYCLINE = "anthracycline"  # doxorubicin, epirubicin, ...: one lifetime cardiotoxic dose
 TAXANE = "taxane"  # paclitaxel, docetaxel, nab-paclitaxel, cabazitaxel: one neuropathy
 
@@ -1621,7 +1618,8 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
     for a stated reason or contraindicated, in note order; questions are not read."""
     said = statement_text(text)
     # a drug the question asks about is weighed, not ruled out ("Can she be rechallenged with pembrolizumab?")
-    asked = {avoid_key(drug) for q in asked_sentences(text) if q.rstrip().endswith("?") for _, _, drug in drug_spans(q)}
+    asked = {avoid_key(drug) for q in asked_sentences(text) if q.rstrip().endswith("?")
+             for _, _, drug in drug_and_class_spans(q)}
     out: dict[str, str] = {}
     for first, last, drug in drug_and_class_spans(said):
         if avoid_key(drug) in asked:

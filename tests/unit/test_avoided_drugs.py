@@ -154,3 +154,9 @@ def test_a_class_avoided_rules_out_each_of_its_drugs() -> None:
     colitis = case_from_facts(facts("Because of severe ulcerative colitis her team avoided checkpoint inhibitors."))
     assert unusable_drugs("Pembrolizumab plus chemotherapy improved event-free survival.", [], colitis)
     assert not unusable_drugs("Capecitabine improved survival in residual disease.", [], colitis)
+
+
+def test_a_class_the_question_asks_about_is_weighed_not_ruled_out() -> None:
+    note = "Because of mild ulcerative colitis her team avoided checkpoint inhibitors."
+    assert facts(note).avoided_names == ("PD-1/PD-L1",)
+    assert facts(note + " Could immune checkpoint inhibitors be given now?").avoided_names == ()
