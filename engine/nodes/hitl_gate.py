@@ -41,9 +41,9 @@ def answers_no_treatment(state: ConsultState) -> bool:
 
 
 # A question that asks for a drug ("which agent?", "what targeted treatment?", "systemic therapy before surgery, and
-# with what?"), and the words that name one or its class. A clinician QA pass of the long notes found four such
-# answers released that named none: the history of neoadjuvant therapy, "Elective regional lymph node dissection has
-# no proven benefit ...", "This drug has shown activity ..." (kb/EVAL.md round 19)
+# with what?"), and the words that name one or its class. A clinician QA pass of the long notes found such answers
+# released: the history of neoadjuvant therapy, "Elective regional lymph node dissection has no proven benefit ...",
+# radiation and surgery prose for an adjuvant-systemic question (kb/EVAL.md round 19)
 _DRUG_QUESTION_RE = re.compile(
     r"\b(?:systemic|targeted|drugs?|agents?|medications?|regimens?|immunotherap\w*|chemotherap\w*|"
     r"cellular\s+therap\w*|combinations?|with\s+what)\b", re.IGNORECASE)
