@@ -721,6 +721,7 @@ class Case:
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
     # drug (or class, engine.facts ``avoid_key``) -> the note's clause that stopped it for toxicity or ruled it out
     avoided: Mapping[str, str] = field(default_factory=dict)
+    prior_lines: int | None = None  # lines before the one the case is at (engine.facts), when the note says
     bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
     sex: str | None = None  # "female" / "male" (engine.facts)
     menopause: str | None = None  # "pre" / "post" (engine.facts: stated, or a woman of 60 or more)
@@ -884,6 +885,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after),
                 avoided={avoid_key(drug): said for drug, said in (x.split(": ", 1) for x in facts.avoided_drugs)},
+                prior_lines=facts.prior_lines,
                 bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None,
                 sex=facts.sex, menopause=facts.menopause)
 
@@ -2500,7 +2502,7 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
         bullets = bullets_under(by_id[pid], sid) if sid in items else []
         if why := off_section.get(pid) or unusable_targets(
                 text, bullets, case, offers=sid in items or sentence_kind(text) == 0) or \
-                unusable_drugs(text, bullets, case):
+                unusable_drugs(text, bullets, case) or unusable_lines(text, case):
             del kept[sid]
             dropped[sid] = why
             unusable.add(sid)
@@ -2752,6 +2754,27 @@ def unusable_section(section: str, case: Case) -> str:
     heading that names a drug ("... > Trastuzumab deruxtecan" after T-DXd pneumonitis)."""
     named = next((part for part in reversed(section.split(" > ")) if drug_spans(part)), "")
     return _ruled_out([_section_targets(section)], case) or (unusable_drugs(named, [], case) if named else "")
+
+
+# A population counted in prior lines ("after two or more prior anti-HER2-based regimens", "at least two prior
+# therapies"): not for a case at an earlier line (engine.facts ``prior_lines``)
+_MIN_PRIOR_RE = re.compile(
+    r"\b(?:(?P<n1>two|three|four|[2-4])\s+or\s+more|at\s+least\s+(?P<n2>two|three|four|[2-4]))\s+"
+    r"(?:(?:prior|previous)\s+)?(?:[\w/-]+\s+){0,3}?(?:lines?|regimens?|therap(?:y|ies)|treatments?)\b",
+    re.IGNORECASE)
+_NUMBERS = {"two": 2, "three": 3, "four": 4}
+
+
+def unusable_lines(text: str, case: Case) -> str:
+    """Why a sentence whose population had more prior lines than the case does not apply to it, or ""."""
+    if case.prior_lines is None or (m := _MIN_PRIOR_RE.search(text)) is None:
+        return ""
+    word = (m.group("n1") or m.group("n2")).lower()
+    need = int(word) if word.isdigit() else _NUMBERS[word]
+    if case.prior_lines >= need:
+        return ""
+    return (f"does not apply to this case: states patients after {m.group(0)}; the case is at line "
+            f"{case.prior_lines + 1} ({case.prior_lines} prior)")
 
 
 # a drug a trial compared with ("eribulin versus dacarbazine"): not what the sentence offers

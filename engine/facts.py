@@ -1404,6 +1404,30 @@ _TREATED_RE = re.compile(r"\b(?:received|was\s+(?:given|treated\s+with|started\s
                          r"began)\s+(?:[\w-]+\s+){0,3}?", re.IGNORECASE)
 
 
+# The line a case is at, stated: asked for ("What third-line option ...?"), referred for ("referred for second-line
+# treatment") or counted ("after two prior lines"); a population "after two or more prior regimens" is not for a
+# case at its second line (engine.casefit; a long note's second-line HER2-positive case had neratinib's "after two
+# or more prior anti-HER2-based regimens" drafted first)
+_ORDINALS = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_ASKED_LINE_RE = re.compile(r"\b(second|third|fourth|2nd|3rd|4th)[- ]line\b", re.IGNORECASE)
+_REFERRED_LINE_RE = re.compile(r"\breferred\s+for\s+(?:[\w-]+\s+)?(second|third|fourth|2nd|3rd|4th)[- ]line\b",
+                               re.IGNORECASE)
+_COUNTED_LINES_RE = re.compile(r"\b(?:after|following)\s+(one|two|three|four|[1-4])\s+(?:prior\s+|previous\s+)?"
+                               r"lines?\b(?!\s+or\s+more)", re.IGNORECASE)
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4}
+
+
+def _prior_lines(text: str) -> int | None:
+    """The number of lines before the one the case asks for, where the note says it; None otherwise."""
+    asked = " ".join(s for s in asked_sentences(text) if s.rstrip().endswith("?"))
+    if m := _ASKED_LINE_RE.search(asked) or _REFERRED_LINE_RE.search(text):
+        return _ORDINALS[m.group(1).lower()] - 1
+    if m := _COUNTED_LINES_RE.search(text):
+        word = m.group(1).lower()
+        return int(word) if word.isdigit() else _COUNTS[word]
+    return None
+
+
 def _treated_at(text: str, start: int) -> bool:
     """A drug is given in the clause that starts at ``start`` ("At progression in 2024 he received lurbinectedin")."""
     end = min([len(text)] + [start + m.start() for m in re.finditer(r"[.;?]", text[start:])][:1])
@@ -2120,6 +2144,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         rare=is_rare(cancer_type, rare_cancers),
         line=line,
         first_line_done=first_line_done,
+        prior_lines=_prior_lines(text) if line == "later" else None,
         progressed_after=_progressed_after(text, cancer_type),
         avoided_drugs=_avoided_drugs(text),
         recurrent=_recurrent(text),
@@ -2167,6 +2192,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         rare=earlier.rare or later.rare,
         line=later.line or earlier.line,  # "what about second line?" after an untreated case: later
         first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
+        prior_lines=later.prior_lines if later.prior_lines is not None else earlier.prior_lines,
         progressed_after=tuple(dict.fromkeys(earlier.progressed_after + later.progressed_after)),
         avoided_drugs=tuple(dict.fromkeys(earlier.avoided_drugs + later.avoided_drugs)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,

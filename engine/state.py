@@ -29,6 +29,7 @@ class CaseFacts:
     rare: bool = False
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     first_line_done: bool = False  # a later-line case past its first line ("then second-line docetaxel")
+    prior_lines: int | None = None  # lines before the one asked ("What third-line option?": 2), engine.facts
     progressed_after: tuple[str, ...] = ()  # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after
     # "drug: clause" for a drug stopped for toxicity or avoided for a stated reason (engine.facts ``_avoided_drugs``)
     avoided_drugs: tuple[str, ...] = ()

@@ -70,3 +70,37 @@ def test_a_sentence_that_points_back_is_offered_after_the_advice() -> None:
     kept, _ = locked_candidates([p], CaseFacts(cancer_type="breast cancer", stage="IV"))
     assert [t for _, t in kept.values()].index("These treatment options include CDK4/6 inhibitors and mTOR "
                                                "inhibitors.") < 2
+
+
+@pytest.mark.parametrize(("note", "prior"), [
+    ("Metastatic breast cancer, referred for second-line treatment after docetaxel, trastuzumab and pertuzumab. "
+     "What is the preferred next-line HER2-directed therapy?", 1),
+    ("Metastatic colon cancer after FOLFOX and FOLFIRI, now progressing. What is the recommended third-line "
+     "regimen?", 2),
+    ("Extensive-stage SCLC, progressing. What treatment exists after two prior lines?", 2),
+    # history alone does not say which line is asked for; nor a lower bound
+    ("First line paclitaxel, second line T-DXd, third line T-DM1; now progressing. Options?", None),
+    ("Myeloma after three or more prior lines, now progressing. Options?", None),
+])
+def test_the_line_a_case_is_at(note: str, prior: int | None) -> None:
+    facts = extract_facts(note, genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[])
+    assert facts.prior_lines == prior
+
+
+def test_a_population_after_more_prior_lines_than_the_case_had_does_not_apply() -> None:
+    """A long note's second-line HER2-positive case had neratinib's population drafted first (a clinician QA pass)."""
+    from engine.casefit import case_from_facts, unusable_lines
+
+    second = case_from_facts(extract_facts(
+        "Metastatic HER2-positive breast cancer, progressed on first-line docetaxel, trastuzumab and pertuzumab. "
+        "What second-line therapy?", genes=DEFAULT_GENES, treatment_keywords=DEFAULT_TREATMENT_KEYWORDS,
+        rare_cancers=[]))
+    neratinib = ("Neratinib is approved with capecitabine for patients who have received two or more prior "
+                 "anti-HER2-based regimens in the metastatic setting.")
+    assert unusable_lines(neratinib, second).endswith("the case is at line 2 (1 prior)")
+    assert not unusable_lines("Trastuzumab deruxtecan is a second-line option after a taxane and trastuzumab.",
+                              second)
+    third = case_from_facts(extract_facts(
+        "Metastatic HER2-positive breast cancer after two prior lines. What third-line therapy?", genes=DEFAULT_GENES,
+        treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[]))
+    assert not unusable_lines(neratinib, third)
