@@ -2760,7 +2760,7 @@ def unusable_section(section: str, case: Case) -> str:
 # therapies"): not for a case at an earlier line (engine.facts ``prior_lines``)
 _MIN_PRIOR_RE = re.compile(
     r"\b(?:(?P<n1>two|three|four|[2-4])\s+or\s+more|at\s+least\s+(?P<n2>two|three|four|[2-4]))\s+"
-    r"(?:(?:prior|previous)\s+)?(?:[\w/-]+\s+){0,3}?(?:lines?|regimens?|therap(?:y|ies)|treatments?)\b",
+    r"(?:(?:prior|previous)\s+)?(?:[\w/\u2013-]+\s+){0,3}?(?:lines?|regimens?|therap(?:y|ies)|treatments?)\b",
     re.IGNORECASE)
 _NUMBERS = {"two": 2, "three": 3, "four": 4}
 

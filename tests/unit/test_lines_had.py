@@ -104,3 +104,13 @@ def test_a_population_after_more_prior_lines_than_the_case_had_does_not_apply() 
         "Metastatic HER2-positive breast cancer after two prior lines. What third-line therapy?", genes=DEFAULT_GENES,
         treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[]))
     assert not unusable_lines(neratinib, third)
+
+
+def test_a_counted_population_is_read_across_an_en_dash() -> None:
+    """PDQ writes "anti–HER2-based" with an en dash."""
+    from engine.casefit import case_from_facts, unusable_lines
+
+    second = case_from_facts(extract_facts("Metastatic breast cancer. What second-line therapy?", genes=DEFAULT_GENES,
+                                           treatment_keywords=DEFAULT_TREATMENT_KEYWORDS, rare_cancers=[]))
+    assert unusable_lines("Approved for patients who have received two or more prior anti\u2013HER2-based regimens.",
+                          second)
