@@ -2752,8 +2752,10 @@ def unusable_targets(text: str, bullets: Sequence[str], case: Case, offers: bool
 def unusable_section(section: str, case: Case) -> str:
     """``unusable_targets`` for a section's headings (``_section_targets``), or ``unusable_drugs`` for the deepest
     heading that names a drug ("... > Trastuzumab deruxtecan" after T-DXd pneumonitis)."""
-    named = next((part for part in reversed(section.split(" > ")) if drug_spans(part)), "")
-    return _ruled_out([_section_targets(section)], case) or (unusable_drugs(named, [], case) if named else "")
+    if why := _ruled_out([_section_targets(section)], case):
+        return why
+    named = next((part for part in reversed(section.split(" > ")) if drug_spans(part)), "") if case.avoided else ""
+    return unusable_drugs(named, [], case) if named else ""
 
 
 # A population counted in prior lines ("after two or more prior anti-HER2-based regimens", "at least two prior

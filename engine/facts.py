@@ -1431,7 +1431,8 @@ def _prior_lines(text: str) -> int | None:
 def _treated_at(text: str, start: int) -> bool:
     """A drug is given in the clause that starts at ``start`` ("At progression in 2024 he received lurbinectedin")."""
     end = min([len(text)] + [start + m.start() for m in re.finditer(r"[.;?]", text[start:])][:1])
-    return any(any(a == m.end() for a, _, _ in drug_spans(text[:end])) for m in _TREATED_RE.finditer(text, start, end))
+    drugs_at = {start + a for a, _, _ in drug_spans(text[start:end])}
+    return any(m.end() in drugs_at for m in _TREATED_RE.finditer(text, start, end))
 
 
 # Checkpoint inhibitors of PD-1/PD-L1 a case progressed after ("progressed on pembrolizumab",
@@ -1575,7 +1576,7 @@ def drug_and_class_spans(text: str) -> list[tuple[int, int, str]]:
     """``drug_spans`` and the classes ``_CLASS_NAMES_RE`` names, each as its ``avoid_key``, in text order."""
     classes = [(m.start(), m.end(), PD1_CLASS if m.group("pd1") else TAXANE if m.group("taxane") else ANTHRACYCLINE)
                for m in _CLASS_NAMES_RE.finditer(text)]
-    return sorted(drug_spans(text) + classes)
+    return sorted([*drug_spans(text), *classes])
 
 
 # A lifetime anthracycline dose reached ("after a cumulative doxorubicin dose of 450 mg/m2"): no more anthracycline

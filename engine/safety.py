@@ -178,7 +178,8 @@ def _listed_drugs(text: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def drug_spans(text: str) -> list[tuple[int, int, str]]:
+@functools.lru_cache(maxsize=256)  # case fit asks for every sentence's drugs, for several readings of it
+def drug_spans(text: str) -> tuple[tuple[int, int, str], ...]:
     """(start, end, key) of every drug or regimen name in ``text``, in text order: a listed drug's key is its first
     name in ``ONCOLOGY_DRUGS`` (so synonyms share it), a suffix or regimen match's is itself, lower-cased. A suffix
     match inside a listed name ("5-fluorouracil", "trastuzumab deruxtecan") is that name's, not a second one."""
@@ -186,7 +187,7 @@ def drug_spans(text: str) -> list[tuple[int, int, str]]:
     other = [(m.start(), m.end(), m.group(0), m.group(0).lower())
              for m in list(_DRUG_SUFFIX_RE.finditer(text)) + list(_REGIMEN_RE.finditer(text))
              if not any(a < m.end() and m.start() < b for a, b, _, _ in listed)]
-    return [(a, b, key) for a, b, _, key in sorted(listed + other)]
+    return tuple((a, b, key) for a, b, _, key in sorted(listed + other))
 
 
 def named_drugs(text: str) -> list[tuple[str, str]]:
