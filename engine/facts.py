@@ -1635,6 +1635,8 @@ _AVOID_UNDONE_RE = re.compile(r"\b(?:plan\w*|consider\w*|discuss\w*|will|would|m
                               r"did\s+not|to)\s+\Z", re.IGNORECASE)
 
 
+_ASKED_HISTORY_RE = re.compile(r"\b(?:after|following|despite|beyond|refractory\s+to|resistant\s+to|"
+                               r"progress\w*\s+(?:on|after))\s+(?:[\w-]+\s+){0,2}\Z", re.IGNORECASE)
 _CLAUSE_END_RE = re.compile(r"[.;]\s+|\n+|,\s+(?:and|but|so|while|whereas|then)\s+", re.IGNORECASE)
 
 
@@ -1642,9 +1644,10 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
     """"drug: the clause as written" for each drug ``text`` says was stopped for a toxicity, kept from the patient
     for a stated reason or contraindicated, in note order; questions are not read."""
     said = statement_text(text)
-    # a drug the question asks about is weighed, not ruled out ("Can she be rechallenged with pembrolizumab?")
+    # a drug the question asks about is weighed, not ruled out ("Can she be rechallenged with pembrolizumab?"); not
+    # one it names as history ("What second-line agent ... after anthracycline therapy?")
     asked = {avoid_key(drug) for q in asked_sentences(text) if q.rstrip().endswith("?")
-             for _, _, drug in drug_and_class_spans(q)}
+             for a, _, drug in drug_and_class_spans(q) if not _ASKED_HISTORY_RE.search(q, max(0, a - 40), a)}
     out: dict[str, str] = {}
     for first, last, drug in drug_and_class_spans(said):
         if avoid_key(drug) in asked:

@@ -160,3 +160,11 @@ def test_a_class_the_question_asks_about_is_weighed_not_ruled_out() -> None:
     note = "Because of mild ulcerative colitis her team avoided checkpoint inhibitors."
     assert facts(note).avoided_names == ("PD-1/PD-L1",)
     assert facts(note + " Could immune checkpoint inhibitors be given now?").avoided_names == ()
+
+
+def test_a_drug_the_question_names_as_history_stays_avoided() -> None:
+    """"What second-line agent ... after anthracycline therapy?" asks for something else: the lifetime dose still
+    rules the anthracyclines out (the long note's liposarcoma case had pegylated liposomal doxorubicin back)."""
+    note = ("Liposarcoma, LVEF 55% after a cumulative doxorubicin dose of 450 mg/m2. What second-line agent has shown "
+            "a survival advantage after anthracycline therapy?")
+    assert facts(note).avoided_names == ("anthracycline",)
