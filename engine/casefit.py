@@ -182,6 +182,7 @@ Where it is used
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -196,7 +197,8 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
                           subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
-from engine.safety import drug_names, drug_spans, list_header, passage_sentences, split_sentences, text_units
+from engine.safety import (drug_names, drug_spans, list_header, offered_sentences, passage_sentences, plain_sentence,
+                           split_sentences, text_units)
 from engine.state import CaseFacts, Passage
 
 Fit = Literal["fits", "unknown", "contradicts"]
@@ -2049,8 +2051,7 @@ def sentence_kind(text: str) -> int:
     patients were randomly assigned", "median OS was 16.4 months (HR, 0.78)", "Evidence (pembrolizumab):"). A
     recommendation that also gives a trial's statistics, or advises against ("is not recommended"), is 1. Link
     targets and citation markers are not read."""
-    plain = re.sub(r"\]\([^)]*\)", "]", text or "")  # "[HIMALAYA](/clinicaltrials/NCT03298451)": the words only
-    plain = re.sub(r"\[\[[^\]]*\]\([^)]*\)\]|\[\[[^\]]*\]\]", " ", plain).replace("*", "")  # "[[12](...)]", "*P*"
+    plain = plain_sentence(text)
     recommends = bool(_RECOMMEND_RE.search(plain))
     if recommends:  # advice against ("is not routinely recommended") is not what to do: other
         return 1 if _STATISTICS_RE.search(plain) or _ADVISED_AGAINST_RE.search(plain) else 0
@@ -2338,7 +2339,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            labels: Mapping[str, str] | None = None,
            parents: Mapping[str, str] | None = None,
            trials: set[str] | frozenset[str] = frozenset(),
-           follow_up: bool = False) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           follow_up: bool = False,
+           relevance: Mapping[str, float] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others, and of those, the
@@ -2352,7 +2354,9 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     the list item it is nested under and its paragraph's site (``sentence_context``), read as the deepest part of
     its section.
     ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
-    narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first."""
+    narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first.
+    ``relevance``: sentence id -> how well it answers the question (``sentence_relevance``); when given, the order
+    above is fused with it (``_fused``)."""
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
@@ -2393,7 +2397,41 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             kept.append((int(elsewhere), int(unknown) + int(recurrence),
                          max(kind, 2) if _points_back(text) else kind,
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
-    return {sid: sentences[sid] for *_, sid in sorted(kept)}, dropped
+    order = [k[-1] for k in sorted(kept)]
+    if relevance:
+        order = _fused(order, {k[-1]: k[:2] for k in kept}, relevance)
+    return {sid: sentences[sid] for sid in order}, dropped
+
+
+# Reciprocal rank fusion's constant: a sentence's score is 1/(K + its rank by fit and kind) + 1/(K + its rank by
+# relevance to the question). 10 was best of 5, 10, 20 and 40 on the 114 questions with answer terms (kb/EVAL.md
+# round 20), and flat around it.
+_FUSION_K = 10
+
+
+def _fused(order: list[str], tier: Mapping[str, tuple[int, ...]], relevance: Mapping[str, float]) -> list[str]:
+    """``order`` (by fit and kind, ``select``) fused with the order of the sentences' relevance to the question:
+    the tiny model drafts the first five sentences offered, and the one that answers the question ("A phase Ib
+    trial ... tucatinib was combined with trastuzumab and capecitabine") had been offered 7th, behind trial
+    background that fits as well. The tiers stay as they are (a follow-up section's sentences first for a follow-up
+    question; a sentence whose condition the case does not state after the others); within a tier neither order
+    wins alone: the cross-encoder judges words, not fit (it put "second-line chemotherapy with the OFF regimen
+    ..." first for a first-line question)."""
+    by_relevance = sorted(order, key=lambda sid: -relevance.get(sid, -math.inf))
+    rank = {sid: r for r, sid in enumerate(by_relevance)}
+    score = {sid: 1 / (_FUSION_K + r) + 1 / (_FUSION_K + rank[sid]) for r, sid in enumerate(order)}
+    return sorted(order, key=lambda sid: (tier[sid], -score[sid]))
+
+
+def sentence_relevance(passages: Sequence[Passage]) -> dict[str, float]:
+    """Sentence id -> its cross-encoder logit against the question (``Passage.sentence_scores``, set by Corrective
+    RAG), for the passages that have one per sentence."""
+    out: dict[str, float] = {}
+    for p in passages:
+        sentences = offered_sentences(p.text) if p.sentence_scores else []
+        if len(sentences) == len(p.sentence_scores):
+            out.update((f"{p.id}.s{j}", score) for j, score in enumerate(p.sentence_scores, 1))
+    return out
 
 
 # a sentence that points back to what its passage named before ("This drug has shown activity ...", "This strategy
@@ -2486,7 +2524,7 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, items, sentence_labels(passages),
                            sentence_context(passages, sites=bool(facts.subsites)), set(stories),
-                           follow_up=asks_about_follow_up(question))
+                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

@@ -179,6 +179,9 @@ class RagConfig(_Section):
     # whole case or its facts query lies close enough (kb/EVAL.md round 14)
     gate_focused_query: bool = True
     prefer_fitting: bool = True
+    # evidence-locked mode offers the case's sentences in their fit-and-kind order fused with each one's
+    # cross-encoder relevance to the question (engine.casefit._fused; kb/EVAL.md round 20)
+    rank_sentences: bool = True
 
 
 class EngineConfig(_Section):

@@ -653,12 +653,23 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+def offered_sentences(text: str) -> list[str]:
+    """A passage's sentences as evidence-locked mode numbers them (".s1", ".s2", ...). A list header ("...
+    include:") is not one: without its items it says nothing."""
+    return [s for s in split_sentences(text) if not list_header(s)]
+
+
 def passage_sentences(passages: Sequence[Passage]) -> dict[str, tuple[str, str]]:
-    """Sentence id ("E1.s3") -> (passage id, verbatim sentence), in passage order. A list header ("... include:")
-    is not offered: without its items it says nothing."""
+    """Sentence id ("E1.s3") -> (passage id, verbatim sentence), in passage order (``offered_sentences``)."""
     return {f"{p.id}.s{j}": (p.id, sentence)
-            for p in passages for j, sentence in enumerate(
-                (s for s in split_sentences(p.text) if not list_header(s)), 1)}
+            for p in passages for j, sentence in enumerate(offered_sentences(p.text), 1)}
+
+
+def plain_sentence(text: str) -> str:
+    """A sentence's words as a reader sees them: a link's target, a citation marker and emphasis removed
+    ("[HIMALAYA](/clinicaltrials/NCT03298451)" -> "[HIMALAYA]", "[[12](#cit/section_4.12)]" and "*" -> " ")."""
+    plain = re.sub(r"\]\([^)]*\)", "]", text or "")
+    return re.sub(r"\[\[[^\]]*\]\([^)]*\)\]|\[\[[^\]]*\]\]", " ", plain).replace("*", "")
 
 
 def locked_schema(sentence_ids: Sequence[str]) -> dict[str, Any]:

@@ -101,6 +101,9 @@ class Passage:
     # "options": an options list's lead-in and item (kb/outline.py), added beside the kept passage that led to it,
     # whose distance it carries; "" for a passage retrieved itself
     origin: str = ""
+    # the cross-encoder logit of each of its sentences (engine.safety.offered_sentences, in order) against the case's
+    # question: the order evidence-locked mode offers them in (engine.casefit.sentence_relevance); () = not scored
+    sentence_scores: tuple[float, ...] = ()
 
     @property
     def usable(self) -> bool:

@@ -1,0 +1,145 @@
+"""Sentence ranking (kb/EVAL.md round 20): the tiny model drafts the first five sentences it is offered, so the one
+that answers the question must be among them. A long note's HER2-positive case asked for the oral combination with
+activity in brain metastases; "A phase Ib trial ... tucatinib was combined with trastuzumab and capecitabine" had
+been offered 7th, behind trial background that fitted as well, and was never drafted. Corrective RAG scores each
+sentence against the question with the cross-encoder and evidence-locked mode fuses that order with fit and kind."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from engine.casefit import locked_candidates, sentence_relevance
+from engine.config import Settings
+from engine.context import NodeContext
+from engine.facts import extract_facts
+from engine.nodes import corrective_rag
+from engine.safety import offered_sentences
+from engine.state import ConsultState, Passage
+from kb.store import Hit, RetrievalResult
+
+NOTE = ("49-year-old woman with HER2-positive, hormone receptor-negative metastatic breast cancer; three new brain "
+        "metastases after trastuzumab emtansine. Which oral-based combination has shown benefit in patients with "
+        "and without brain metastases?")
+TITLE = "Breast Cancer Treatment (PDQ®) - NCI"
+HER2 = "## Treatment of Metastatic Breast Cancer > ### Metastatic HER2-Positive Breast Cancer"
+MARGETUXIMAB = Passage("E1", "E1", TITLE, "breast.md", f"{HER2} > #### Margetuximab", None,
+                       "Margetuximab is an Fc-engineered anti-HER2 monoclonal antibody. "
+                       "Both groups received investigator's choice of chemotherapy (capecitabine, eribulin, "
+                       "gemcitabine, or vinorelbine). "
+                       "The sequential primary end points were PFS by central review followed by OS. "
+                       "All patients had received previous trastuzumab and most had received pertuzumab.",
+                       0.18, 5.0, relevant=True)
+TKI = Passage("E2", "E2", TITLE, "breast.md", f"{HER2} > #### Tyrosine kinase inhibitors", None,
+              "Tucatinib is an oral TKI highly selective for the kinase domain of HER2. "
+              "Lapatinib is an oral TKI that inhibits both HER2 and the epidermal growth factor receptor. "
+              "Secondary end points were time to intervention for metastatic central nervous system disease. "
+              "A phase Ib trial in pretreated patients demonstrated activity when tucatinib was combined with "
+              "trastuzumab and capecitabine.",
+              0.19, 4.0, relevant=True)
+ANSWER = "E2.s4"
+
+
+def facts():
+    r = Settings().router
+    return extract_facts(NOTE, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+
+
+def scored(p: Passage, best: int | None = None) -> Passage:
+    """The passage with a score per sentence: -8 each, +4 for its ``best``-th sentence (1-based)."""
+    n = len(offered_sentences(p.text))
+    return replace(p, sentence_scores=tuple(4.0 if j == best else -8.0 for j in range(1, n + 1)))
+
+
+def test_the_answering_sentence_is_offered_among_the_first_five_when_it_answers_the_question() -> None:
+    f = facts()
+    plain = list(locked_candidates([MARGETUXIMAB, TKI], f, NOTE)[0])
+    assert plain.index(ANSWER) >= 5  # by fit and kind alone: trial narrative after the rest
+    ranked = list(locked_candidates([scored(MARGETUXIMAB), scored(TKI, best=4)], f, NOTE)[0])
+    assert ranked.index(ANSWER) < 5
+    assert set(ranked) == set(plain)  # the order changes, never what is offered
+
+
+def test_scores_that_say_nothing_leave_the_order_by_fit_and_kind() -> None:
+    f = facts()
+    plain = list(locked_candidates([MARGETUXIMAB, TKI], f, NOTE)[0])
+    flat = [replace(p, sentence_scores=(-11.3,) * len(offered_sentences(p.text))) for p in (MARGETUXIMAB, TKI)]
+    assert list(locked_candidates(flat, f, NOTE)[0]) == plain
+
+
+def test_a_sentence_whose_condition_the_case_does_not_state_stays_after_the_others() -> None:
+    # the case states no BRCA status: the PARP inhibitor sentence is offered after every other, however relevant
+    parp = Passage("E3", "E3", TITLE, "breast.md", f"{HER2} > #### Other options", None,
+                   "For patients with germline BRCA mutations, olaparib is a treatment option. "
+                   "Trastuzumab plus chemotherapy is a standard treatment option.", 0.2, 3.0, relevant=True)
+    offered = list(locked_candidates([scored(parp, best=1), scored(TKI)], facts(), NOTE)[0])
+    assert offered[-1] == "E3.s1"
+
+
+def test_scores_are_ignored_for_a_passage_whose_sentences_they_do_not_match() -> None:
+    assert sentence_relevance([scored(TKI, best=4)])[ANSWER] == 4.0
+    assert sentence_relevance([replace(TKI, sentence_scores=(1.0, 2.0))]) == {}  # 4 sentences, 2 scores
+    assert sentence_relevance([TKI]) == {}
+
+
+class ScoringKB:
+    """One retrieval, and a cross-encoder that scores the sentences naming capecitabine high."""
+
+    def __init__(self, *hits: Hit) -> None:
+        self.hits = hits
+        self.scored: list[tuple[str, list[str]]] = []
+
+    def retrieve(self, query: str, params: object, anchor: str | None = None) -> RetrievalResult:
+        return RetrievalResult(query, self.hits, True, self.hits[0], len(self.hits), len(self.hits), {})
+
+    def rerank_scores(self, query: str, texts: list[str]) -> list[float]:
+        self.scored.append((query, list(texts)))
+        return [3.5 if "capecitabine" in t else -9.0 for t in texts]
+
+
+def consult(kb: object, **rag: object) -> ConsultState:
+    state = ConsultState(thread_id="PT-0001", consult_id="c1", raw_input="", case_text=NOTE, facts=facts())
+    settings = Settings().with_overrides({f"rag.{k}": v for k, v in rag.items()})
+    ctx = NodeContext(settings=settings, models=None, kb=lambda: kb, emit=lambda e: None)  # type: ignore[arg-type]
+    return asyncio.run(corrective_rag.run(state, ctx))
+
+
+def hit(p: Passage, score: float) -> Hit:
+    return Hit(p.id, p.text, p.title, p.source, p.section, None, p.distance, score)
+
+
+def test_corrective_rag_scores_each_sentence_of_a_usable_passage_against_the_question() -> None:
+    pancreas = Hit("p1", "FOLFIRINOX is a first-line option for metastatic pancreatic adenocarcinoma.",
+                   "Pancreatic Cancer Treatment (PDQ®) - NCI", "pancreas.md", "## Metastatic", None, 0.3, 2.0)
+    kb = ScoringKB(hit(MARGETUXIMAB, 5.0), hit(TKI, 4.0), pancreas, hit(TKI, -6.0))
+    passages = consult(kb).retrieval.passages
+    (question, texts), = kb.scored  # one call for all of them
+    assert question == ("Which oral-based combination has shown benefit in patients with and without brain "
+                        "metastases?")
+    assert passages[0].sentence_scores == (-9.0, 3.5, -9.0, -9.0)
+    assert passages[1].sentence_scores == (-9.0, -9.0, -9.0, 3.5)
+    assert passages[2].other_cancer and passages[2].sentence_scores == ()  # another cancer's: never offered
+    assert not passages[3].relevant and passages[3].sentence_scores == ()  # graded irrelevant
+    assert len(texts) == 8 and not any("](" in t for t in texts)
+    offered = list(locked_candidates([p for p in passages if p.relevant], facts(), NOTE)[0])
+    assert offered.index(ANSWER) < 5
+
+
+def test_sentence_ranking_can_be_switched_off_and_needs_a_cross_encoder() -> None:
+    kb = ScoringKB(hit(TKI, 4.0))
+    assert consult(kb, rank_sentences=False).retrieval.passages[0].sentence_scores == ()
+    assert kb.scored == []
+
+    class NoReranker:
+        def retrieve(self, query: str, params: object, anchor: str | None = None) -> RetrievalResult:
+            return kb.retrieve(query, params, anchor)
+
+    assert consult(NoReranker()).retrieval.passages[0].sentence_scores == ()
+
+
+def test_the_scores_survive_a_checkpoint() -> None:
+    state = ConsultState(thread_id="PT-0001", consult_id="c1", raw_input="", case_text=NOTE,
+                         retrieval=consult(ScoringKB(hit(TKI, 4.0))).retrieval)
+    again = ConsultState.from_dict(state.to_dict())
+    assert again.retrieval == state.retrieval
+    assert again.retrieval.passages[0].sentence_scores == (-9.0, -9.0, -9.0, 3.5)
