@@ -1414,11 +1414,31 @@ def _clauses(text: str, found: list[tuple[int, int, Condition]]) -> list[tuple[i
     for a, b in parts:
         rest = re.sub(r"\([^)]*\)", " ", "".join(
             ch if not any(x <= a + i < y for x, y, _ in found) else " " for i, ch in enumerate(text[a:b])))
-        if len(re.findall(r"[A-Za-z][\w/-]*", rest)) >= 3 or not out:
+        if out and _last_alternative(text, found, out[-1], a):
+            out[-1] = (out[-1][0], b)
+        elif len(re.findall(r"[A-Za-z][\w/-]*", rest)) >= 3 or not out:
             out.append((a, b))
         else:
             out[-1] = (out[-1][0], b)  # a list item ("and triple-negative"), not a clause: joins the one before
     return out
+
+
+# the start of a list's last item after ", or": "stage M1 status ...", "metastatic biliary tract cancer"
+_ITEM_START_RE = re.compile(r"(?:(?:an?|the|stage|with|those\s+with|patients\s+with)\s+)?", re.IGNORECASE)
+
+
+def _last_alternative(text: str, found: list[tuple[int, int, Condition]], before: tuple[int, int], start: int
+                      ) -> bool:
+    """The part from ``start`` is a list's last item, not a clause: it follows ", or" and opens with a condition of a
+    family the part ``before`` states ("... with previously untreated and unresectable locally advanced, recurrent,
+    or metastatic biliary tract cancer"; "stage III disease or higher, regional lymph node metastases, or stage M1
+    status with no evidence of disease after resection"). Judged as clauses, the first had ruled out TOPAZ-1 for a
+    metastatic case and the second KEYNOTE-564 for a resected one."""
+    if not re.search(r",\s+or\s+\Z", text[:start]):
+        return False
+    lead = _ITEM_START_RE.match(text, start)
+    first = next((c for a, _, c in found if a == (lead.end() if lead else start)), None)
+    return first is not None and any(before[0] <= a < before[1] and c.family == first.family for a, _, c in found)
 
 
 # the disease's extent, not a subgroup; the line of therapy ("nivolumab for previously treated patients" is the
@@ -2681,6 +2701,13 @@ _HAD_BEFORE_RE = re.compile(
     r"beyond)\b[^.;,]{0,40}\Z", re.IGNORECASE)
 
 
+# a drug a trial compared with ("eribulin versus dacarbazine", "olaparib or physician's choice of enzalutamide or
+# abiraterone"): not what the sentence offers
+_COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+than|instead\s+of|than|"
+                            r"(?:physician|investigator|treating\s+physician)[\u2019']?s\s+choice\s+of)\s+"
+                            r"(?:[\w-]+\s+){0,3}\Z", re.IGNORECASE)
+
+
 def _class_gene(m: re.Match[str]) -> str:
     """The driver a ``_TARGETED_CLASS_RE`` match names ("TRK inhibitors": NTRK, "KRAS G12C inhibitor": KRAS)."""
     return m.group(1).split()[0].upper().replace("TRK", "NTRK").replace("NNTRK", "NTRK")
@@ -2699,6 +2726,8 @@ def _targets(text: str, sentence: bool = True, history: bool = False) -> list[fr
     gives instead. A ``sentence``'s "immunotherapy" is a checkpoint inhibitor (``_IO_WORD_RE``), a heading's is
     not."""
     def offered(start: int, end: int) -> bool:
+        if _COMPARATOR_RE.search(text, max(0, start - 40), start):
+            return False  # a trial's control arm: neither offered nor the population's history
         had = _HAD_BEFORE_RE.search(text, max(0, start - 60), start) or _HAD_AFTER_RE.match(text, end)
         return (had is None) != history
 
@@ -2817,9 +2846,6 @@ def unusable_lines(text: str, case: Case) -> str:
             f"{case.prior_lines + 1} ({case.prior_lines} prior)")
 
 
-# a drug a trial compared with ("eribulin versus dacarbazine"): not what the sentence offers
-_COMPARATOR_RE = re.compile(r"\b(?:versus|vs\.?|compared\s+(?:with|to)|rather\s+than|instead\s+of|than)\s+"
-                            r"(?:[\w-]+\s+){0,3}\Z", re.IGNORECASE)
 
 
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
