@@ -271,7 +271,11 @@ _STAGE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # The early (curative, operable) setting: adjuvant/neoadjuvant/perioperative treatment, resected/resectable disease.
 # Its own family ("setting"): "Stage I disease needs no adjuvant therapy" stays a stage I sentence for stage III.
 # Not read in a sentence about metastases ("resectable liver metastases ... perioperative chemotherapy").
-_SETTING_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperi-?operative\b|\b(?:pre|post)-?operative\b", re.IGNORECASE)
+# Not a work-up or an operation's outcome ("advances in preoperative imaging have improved patient selection for
+# resection": a long note's resected colon cancer with liver metastases had that passage's resection figures dropped).
+_SETTING_RE = re.compile(r"\b(?:neo-?)?adjuvant\b|\b(?:peri|pre|post)-?operative\b(?!\s+(?:imaging|evaluation|"
+                         r"assessment|staging|work-?up|testing|tests?|scans?|CT|MRI|PET|biops(?:y|ies)|complications?|"
+                         r"mortality|morbidity|deaths?)\b)", re.IGNORECASE)
 # "Resected"/"resectable": the early setting too, and its own family ("resection"), which an unresectable case
 # contradicts ("Resected/Resectable Stage IIIA NSCLC > Adjuvant immunotherapy" for unresectable stage IIIA: the
 # stage fits, the resection does not). "unresectable" itself is no condition (\b keeps it out).

@@ -3,7 +3,7 @@ been dropped whole: TOPAZ-1 ("unresectable locally advanced, recurrent, or metas
 metastatic gallbladder case, KEYNOTE-564 ("stage III disease or higher, regional lymph node metastases, or stage
 M1 status with no evidence of disease after resection") for a resected renal cell carcinoma, and PROfound ("olaparib
 ... or physician's choice of enzalutamide or abiraterone") for castration-resistant prostate cancer after
-abiraterone."""
+abiraterone. And "preoperative imaging" had read as the early setting, dropping a liver resection passage."""
 
 from __future__ import annotations
 
@@ -65,3 +65,12 @@ def test_a_trials_control_arm_is_not_what_it_offers() -> None:
                           treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
     kept, dropped = locked_candidates([passage], facts, "Targeted option?")
     assert set(kept) == {"E1.s1", "E1.s2"}, dropped
+
+
+def test_preoperative_imaging_is_no_treatment_setting() -> None:
+    # a long note's colon cancer, resected, now with liver metastases: the liver resection passage had been dropped
+    resected = case("58-year-old woman had a right hemicolectomy in 2019 for stage II colon cancer; MRI now shows "
+                    "three liver metastases. Is surgical resection of the liver metastases appropriate?")
+    said = "Improved surgical techniques and advances in preoperative imaging have improved patient selection."
+    assert assess(said, resected).verdict != "contradicts"
+    assert assess("Preoperative chemotherapy is a treatment option.", resected).verdict == "contradicts"
