@@ -229,6 +229,7 @@ class Condition:
     exclusive: bool = True  # gene: takes part in driver exclusivity (not for amplifications)
     heading: tuple[int, int] = (0, 0)  # a section's stage or setting: (which cited section, which of its headings)
     after_surgery: bool = False  # setting: adjuvant or postoperative treatment, which an unresectable case rules out
+    before_surgery: bool = False  # setting: neoadjuvant or preoperative treatment, which a resected case rules out
     implied: bool = False  # line: a stage's section implies its initial treatment (``_line_condition``)
 
 
@@ -479,7 +480,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
             for m in rx.finditer(text):
                 if extent_free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
                     add(m, Condition(family, "stage_class", m.group(0), value="resectable",
-                                     after_surgery=family == "setting" and _after_surgery(text, m)))
+                                     after_surgery=family == "setting" and _after_surgery(text, m),
+                                     before_surgery=family == "setting" and bool(_BEFORE_SURGERY_RE.match(m.group(0)))))
         for m in _SURGERY_RE.finditer(text) if not _CASE_UNRESECTABLE_RE.search(text) else ():
             if extent_free(m) and _surgery_named(text, m):
                 add(m, Condition("surgery", "surgery", m.group(0)))
@@ -1046,10 +1048,13 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.kind == "stage_class":
         if (c.family.endswith("resection") or c.after_surgery) and case.unresectable:
             return "contradicts", f"{case.stage_name}, unresectable" if case.stage_name else "unresectable"
-        if c.family == "setting" and case.resected and _BEFORE_SURGERY_RE.match(c.text):
+        if c.before_surgery and case.resected and (c.family == "setting" or not (
+                case.recurrent or case.unresectable or case.metastatic or case.line == "later")):
             # the operation is done: treatment before it no longer applies ("Neoadjuvant therapy is
             # particularly favored ..." had been offered first to a case after lumpectomy asking about
-            # adjuvant therapy)
+            # adjuvant therapy), nor a heading's ("... Resectable Stage III Melanoma > Neoadjuvant therapy":
+            # SWOG S1801 offered third to a melanoma after excision and node dissection) unless the disease
+            # has come back or spread since (a resected primary's liver metastases may have neoadjuvant therapy)
             return "contradicts", "already resected"
         return _fit_class(c.value, case)
     if c.kind == "surgery":
@@ -2507,6 +2512,13 @@ def misfit_filter(facts: CaseFacts) -> Callable[[Any], bool]:
             return True  # a section of drugs the case cannot have ("... > Immunotherapy > Nivolumab")
         return bool(hit.section) and assess("", case, (hit.section,)).verdict == "contradicts"
     return misfit
+
+
+def section_fits(facts: CaseFacts) -> Callable[[str], bool]:
+    """A test for a passage's section path: its headings state conditions (stage, receptor status, line, setting,
+    ...) and they fit the case (``assess`` says "fits"). For Corrective RAG's grading (``rag.fit_margin``)."""
+    case = case_from_facts(facts)
+    return lambda section: bool(section) and assess("", case, (section,)).verdict == "fits"
 
 
 # a question about follow-up ("What surveillance schedule (CEA, CT, colonoscopy) is recommended?") and the

@@ -169,6 +169,9 @@ class RagConfig(_Section):
     # cross-encoder logit at or above which a passage counts as relevant (finite: NaN refused every consult,
     # -inf switched grading off)
     relevance_min_score: float = Field(-3.0, ge=-50.0, le=50.0)
+    # a passage whose section fits the case (its stage, receptor status, line ...) is relevant down to
+    # relevance_min_score - fit_margin (kb/EVAL.md round 20); 0 = the logit alone
+    fit_margin: float = Field(3.0, ge=0.0, le=20.0)
     min_relevant: int = Field(1, ge=1)
     rewrite: Literal["rule", "llm"] = "rule"
     hyde: bool = False

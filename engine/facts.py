@@ -273,7 +273,7 @@ _UNRESECTABLE_WORDS = ("unresectable", "inoperable")
 _OPERATION = (r"(?:lumpectomy|mastectomy|(?:hemi)?colectomy|gastrectomy|esophagectomy|oesophagectomy|"
               r"pancreatectomy|pancreaticoduodenectomy|whipple(?:[ ]procedure)?|lobectomy|pneumonectomy|"
               r"nephrectomy|prostatectomy|cystectomy|hysterectomy|orchiectomy|hepatectomy|"
-              r"wide[ ]local[ ]excision)")
+              r"wide[ ](?:local[ ])?excision)")
 _RESECTION_RE = re.compile(
     r"\b(?P<done>resected|excised|(?:R0|R1|complete|curative|radical)[ ]resection|"
     r"underwent[ ](?:\w+[ ]){0,3}resection|"
@@ -394,6 +394,19 @@ def statement_text(text: str) -> str:
     """The text without its questions: "Is FOLFIRINOX an option?" or "Is he a transplant candidate?" asks; it does
     not report a treatment, a resection or a fitness."""
     return " ".join(s for s in _SENTENCE_RE.split(text) if not s.rstrip().endswith("?"))
+
+
+# A question's opening clause that tells what was done ("After wide excision and complete lymph node dissection for
+# stage IIIC melanoma, what adjuvant systemic therapy?"): a report, though its sentence asks
+_DONE_CLAUSE_RE = re.compile(r"^\s*(?:after|following|s/p|status\s+post)\b[^?,;]{3,200},\s+(?=(?:what|which|how|is|are|"
+                             r"should|does|do|can|could|would|when)\b)", re.IGNORECASE)
+
+
+def reported_text(text: str) -> str:
+    """``statement_text`` and the opening clause of a question that tells what was done (``_DONE_CLAUSE_RE``)."""
+    done = [m.group(0).rstrip(", ") + "." for s in _SENTENCE_RE.split(text) if s.rstrip().endswith("?")
+            and (m := _DONE_CLAUSE_RE.match(s))]
+    return " ".join([statement_text(text), *done]).strip()
 
 # "untreated brain metastases" is a lesion, not an untreated patient (shared with the line of therapy below)
 _NOT_THE_PATIENT = r"(?!,?\s+(?:(?:and\s+)?[\w-]+,?\s+){0,2}?(?:metastas[ie]s|metastatic\s+lesions?|lesions?|mets)\b)"
@@ -919,6 +932,7 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
     distant_relapse = _DISTANT_RELAPSE_RE.search(text)
     if distant_relapse and not _metastases_denied(text, distant_relapse):
         distant.append(distant_relapse)
+    later_nodal = False
     if found and max(_STAGE_ORDER[f[0]] for f in found) < 4 and distant and (
             _recurrent(text) or any(_later_metastases(text, m) for m in distant)):
         # a metastatic recurrence of a cancer first staged lower ("had hysterectomy for stage IB disease two years
@@ -933,6 +947,7 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
         # shows bulky axillary nodal disease only"): stage III now (a long note's case was searched as stage I and
         # missed the neoadjuvant therapy of resectable stage III)
         found = [("III", nodal)]
+        later_nodal = True
     stage, words = max(found, key=lambda f: _STAGE_ORDER[f[0]]) if found else (None, None)
     if not found and (m := TNM_RE.search(text)):
         words = m.group(0)  # no group, but case fit still reads M0 where stage IV means M1 (casefit)
@@ -941,10 +956,12 @@ def _stage(text: str, cancer_type: str | None = None, statuses: Iterable[str] = 
     extent = list(dict.fromkeys("unresectable" if m.group("not") else " ".join(m.group(0).lower().split())
                                 for m in _EXTENT_RE.finditer(text) if not _former_unresectable(text, m)))
     if not any(e in _UNRESECTABLE_WORDS for e in extent):
-        statements = statement_text(text)
+        statements = reported_text(text)
         done = [m for m in _RESECTION_RE.finditer(statements)
                 if not _RESECTION_NOT_DONE_RE.search(statements, 0, m.start())]
-        if done:
+        if done and later_nodal:
+            pass  # the primary was excised; the nodal disease found since is not (l21: neoadjuvant therapy asked)
+        elif done:
             extent.append("resected" if any(m.group("done") for m in done) else
                           "borderline resectable" if any(m.group("border") for m in done) else "resectable")
         elif any(_former_unresectable(text, m) for m in _EXTENT_RE.finditer(text)):

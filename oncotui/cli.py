@@ -1152,11 +1152,16 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     from dataclasses import replace
 
     text = args.question
+    fits = None
     if args.as_consult:
+        from engine.casefit import section_fits
         from engine.nodes.corrective_rag import consult_queries
+        from engine.nodes.ingestion import note_facts
+        from engine.phi import redact
 
         text, sent = consult_queries(text, settings)
         params = replace(params, **sent)
+        fits = section_fits(note_facts(redact(args.question).text, settings.router))
     result = kb.retrieve(text, params)
     if args.json:
         _print_json(result)
@@ -1206,7 +1211,7 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
                 print(f"      {h.title} > {_plain(h.section)}  {h.chunk_id}")
             print(f"Stage 4 trim to {params.char_budget} characters: {len(result.hits)} passages, "
                   f"{sum(len(h.text) for h in result.hits)} characters")
-            _explain_grades(settings, result)
+            _explain_grades(settings, result, fits)
         print("timings (ms): " + ", ".join(f"{k} {v * 1000:.1f}" for k, v in result.timings.items()))
         print()
     if not result.gate_passed:
@@ -1226,8 +1231,9 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     return 0
 
 
-def _explain_grades(settings: Any, result: Any) -> None:
-    """What the consult's grading step makes of the kept passages, and the rag_confidence that follows."""
+def _explain_grades(settings: Any, result: Any, fits: Any = None) -> None:
+    """What the consult's grading step makes of the kept passages, and the rag_confidence that follows. ``fits``:
+    the case's section test (``engine.casefit.section_fits``) when the question is sent as a consult."""
     from engine.nodes.corrective_rag import confidence, grade_by_cross_encoder, to_passages
 
     rag = settings.rag
@@ -1235,8 +1241,11 @@ def _explain_grades(settings: Any, result: Any) -> None:
         print(f"Grades: rag.grader = {rag.grader!r}: the tier model grades each passage during a consult "
               "(not run here)")
         return
-    graded = grade_by_cross_encoder(to_passages(result), rag.relevance_min_score)
-    print(f"Grades (relevant when the cross-encoder logit >= rag.relevance_min_score {rag.relevance_min_score:+.1f}):")
+    graded = grade_by_cross_encoder(to_passages(result), rag.relevance_min_score, fits, rag.fit_margin)
+    by_fit = (f", or >= {rag.relevance_min_score - rag.fit_margin:+.1f} where the section fits the case "
+              "(rag.fit_margin)") if fits is not None and rag.fit_margin > 0 else ""
+    print(f"Grades (relevant when the cross-encoder logit >= rag.relevance_min_score {rag.relevance_min_score:+.1f}"
+          f"{by_fit}):")
     for p in graded:
         score = "-" if p.rerank_score is None else f"{p.rerank_score:+.3f}"
         print(f"  [{p.id}] {score:>7} {'relevant    ' if p.relevant else 'NOT relevant'} {p.title} > "
@@ -1244,7 +1253,8 @@ def _explain_grades(settings: Any, result: Any) -> None:
     n = sum(bool(p.relevant) for p in graded)
     after = ("" if n >= rag.min_relevant else f"; fewer than rag.min_relevant = {rag.min_relevant}: a consult "
              "would rewrite the query once and retrieve again")
-    print(f"  {n} relevant, rag_confidence {confidence(graded):.3f} (mean sigmoid of their logits){after}")
+    print(f"  {n} relevant, rag_confidence {confidence(graded, rag.relevance_min_score):.3f} (mean sigmoid of "
+          f"the logits that reach rag.relevance_min_score){after}")
 
 
 def _plain(section: str) -> str:

@@ -111,7 +111,7 @@ def hit(p: Passage, score: float) -> Hit:
 def test_corrective_rag_scores_each_sentence_of_a_usable_passage_against_the_question() -> None:
     pancreas = Hit("p1", "FOLFIRINOX is a first-line option for metastatic pancreatic adenocarcinoma.",
                    "Pancreatic Cancer Treatment (PDQ®) - NCI", "pancreas.md", "## Metastatic", None, 0.3, 2.0)
-    kb = ScoringKB(hit(MARGETUXIMAB, 5.0), hit(TKI, 4.0), pancreas, hit(TKI, -6.0))
+    kb = ScoringKB(hit(MARGETUXIMAB, 5.0), hit(TKI, 4.0), pancreas, hit(TKI, -9.5))
     passages = consult(kb).retrieval.passages
     (question, texts), = kb.scored  # one call for all of them
     assert question == ("Which oral-based combination has shown benefit in patients with and without brain "
