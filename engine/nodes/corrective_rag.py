@@ -495,12 +495,13 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
     if ctx.settings.rag.rank_sentences and passages:
         passages = await asyncio.to_thread(score_sentences, kb, question_sentences(state.case_text), passages)
     closest = result.closest
+    rag = ctx.settings.rag
+    floor = rag.relevance_min_score if rag.grader == "cross_encoder" else None  # a logit's own relevance
     retrieval = Retrieval(
         query=query, passages=passages, gate_passed=result.gate_passed,
         closest_title=closest.title if closest else None,
         closest_distance=round(float(closest.distance), 4) if closest else None,
-        threshold=result.threshold or None, rewritten_query=rewritten, rag_confidence=confidence(passages, ctx.settings.rag.relevance_min_score
-                                                      if ctx.settings.rag.grader == "cross_encoder" else None),
+        threshold=result.threshold or None, rewritten_query=rewritten, rag_confidence=confidence(passages, floor),
         attempts=attempts, gate_k=result.gate_k, gate_value=_rounded(result.gate_value),
         gate_query=result.gate_query)
     ctx.emit(EvidenceReady(state.thread_id, state.consult_id, query, passages, retrieval.gate_passed,
