@@ -2385,7 +2385,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
     narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first.
     ``relevance``: sentence id -> how well it answers the question (``sentence_relevance``); when given, the order
-    above is fused with it (``_fused``)."""
+    above is fused with it (``_fused``). A trial's design detail (``_DESIGN_RE``) goes after the other sentences
+    of its tier."""
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
@@ -2423,13 +2424,30 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             factor = any(_FACTORS_LEAD_RE.search(part) for part in (parent or "").split(" > "))
             kind = 0 if sid in recommended and not _STATISTICS_RE.search(text) else \
                 2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text)
-            kept.append((int(elsewhere), int(unknown) + int(recurrence),
+            kept.append((int(elsewhere), int(unknown) + int(recurrence), int(bool(_DESIGN_RE.search(text))),
                          max(kind, 2) if _points_back(text) else kind,
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     order = [k[-1] for k in sorted(kept)]
     if relevance:
-        order = _fused(order, {k[-1]: k[:2] for k in kept}, relevance)
+        order = _fused(order, {k[-1]: k[:3] for k in kept}, relevance)
     return {sid: sentences[sid] for sid in order}, dropped
+
+
+# A sentence that opens a trial of its own ("In a randomized trial of 500 patients", "(NCT01234567)"), not one that
+# goes on with the trial before it ("The study enrolled women ...")
+_OWN_TRIAL_RE = re.compile(r"\b(?:a|an|another|one|second)\s+(?:[\w-]+\s+){0,4}(?:trial|study)\b|\bNCT\d{6,}",
+                           re.IGNORECASE)
+
+
+# A trial's design detail: its end points, stratification, who was permitted, the follow-up ("The primary end point
+# was OS.", "Patients were stratified by MMR status."): it answers no clinician's question, yet the cross-encoder
+# scores one that names the case's marker high; offered after the other sentences of its tier (six had been among
+# the first five of 114 questions)
+_DESIGN_RE = re.compile(
+    r"^\W*(?:the\s+)?(?:(?:co-?)?primary|secondary|sequential\s+primary|main)\s+(?:efficacy\s+)?end\s*-?points?\b|"
+    r"\bwere\s+stratified\b|^\W*(?:all\s+)?(?:[\w-]+\s+){0,3}were\s+(?:permitted|allowed)\b|"
+    r"^\W*(?:the\s+)?median\s+(?:duration\s+of\s+)?follow-up\b|^\W*(?:exclusion|inclusion)\s+criteria\b",
+    re.IGNORECASE)
 
 
 # Reciprocal rank fusion's constant: a sentence's score is 1/(K + its rank by fit and kind) + 1/(K + its rank by
@@ -2443,9 +2461,9 @@ def _fused(order: list[str], tier: Mapping[str, tuple[int, ...]], relevance: Map
     the tiny model drafts the first five sentences offered, and the one that answers the question ("A phase Ib
     trial ... tucatinib was combined with trastuzumab and capecitabine") had been offered 7th, behind trial
     background that fits as well. The tiers stay as they are (a follow-up section's sentences first for a follow-up
-    question; a sentence whose condition the case does not state after the others); within a tier neither order
-    wins alone: the cross-encoder judges words, not fit (it put "second-line chemotherapy with the OFF regimen
-    ..." first for a first-line question)."""
+    question; a sentence whose condition the case does not state after the others; a trial's design detail after
+    the rest of its tier); within a tier neither order wins alone: the cross-encoder judges words, not fit (it put
+    "second-line chemotherapy with the OFF regimen ..." first for a first-line question)."""
     by_relevance = sorted(order, key=lambda sid: -relevance.get(sid, -math.inf))
     rank = {sid: r for r, sid in enumerate(by_relevance)}
     score = {sid: 1 / (_FUSION_K + r) + 1 / (_FUSION_K + rank[sid]) for r, sid in enumerate(order)}
@@ -2643,6 +2661,19 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
         else:
             del kept[sid]
             dropped[sid] = f"repeats {same} (the same statement in another passage)"
+    # a trial's later sentence is offered after the one that began its story: "The study enrolled women ... who had
+    # disease progression after a platinum-based regimen" had been drafted first for a long note's endometrial case
+    # and KEYNOTE-775's opening, which names lenvatinib and pembrolizumab, offered 12th. Not a recommendation (it
+    # stands alone, before the trial that supports it) nor a sentence that opens a trial of its own ("In a randomized
+    # trial of 500 patients ...")
+    order: list[str] = []
+    for sid, (_, text) in kept.items():
+        if (head := stories.get(sid)) in kept and head not in order and sentence_kind(text) != 0 \
+                and not _OWN_TRIAL_RE.search(plain_sentence(text)):
+            order.append(head)
+        if sid not in order:
+            order.append(sid)
+    kept = {sid: kept[sid] for sid in order}
     return kept, dict(sorted(dropped.items(), key=lambda x: list(sentences).index(x[0])))
 
 

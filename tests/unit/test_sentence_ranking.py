@@ -143,3 +143,26 @@ def test_the_scores_survive_a_checkpoint() -> None:
     again = ConsultState.from_dict(state.to_dict())
     assert again.retrieval == state.retrieval
     assert again.retrieval.passages[0].sentence_scores == (-9.0, -9.0, -9.0, 3.5)
+
+
+KEYNOTE_775 = Passage("E1", "E1", "Endometrial Cancer Treatment (PDQ®) - NCI", "endometrial.md",
+                      "## Treatment of Stage III, Stage IV, and Recurrent Endometrial Cancer > ### Immunotherapy",
+                      None, "Study 309/KEYNOTE-775 was a large, international, multicenter, randomized trial that "
+                      "compared the combination of pembrolizumab and lenvatinib with chemotherapy. The study enrolled "
+                      "women with advanced or recurrent endometrial cancer who had disease progression after a "
+                      "platinum-based regimen. Patients were stratified by mismatch repair (MMR) status. The two "
+                      "primary end points were PFS and OS.", 0.17, 3.0, relevant=True)
+ENDOMETRIAL = ("67-year-old woman with recurrent mismatch repair-proficient endometrial carcinoma progressing after "
+               "carboplatin and paclitaxel. What second-line regimen has shown a survival benefit after platinum?")
+
+
+def test_a_trials_later_sentence_comes_after_the_one_that_began_its_story() -> None:
+    r = Settings().router
+    f = extract_facts(ENDOMETRIAL, genes=r.genes, treatment_keywords=r.treatment_keywords,
+                      rare_cancers=r.rare_cancers)
+    # the cross-encoder likes the population sentence and the stratification best
+    ranked = replace(KEYNOTE_775, sentence_scores=(-10.0, 2.0, 1.5, -9.0))
+    offered = list(locked_candidates([ranked], f, ENDOMETRIAL)[0])
+    assert offered[:2] == ["E1.s1", "E1.s2"]  # KEYNOTE-775's opening, which names the drugs, first
+    # a trial's design detail goes last, however relevant its words
+    assert set(offered[-2:]) == {"E1.s3", "E1.s4"}
