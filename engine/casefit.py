@@ -2369,7 +2369,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            parents: Mapping[str, str] | None = None,
            trials: set[str] | frozenset[str] = frozenset(),
            follow_up: bool = False,
-           relevance: Mapping[str, float] | None = None) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           relevance: Mapping[str, float] | None = None,
+           setting_asked: str = "") -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others, and of those, the
@@ -2384,6 +2385,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     its section.
     ``trials``: ids of sentences that are trial narrative by where they stand (``trial_sentences``), ranked as
     narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first.
+    ``setting_asked``: "before" or "after" surgery, as the question asks (``asked_setting``); a sentence of the
+    other setting only (by its own words or its section) goes after the rest, as a follow-up question's others do.
     ``relevance``: sentence id -> how well it answers the question (``sentence_relevance``); when given, the order
     above is fused with it (``_fused``). A trial's design detail (``_DESIGN_RE``) goes after the other sentences
     of its tier."""
@@ -2420,7 +2423,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             # GOG-0218's arms, under "stage III or IV disease", before PDQ's PARP inhibitor options item); only a
             # sentence whose condition the case does not state goes after every other; within one kind, one that
             # fits comes first, by its own words before by its section
-            elsewhere = follow_up and not _FOLLOW_UP_SECTION_RE.search(section or "")
+            elsewhere = follow_up and not _FOLLOW_UP_SECTION_RE.search(section or "") or \
+                bool(setting_asked) and _setting_of(text, section) == _OTHER_SETTING[setting_asked]
             factor = any(_FACTORS_LEAD_RE.search(part) for part in (parent or "").split(" > "))
             kind = 0 if sid in recommended and not _STATISTICS_RE.search(text) else \
                 2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text)
@@ -2446,7 +2450,7 @@ _OWN_TRIAL_RE = re.compile(r"\b(?:a|an|another|one|second)\s+(?:[\w-]+\s+){0,4}(
 _DESIGN_RE = re.compile(
     r"^\W*(?:the\s+)?(?:(?:co-?)?primary|secondary|sequential\s+primary|main)\s+(?:efficacy\s+)?end\s*-?points?\b|"
     r"\bwere\s+stratified\b|^\W*(?:all\s+)?(?:[\w-]+\s+){0,3}were\s+(?:permitted|allowed)\b|"
-    r"^\W*(?:the\s+)?median\s+(?:duration\s+of\s+)?follow-up\b|^\W*(?:exclusion|inclusion)\s+criteria\b",
+    r"^\W*(?:the\s+)?median\s+(?:duration\s+of\s+)?follow-up\b|^\W*the\s+follow-up\s+(?:period|time)\s+was\b|^\W*(?:exclusion|inclusion)\s+criteria\b",
     re.IGNORECASE)
 
 
@@ -2547,6 +2551,33 @@ _FOLLOW_UP_SECTION_RE = re.compile(
     r"\b(?:surveillance|follow[- ]?up|monitoring|survivorship|posttreatment)\b", re.IGNORECASE)
 
 
+# a question that asks for treatment before surgery ("Should he receive systemic therapy before surgery rather than
+# going straight to dissection?") or after it ("what adjuvant systemic therapy?"): the other setting's sentences go
+# after the rest (a long note's melanoma asking about neoadjuvant therapy had four adjuvant sentences among its five)
+_BEFORE_ASKED_RE = re.compile(r"\bneo-?adjuvant\b|\bpre-?operative\b|\bbefore\s+(?:\w+\s+)?(?:surgery|resection|"
+                              r"dissection|the\s+operation|cystectomy|mastectomy|lobectomy)\b", re.IGNORECASE)
+_AFTER_ASKED_RE = re.compile(r"(?<![\w-])adjuvant\b|\bpost-?operative\b|\bafter\s+(?:\w+\s+)?(?:surgery|resection|"
+                             r"dissection|the\s+operation)\b", re.IGNORECASE)
+_OTHER_SETTING = {"before": "after", "after": "before"}
+
+
+def asked_setting(question: str) -> str:
+    """"before" or "after" surgery when the case's question sentences ask for one of them only; else ""."""
+    asked = " ".join(asked_sentences(question))
+    before, after = bool(_BEFORE_ASKED_RE.search(asked)), bool(_AFTER_ASKED_RE.search(asked))
+    return "before" if before and not after else "after" if after and not before else ""
+
+
+def _setting_of(text: str, section: str | None) -> str:
+    """"before" or "after" surgery when every setting the sentence states (else its section's headings) is that
+    one; else ""."""
+    own = [c for _, _, c in spans(text) if c.family == "setting"]
+    found = own or [c for c in section_conditions(section or "") if c.family == "section" and c.kind == "stage_class"
+                    and (c.before_surgery or c.after_surgery)]
+    sides = {"before" if c.before_surgery else "after" if c.after_surgery else "" for c in found}
+    return sides.pop() if len(sides) == 1 else ""
+
+
 def asks_about_follow_up(question: str) -> bool:
     """The case's question sentences (``engine.facts.asked_sentences``) ask about follow-up."""
     return any(_FOLLOW_UP_ASKED_RE.search(s) for s in asked_sentences(question))
@@ -2578,7 +2609,8 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, items, sentence_labels(passages),
                            sentence_context(passages, sites=bool(facts.subsites)), set(stories),
-                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages))
+                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages),
+                           setting_asked=asked_setting(question))
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

@@ -166,3 +166,30 @@ def test_a_trials_later_sentence_comes_after_the_one_that_began_its_story() -> N
     assert offered[:2] == ["E1.s1", "E1.s2"]  # KEYNOTE-775's opening, which names the drugs, first
     # a trial's design detail goes last, however relevant its words
     assert set(offered[-2:]) == {"E1.s3", "E1.s4"}
+
+
+RESECTABLE = "## Treatment of Resectable Stage III Melanoma > ### Treatment Options for Resectable Stage III Melanoma"
+
+
+def test_the_setting_the_question_asks_for_comes_first() -> None:
+    adjuvant = Passage("E1", "E1", "Melanoma Treatment (PDQ®) - NCI", "melanoma.md", f"{RESECTABLE} > #### Adjuvant "
+                       "therapy", None, "Adjuvant therapeutic options are expanding for patients at high risk of "
+                       "recurrence and include checkpoint inhibitors. Nivolumab is a standard treatment option.",
+                       0.16, 3.0, relevant=True)
+    neoadjuvant = Passage("E2", "E2", "Melanoma Treatment (PDQ®) - NCI", "melanoma.md", f"{RESECTABLE} > #### "
+                          "Neoadjuvant therapy > ##### Immunotherapy", None, "Events were defined as disease "
+                          "progression or toxic effects that precluded surgery. Pembrolizumab was given for three "
+                          "cycles.", 0.19, 2.0, relevant=True)
+    note = ("44-year-old man with a melanoma excised in 2021 (stage IB); in 2025 PET-CT shows bulky axillary nodal "
+            "disease only. {}")
+    r = Settings().router
+
+    def offered(question: str) -> list[str]:
+        text = note.format(question)
+        f = extract_facts(text, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+        return list(locked_candidates([adjuvant, neoadjuvant], f, text)[0])
+
+    before = offered("Should he receive systemic therapy before surgery rather than going straight to dissection?")
+    assert set(before[:2]) == {"E2.s1", "E2.s2"}
+    after = offered("What adjuvant therapy after the dissection?")
+    assert set(after[:2]) == {"E1.s1", "E1.s2"}
