@@ -2450,7 +2450,8 @@ _OWN_TRIAL_RE = re.compile(r"\b(?:a|an|another|one|second)\s+(?:[\w-]+\s+){0,4}(
 _DESIGN_RE = re.compile(
     r"^\W*(?:the\s+)?(?:(?:co-?)?primary|secondary|sequential\s+primary|main)\s+(?:efficacy\s+)?end\s*-?points?\b|"
     r"\bwere\s+stratified\b|^\W*(?:all\s+)?(?:[\w-]+\s+){0,3}were\s+(?:permitted|allowed)\b|"
-    r"^\W*(?:the\s+)?median\s+(?:duration\s+of\s+)?follow-up\b|^\W*the\s+follow-up\s+(?:period|time)\s+was\b|^\W*(?:exclusion|inclusion)\s+criteria\b",
+    r"^\W*(?:the\s+)?median\s+(?:duration\s+of\s+)?follow-up\b|^\W*the\s+follow-up\s+(?:period|time)\s+was\b|"
+    r"^\W*(?:exclusion|inclusion)\s+criteria\b",
     re.IGNORECASE)
 
 
