@@ -2926,8 +2926,6 @@ def unusable_lines(text: str, case: Case) -> str:
             f"{case.prior_lines + 1} ({case.prior_lines} prior)")
 
 
-
-
 def _offered_avoided(text: str, case: Case) -> dict[str, str]:
     """The drugs ``text`` offers that the case avoids, each -> its key in ``case.avoided`` (itself or its class): not
     one named as the population's history ("in patients intolerant of capecitabine") or a trial's comparator."""

@@ -408,6 +408,7 @@ def reported_text(text: str) -> str:
             and (m := _DONE_CLAUSE_RE.match(s))]
     return " ".join([statement_text(text), *done]).strip()
 
+
 # "untreated brain metastases" is a lesion, not an untreated patient (shared with the line of therapy below)
 _NOT_THE_PATIENT = r"(?!,?\s+(?:(?:and\s+)?[\w-]+,?\s+){0,2}?(?:metastas[ie]s|metastatic\s+lesions?|lesions?|mets)\b)"
 _NAIVE_RE = re.compile(r"treatment[- ]na[iï]ve|untreated" + _NOT_THE_PATIENT + r"|no prior (?:therapy|treatment)",

@@ -9,8 +9,9 @@ only ``{"sentences": [labels]}`` under a schema whose labels are an enum (``engi
 labels become sentence ids ("E7.s1", ``engine.safety.unlabel_locked``) and the draft is those sentences, verbatim. Only
 sentences that do not contradict the case facts (their section's stage included) and come from a passage about the
 case's cancer are offered, those that fit the case first and, within that, recommendations before trial narrative
-and statistics (``engine.casefit.locked_candidates``; a small model tends to pick the first sentence offered): the
-model cannot pick "Stage I ..." for a stage III case, nor a pancreatic line for a lung case. When none is left no
+and statistics, that order fused with each sentence's relevance to the question (``engine.casefit.locked_candidates``;
+a small model tends to pick the first sentence offered): the model cannot pick "Stage I ..." for a stage III case,
+nor a pancreatic line for a lung case. When none is left no
 model is called: the Critic rejects the empty draft with the case-fit reason and, as no retry can change that, the
 consult goes to the safe refusal. While the model writes, the reader is shown each sentence it picks ("S1 [E2]
 Before 2000, ..."; ``LockedPicks``), not the JSON.
