@@ -1632,7 +1632,8 @@ _RULED_WORDS = r"contraindicated|not\s+(?:re)?challenged|(?:not|poorly)\s+tolera
 # the verb right after the drug ("T-DXd was stopped", "ifosfamide, which was avoided", "pembrolizumab was later
 # permanently discontinued"), or before it ("stopped pembrolizumab", "intolerant of capecitabine")
 _AVOIDED_AFTER_RE = re.compile(
-    r"\s*,?\s*(?:which\s+)?(?:(?:was|were|is|had\s+been|has\s+been|had\s+to\s+be)\s+)?(?:(?:then|later|"
+    r"\s*,?\s*(?:which\s+)?(?:(?:was|were|is|had\s+been|has\s+been|had\s+to\s+be)\s+)?"
+    r"(?:(?:started|begun|given|initiated|tried)\s+(?:but|and)\s+)?(?:(?:then|later|"
     r"subsequently|eventually|permanently|therefore)\s+)*"
     r"(?:(?P<stop>" + _STOP_WORDS + r")|(?P<keep>" + _KEEP_WORDS + r")|(?P<ruled>" + _RULED_WORDS + r"))\b",
     re.IGNORECASE)
@@ -1642,6 +1643,11 @@ _AVOIDED_BEFORE_RE = re.compile(
     r"(?P<stop>" + _STOP_WORDS + r"|stopping)|(?P<keep>" + _KEEP_WORDS + r"|avoiding))"
     r"\s+(?:(?:the|her|his|their)\s+)?\Z", re.IGNORECASE)
 _TOXICITY_RE = re.compile(_TOXICITY_WORDS, re.IGNORECASE)
+# or stopped because it cannot work: resistance, or a test that showed it ("Adjuvant imatinib was started but stopped
+# after four months when mutation testing showed a PDGFRA exon 18 D842V mutation": a long note's GIST was drafted an
+# imatinib plan)
+_RESISTANCE_RE = re.compile(r"\bresistan\w*|\binsensitiv\w*|\bineffective\b|\b(?:testing|analysis|sequencing|"
+                            r"profiling)\s+(?:showed|revealed|found|identified|detected)\b", re.IGNORECASE)
 # a toxicity of grade 2 or more that a drug caused ("grade 2 neuropathy from taxanes", "grade 3 colitis on
 # ipilimumab"): that drug is not given again (a long note's platinum-resistant ovarian case had weekly paclitaxel and
 # docetaxel drafted)
@@ -1681,7 +1687,8 @@ def _avoided_drugs(text: str) -> tuple[str, ...]:
         # the clause but the drug and its cue ("Because of colitis, ...")
         a, b = min(first, cue.start()), max(last, cue.end())
         rest = said[start:a] + " " + said[b:end]
-        if cue.group("stop") and not _TOXICITY_RE.search(rest) or cue.group("keep") and not _REASON_RE.search(rest):
+        if cue.group("stop") and not (_TOXICITY_RE.search(rest) or _RESISTANCE_RE.search(rest)) \
+                or cue.group("keep") and not _REASON_RE.search(rest):
             continue  # "stopped after six cycles", "pembrolizumab was not given"
         out.setdefault(drug, said[start:end].strip(" ,"))
     if (limit := _anthracycline_limit(said)) and ANTHRACYCLINE not in asked:

@@ -45,7 +45,7 @@ def consult_markdown(store: Any, thread_id: str, consult_id: str | None = None) 
     # shown when stated, as in the patient pane: each decides which guideline lines apply (case fit)
     out += [f"- {name}: {value}" for name, value in (
         ("Line of therapy", f.line_text), ("Progressed after", ", ".join(f.progressed_after)),
-        ("Avoided (toxicity or contraindication)", ", ".join(f.avoided_names)),
+        ("Avoided (toxicity, resistance or contraindication)", ", ".join(f.avoided_names)),
         ("Groups", ", ".join(f.groups))) if value]
     out.append("")
     if s.routing:

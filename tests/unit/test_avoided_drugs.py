@@ -37,6 +37,11 @@ def facts(note: str) -> CaseFacts:
     ("We plan to stop nivolumab because of rash.", ()),
     ("Should we stop T-DXd because of the ILD?", ()),
     ("Carboplatin and pembrolizumab; pembrolizumab was discontinued for grade 3 colitis.", ("pembrolizumab",)),
+    # stopped because it cannot work (session 22: a long note's D842V GIST had an imatinib plan drafted)
+    ("Adjuvant imatinib was started but stopped after four months when mutation testing showed a PDGFRA exon 18 "
+     "D842V mutation.", ("imatinib",)),
+    ("Erlotinib was discontinued because of resistance.", ("erlotinib",)),
+    ("Adjuvant imatinib was started and stopped after three years as planned.", ()),
 ])
 def test_drugs_stopped_for_toxicity_or_ruled_out(note: str, avoided: tuple[str, ...]) -> None:
     assert facts(note).avoided_names == avoided
