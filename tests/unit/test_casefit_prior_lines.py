@@ -224,4 +224,5 @@ def test_the_export_shows_the_line_history_and_groups_the_case_was_judged_by(tmp
     assert "Avoided" not in consult_markdown(engine.store, "PT-0002")
     collect(lambda: engine.stream("PT-0003", "Metastatic pancreatic adenocarcinoma, ECOG 1; nab-paclitaxel was "
                                              "stopped because of grade 3 neuropathy. Options?"))
-    assert "- Avoided (toxicity, resistance or contraindication): paclitaxel" in consult_markdown(engine.store, "PT-0003")
+    assert "- Avoided (toxicity, resistance or contraindication): paclitaxel" in \
+        consult_markdown(engine.store, "PT-0003")
