@@ -197,7 +197,7 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
                           subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
-from engine.safety import (drug_names, drug_spans, list_header, offered_sentences, passage_sentences, plain_sentence,
+from engine.safety import (drug_names, drug_spans, list_header, passage_sentences, plain_sentence,
                            split_sentences, text_units)
 from engine.state import CaseFacts, Passage
 
@@ -2475,15 +2475,17 @@ def _fused(order: list[str], tier: Mapping[str, tuple[int, ...]], relevance: Map
     return sorted(order, key=lambda sid: (tier[sid], -score[sid]))
 
 
-def sentence_relevance(passages: Sequence[Passage]) -> dict[str, float]:
+def sentence_relevance(passages: Sequence[Passage],
+                       sentences: Mapping[str, tuple[str, str]] | None = None) -> dict[str, float]:
     """Sentence id -> its cross-encoder logit against the question (``Passage.sentence_scores``, set by Corrective
-    RAG), for the passages that have one per sentence."""
-    out: dict[str, float] = {}
-    for p in passages:
-        sentences = offered_sentences(p.text) if p.sentence_scores else []
-        if len(sentences) == len(p.sentence_scores):
-            out.update((f"{p.id}.s{j}", score) for j, score in enumerate(p.sentence_scores, 1))
-    return out
+    RAG), for the passages that have one per sentence. ``sentences``: ``passage_sentences(passages)`` when the caller
+    has it already (not split again)."""
+    counts: dict[str, int] = {}
+    for pid, _ in (sentences if sentences is not None else passage_sentences(
+            [p for p in passages if p.sentence_scores])).values():
+        counts[pid] = counts.get(pid, 0) + 1
+    return {f"{p.id}.s{j}": score for p in passages if p.sentence_scores and counts.get(p.id) == len(p.sentence_scores)
+            for j, score in enumerate(p.sentence_scores, 1)}
 
 
 # a sentence that points back to what its passage named before ("This drug has shown activity ...", "This strategy
@@ -2610,7 +2612,7 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
     kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
                            {p.id: p.section for p in passages}, items, sentence_labels(passages),
                            sentence_context(passages, sites=bool(facts.subsites)), set(stories),
-                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages),
+                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages, sentences),
                            setting_asked=asked_setting(question))
     for sid, (pid, _) in sentences.items():
         if pid in off:

@@ -1155,13 +1155,11 @@ def _kb_query(args: argparse.Namespace, settings: Any, kb: Any) -> int:
     fits = None
     if args.as_consult:
         from engine.casefit import section_fits
-        from engine.nodes.corrective_rag import consult_queries
-        from engine.nodes.ingestion import note_facts
-        from engine.phi import redact
+        from engine.nodes.corrective_rag import consult_facts, consult_queries
 
         text, sent = consult_queries(text, settings)
         params = replace(params, **sent)
-        fits = section_fits(note_facts(redact(args.question).text, settings.router))
+        fits = section_fits(consult_facts(args.question, settings)[1])
     result = kb.retrieve(text, params)
     if args.json:
         _print_json(result)

@@ -369,13 +369,18 @@ def consult_queries(text: str, settings: Any) -> tuple[str, dict[str, Any]]:
     ``first_queries`` and ``demote``, the case-fit test that orders what is kept (``case_demote``). For
     ``oncotui eval retrieval --as-consult``, ``kb query --as-consult`` and ``bench/kb_retrieval.py
     --as-consult``; the node itself works from the state ingestion wrote."""
+    redacted, facts = consult_facts(text, settings)
+    return build_query(redacted, facts), {**first_queries(redacted, facts, settings),
+                                          "demote": case_demote(redacted, facts, settings)}
+
+
+def consult_facts(text: str, settings: Any) -> tuple[str, CaseFacts]:
+    """A clinician's raw text as a consult reads it: redacted, and the facts ingestion extracts from it."""
     from engine.nodes.ingestion import note_facts
     from engine.phi import redact
 
     redacted = redact(text).text
-    facts = note_facts(redacted, settings.router)
-    return build_query(redacted, facts), {**first_queries(redacted, facts, settings),
-                                          "demote": case_demote(redacted, facts, settings)}
+    return redacted, note_facts(redacted, settings.router)
 
 
 def rule_rewrite(facts: CaseFacts, text: str) -> str:
@@ -492,10 +497,10 @@ async def run(state: ConsultState, ctx: NodeContext) -> ConsultState:
             regraded = await graded(rewritten, second)
             if sum(p.usable for p in regraded) > sum(p.usable for p in passages):
                 result, passages = second, regraded
-    if ctx.settings.rag.rank_sentences and passages:
+    rag = ctx.settings.rag
+    if rag.rank_sentences and passages:
         passages = await asyncio.to_thread(score_sentences, kb, question_sentences(state.case_text), passages)
     closest = result.closest
-    rag = ctx.settings.rag
     floor = rag.relevance_min_score if rag.grader == "cross_encoder" else None  # a logit's own relevance
     retrieval = Retrieval(
         query=query, passages=passages, gate_passed=result.gate_passed,
