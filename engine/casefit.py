@@ -189,7 +189,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DRUGS, BCLC_RE, BREAST_TYPES,
-                          CDK46_DRUGS, CHEMO_BACKBONES, CTLA4_DRUGS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
+                          CDK46_DRUGS, CHEMO_BACKBONES, CTLA4_DRUGS, CYTOTOXICS, DASHES, EGFR_TKIS, EITHER_WAY_RE,
                           FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ADCS, HER2_ISH_RE, HER2_SCORE_RE,
                           LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE, POMALIDOMIDE,
                           RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, avoid_key, bladder_stage,
@@ -2737,7 +2737,7 @@ _CLASS_OF = {**{r: r for r in FRONTLINE_REGIMENS.values()}, **dict.fromkeys(CTLA
              **dict.fromkeys(EGFR_TKIS, EGFR_TKI), **dict.fromkeys(ARPI_DRUGS, ARPI),
              **dict.fromkeys(CDK46_DRUGS, CDK46), **dict.fromkeys(ALK_SECOND_GEN, ALK_EARLY), ALK_LAST_GEN: ALK_ALL,
              LENALIDOMIDE: LENALIDOMIDE, POMALIDOMIDE: POMALIDOMIDE, **dict.fromkeys(ANTI_CD38_DRUGS, ANTI_CD38),
-             **{drug: drug for drug in HER2_ADCS.values()}, "bevacizumab": "bevacizumab"}
+             **{drug: drug for drug in HER2_ADCS.values()}, "bevacizumab": "bevacizumab", **CYTOTOXICS}
 _CLASS_RE = re.compile(r"\banti[-\u2013 ]?PD-?L?1\b|\bPD-?L?1[-\u2013 ]?(?:inhibitors?|blockade|blocking|directed|"
                        r"antibod(?:y|ies))|\b(?:immune[- ])?checkpoint[- ](?:inhibitors?|inhibition|blockade)",
                        re.IGNORECASE)
@@ -2764,9 +2764,13 @@ _TARGETED_DRUGS = {
     ANTI_CD38: " ".join(ANTI_CD38_DRUGS),
     # the chemotherapy backbones a case that progressed on them is done with (engine.facts ``CHEMO_BACKBONES``)
     "irinotecan": "irinotecan folfiri mfolfiri capiri xeliri folfirinox mfolfirinox folfoxiri nalirifox",
-    "oxaliplatin": "oxaliplatin folfox mfolfox capox xelox folfirinox mfolfirinox folfoxiri nalirifox"}
+    "oxaliplatin": "oxaliplatin folfox mfolfox capox xelox folfirinox mfolfirinox folfoxiri nalirifox",
+    # the cytotoxics a case progressed on or within six months of (engine.facts ``CYTOTOXICS``)
+    **{cls: " ".join(d for d, c in CYTOTOXICS.items() if c == cls) for cls in set(CYTOTOXICS.values())}}
 _HER2_ADC_NAMES = frozenset(HER2_ADCS.values())  # two words each: read by ``drug_spans``
-_ONLY_WHEN_HAD = frozenset({"irinotecan", "oxaliplatin", ANTI_CD38, POMALIDOMIDE, "bevacizumab", *_HER2_ADC_NAMES})
+_ONLY_WHEN_HAD = frozenset({"irinotecan", "oxaliplatin", ANTI_CD38, POMALIDOMIDE, "bevacizumab", *_HER2_ADC_NAMES,
+                            *CYTOTOXICS.values()})
+_CYTOTOXIC_CLASSES = frozenset(CYTOTOXICS.values())
 _DRUG_TARGETS = {drug: frozenset(g for g, drugs in _TARGETED_DRUGS.items() if drug in drugs.split())
                  for drug in " ".join(_TARGETED_DRUGS.values()).split()}
 
@@ -2865,9 +2869,14 @@ def _ruled_out(aimed: list[list[frozenset[str]]], case: Case, offers: bool = Tru
     aimed = [[genes for genes in named if genes & set(case.exhausted) or not genes <= _ONLY_WHEN_HAD]
              for named in aimed]
     aimed = [[genes & set(case.exhausted) or genes - _GENERATIONS or genes for genes in named] for named in aimed]
-    if not ruled or not aimed or not all(named and all(genes <= ruled for genes in named) for named in aimed):
+    # a regimen built on a cytotoxic the disease progressed on or soon after is ruled out whatever it adds to it
+    # (liposomal doxorubicin with durvalumab after liposomal doxorubicin)
+    chemo = set(case.exhausted) & _CYTOTOXIC_CLASSES
+    resisted = [[genes for genes in named if genes and genes <= chemo] for named in aimed]
+    if not ruled or not aimed or not all(named and (all(genes <= ruled for genes in named) or done)
+                                         for named, done in zip(aimed, resisted)):
         return ""
-    genes = sorted(set().union(*(g for named in aimed for g in named)))
+    genes = sorted(set().union(*(g for named, done in zip(aimed, resisted) for g in (done or named))))
     if ras and ANTI_EGFR in genes:
         return (f"names an {ANTI_EGFR} (cetuximab, panitumumab), which is for RAS wild-type colorectal cancer; the "
                 f"case is {case.names.get(ras[0], ras[0] + ' mutated')}")

@@ -1567,6 +1567,73 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+
+# Cytotoxic drugs (``drug_spans`` keys) a case is done with when its disease progressed on them or within six months
+# of their last dose (the definition of platinum resistance, which holds for the others too): a long note's ovarian
+# cancer that came back three months after carboplatin and pegylated liposomal doxorubicin had liposomal
+# doxorubicin's trials offered first. Progression later than that is a relapse a guideline may re-treat (a
+# platinum-sensitive recurrence gets platinum again), so it is not read. Not fluorouracil nor capecitabine (colorectal
+# cancer keeps the fluoropyrimidine from line to line), nor irinotecan and oxaliplatin (``CHEMO_BACKBONES``).
+PLATINUM = "platinum"
+CYTOTOXICS = {"carboplatin": PLATINUM, "cisplatin": PLATINUM, "doxorubicin": "doxorubicin",
+              "epirubicin": "epirubicin", "paclitaxel": "paclitaxel", "docetaxel": "docetaxel",
+              "gemcitabine": "gemcitabine", "topotecan": "topotecan", "pemetrexed": "pemetrexed",
+              "eribulin": "eribulin", "vinorelbine": "vinorelbine", "etoposide": "etoposide",
+              "temozolomide": "temozolomide", "trabectedin": "trabectedin", "lurbinectedin": "lurbinectedin",
+              "cabazitaxel": "cabazitaxel", "ifosfamide": "ifosfamide"}
+_WEEKS_OR_MONTHS = r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|several)\s+" \
+                   r"(?P<unit>weeks?|months?)"
+# how soon: "three months after her last platinum dose", "five months after finishing", "within 6 months of
+# completing"
+_SOON_RES = (re.compile(_WEEKS_OR_MONTHS + r"\s+(?:after|from|following|since)\s+(?:(?:her|his|their|the)\s+)?"
+                        r"(?:last|final|complet\w*|finish\w*|end\b|stopping)", re.IGNORECASE),
+             re.compile(r"\bwithin\s+" + _WEEKS_OR_MONTHS + r"\s+(?:of|after)\b", re.IGNORECASE))
+# on the drugs it names next: "progressed on weekly paclitaxel", "grew during topotecan", "refractory to topotecan"
+_ON_DRUGS_RE = re.compile(r"\b(?:progress\w*|relaps\w*|recurr\w*|grew|growing|enlarg\w*)\s+(?:while\s+)?(?:on|"
+                          r"during|while\s+(?:on|receiving|still\s+on))\b|\brefractory\s+to\b", re.IGNORECASE)
+_EARLY_MONTHS = 6
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "several": 4}
+# a sentence that reports the disease growing (``_PROGRESSION_RE`` and ``_NEW_DISEASE_RE`` besides)
+_GROWTH_RE = re.compile(r"\b(?:enlarg\w*|grow\w*|grew|worsen\w*|rising|increas\w*)\b", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"[,;:()]|\s+(?:but|then|followed\s+by)\s+", re.IGNORECASE)
+
+
+def _soon(m: re.Match[str]) -> bool:
+    """A ``_SOON_RES`` match within ``_EARLY_MONTHS`` (a number of weeks always is)."""
+    n = " ".join(m.group("n").lower().split())
+    months = int(n) if n.isdigit() else _NUMBER_WORDS.get(n, _EARLY_MONTHS + 1)
+    return m.group("unit").lower().startswith("week") or months <= _EARLY_MONTHS
+
+
+def _early_progression(text: str) -> tuple[str, ...]:
+    """The cytotoxic drugs (``CYTOTOXICS`` keys) the disease progressed on or within six months of, in a statement
+    that reports the disease growing: those a "progressed on" or "refractory to" governs ("progressed on weekly
+    paclitaxel"), and those named before a "how soon" (``_SOON_RES``) and after the statement's last progression
+    cue before them, the recurrence they treated ("A platinum-sensitive recurrence in 2023 was treated with
+    carboplatin and pegylated liposomal doxorubicin, but ... three months after her last platinum dose, she
+    developed ascites"); when the statement names none before it, those of the statement before."""
+    said = [s for s in _SENTENCE_RE.split(statement_text(text)) if s.strip()]
+    out: list[str] = []
+    for i, sentence in enumerate(said):
+        cues = [c for c in [*_PROGRESSION_RE.finditer(sentence), *_NEW_DISEASE_RE.finditer(sentence),
+                            *_GROWTH_RE.finditer(sentence)]
+                if not _LINE_NEGATION_RE.search(sentence[max(0, c.start() - 20):c.start()])]
+        if not cues:
+            continue
+        for m in _ON_DRUGS_RE.finditer(sentence):
+            if not _LINE_NEGATION_RE.search(sentence[max(0, m.start() - 20):m.start()]):
+                out += [key for _, _, key in drug_spans(_CLAUSE_END_RE.split(sentence[m.end():])[0])]
+        for m in (m for soon_re in _SOON_RES for m in soon_re.finditer(sentence)):
+            if not _soon(m) or _LINE_NEGATION_RE.search(sentence[max(0, m.start() - 20):m.start()]):
+                continue
+            before = [(a, key) for a, _, key in drug_spans(sentence[:m.start()])]
+            if not before and i:
+                before = [(0, key) for _, _, key in drug_spans(said[i - 1])]
+            last = max((c.end() for c in cues if before and c.end() <= before[0][0]), default=0)
+            out += [key for a, key in before if a >= last]
+    return tuple(dict.fromkeys(d for d in out if d in CYTOTOXICS))
+
 # A drug stopped for a toxicity or ruled out by the note is not offered again (engine.casefit), nor is another of its
 # class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan conjugates'
 # interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
@@ -2156,7 +2223,10 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         cancer_type = "male breast cancer"
     if cancer_type == "lung cancer" and _NSCLC_CUE_RE.search(text):
         cancer_type = "non-small cell lung cancer"
+    early = _early_progression(text)
     statuses = _statuses(text)
+    if any(CYTOTOXICS[drug] == PLATINUM for drug in early):  # back within six months of platinum: resistant now
+        statuses = tuple(x for x in statuses if not x.startswith(PLATINUM + ":")) + (f"{PLATINUM}:resistant",)
     stage, stage_text = _stage(text, cancer_type, statuses)
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
@@ -2174,7 +2244,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         line=line,
         first_line_done=first_line_done,
         prior_lines=_prior_lines(text) if line == "later" else None,
-        progressed_after=_progressed_after(text, cancer_type),
+        progressed_after=tuple(dict.fromkeys(_progressed_after(text, cancer_type) + early)),
         avoided_drugs=_avoided_drugs(text),
         recurrent=_recurrent(text),
         fitness=_fitness(text),

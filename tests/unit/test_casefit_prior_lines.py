@@ -65,12 +65,14 @@ def test_follow_up_turn_keeps_the_first_line_behind() -> None:
 
 
 @pytest.mark.parametrize("note, given", [
-    (THIRD_LINE, ("pembrolizumab",)),
+    # and the cytotoxic it is progressing on now (engine.facts ``_early_progression``)
+    (THIRD_LINE, ("pembrolizumab", "docetaxel")),
     ("Metastatic melanoma on nivolumab since March. CT shows progression in the liver. Next?", ("nivolumab",)),
     ("Metastatic RCC refractory to nivolumab and ipilimumab. Second-line options?", ("nivolumab", "ipilimumab")),
     ("Stage IV NSCLC progressed after chemo-immunotherapy. What next?", ("chemo-immunotherapy",)),
     # on it, not past it; planned; negated; adjuvant (a rechallenge may be considered); a question
-    ("Metastatic NSCLC progressed on carboplatin/pemetrexed; pembrolizumab started 2 weeks ago. Rash?", ()),
+    ("Metastatic NSCLC progressed on carboplatin/pemetrexed; pembrolizumab started 2 weeks ago. Rash?",
+     ("carboplatin", "pemetrexed")),
     ("Stage IV NSCLC, progressed on first-line chemotherapy; plan to start nivolumab. Right?", ()),
     ("Metastatic urothelial carcinoma, progressed on platinum; not a candidate for pembrolizumab.", ()),
     ("Stage III melanoma, recurred with lung metastases 3 months after adjuvant pembrolizumab. Next?", ()),
@@ -127,8 +129,11 @@ def test_retrieval_puts_sections_of_drugs_the_case_cannot_have_last() -> None:
     assert misfit(Hit(f"{SECOND_LINE} > Immunotherapy > Nivolumab", "Nivolumab improved OS."))
     assert misfit(Hit(CRIZOTINIB[0], "Crizotinib improved PFS."))
     assert misfit(Hit(FIRST_LINE_SECTION, "Pembrolizumab alone."))
-    assert not misfit(Hit(f"{SECOND_LINE} > Chemotherapy > Docetaxel plus ramucirumab",
+    assert not misfit(Hit(f"{SECOND_LINE} > Chemotherapy > Gemcitabine plus ramucirumab",
                           "Patients who progressed after pembrolizumab were included."))
+    # the case is progressing on docetaxel: a regimen built on it is not for it
+    assert misfit(Hit(f"{SECOND_LINE} > Chemotherapy > Docetaxel plus ramucirumab",
+                      "Patients who progressed after pembrolizumab were included."))
     assert not misfit(Hit(f"{SECOND_LINE} > Immunotherapy > Nivolumab plus ipilimumab", "An option."))
 
 

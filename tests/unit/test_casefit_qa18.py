@@ -179,7 +179,7 @@ def test_checkpoint_inhibitors_are_not_offered_to_egfr_or_alk_driven_nsclc_befor
     for note, p in (("Stage IV lung adenocarcinoma, no EGFR, ALK or ROS1 alterations, PD-L1 60%. First-line therapy?",
                      any_line),
                     ("Stage IV lung adenocarcinoma, EGFR exon 19 deletion, progressed on first-line osimertinib and "
-                     "then on second-line carboplatin-pemetrexed. Options?", progressive)):
+                     "then on second-line docetaxel. Options?", progressive)):
         assert "E2.s1" in locked_candidates([p], note_facts(note))[0], note
 
 
