@@ -54,7 +54,7 @@ def _names_all(text: str, terms: list[str]) -> bool:
 
 
 async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
-    from engine.casefit import locked_candidates
+    from engine.casefit import bullets_under, locked_candidates
     from engine.checkpoint import CheckpointStore
     from engine.config import load_settings
     from engine.graph import Engine
@@ -93,9 +93,17 @@ async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
                 why = f" ~ {c.reasons[0][:120]}" if c.reasons and c.state != "supported" else ""
                 lines.append(f"CLAIM {c.state} {c.sentence_ids} {c.text[:100]}{why}")
             if terms:  # the set's answer terms: where the first sentence naming them all was offered, and drafted
-                at = next((k for k, (_, sentence) in enumerate(offered.values(), 1) if _names_all(sentence, terms)), 0)
-                drafted = any(_names_all(c.text, terms) for c in (st.ledger.claims if st.ledger else ())
-                              if c.state in ("supported", "qualified"))
+                # (an options item counts with the drugs listed under it, as the answer shows them)
+                passages = {p.id: p for p in st.retrieval.passages} if st.retrieval else {}
+
+                def seen(sid: str, text: str) -> str:
+                    p = passages.get(sid.rsplit(".s", 1)[0])
+                    return " ".join([text, *(bullets_under(p, sid) if p else [])])
+                at = next((k for k, (sid, (_, sentence)) in enumerate(offered.items(), 1)
+                           if _names_all(seen(sid, sentence), terms)), 0)
+                claims = [c for c in (st.ledger.claims if st.ledger else ()) if c.state in ("supported", "qualified")]
+                drafted = any(_names_all(seen(c.sentence_ids[0], c.text) if len(c.sentence_ids) == 1 else c.text,
+                                         terms) for c in claims)
                 lines.append(f"ANSWER {'+'.join(terms)} offered_at={at or '-'} drafted={'yes' if drafted else 'no'}")
             if st.refusal_reason:
                 lines.append(f"REFUSED {st.refusal_reason[:200]}")

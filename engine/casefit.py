@@ -197,8 +197,8 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
                           subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
-from engine.safety import (drug_names, drug_spans, list_header, passage_sentences, plain_sentence,
-                           split_sentences, text_units)
+from engine.safety import (OPTIONS_HEADER_RE, drug_names, drug_spans, list_header, passage_sentences,
+                           plain_sentence, text_units, unit_sentences)
 from engine.state import CaseFacts, Passage
 
 Fit = Literal["fits", "unknown", "contradicts"]
@@ -2087,25 +2087,18 @@ def sentence_kind(text: str) -> int:
     return 2 if _NARRATIVE_RE.search(plain) else 1
 
 
-_OPTIONS_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:]*\binclude", re.IGNORECASE)
-
-
-def _offered_units(p: Passage) -> list[tuple[str, str, list[str], list[str]]] | None:
-    """(kind, text, offered sentences, list headers) of each unit of ``p``, the sentences numbered in order as
-    ``passage_sentences`` numbers them; None when the units do not split as it does (then nothing is guessed)."""
-    units = []
-    for kind, unit in text_units(p.text):
-        pieces = split_sentences(unit) if kind in ("text", "list") else []
-        units.append((kind, unit, [x for x in pieces if not list_header(x)], [x for x in pieces if list_header(x)]))
-    offered = [text for _, text in passage_sentences([p]).values()]
-    return units if [x for _, _, sentences, _ in units for x in sentences] == offered else None
+def _offered_units(p: Passage) -> list[tuple[str, str, list[str], list[str]]]:
+    """(kind, text, offered sentences, list headers) of each unit of ``p`` (``unit_sentences``), the sentences
+    numbered in order as ``passage_sentences`` numbers them."""
+    return [(kind, unit, [x for x in pieces if not list_header(x)], [x for x in pieces if list_header(x)])
+            for kind, unit, pieces in unit_sentences(p.text)]
 
 
 def recommended_items(passages: Sequence[Passage]) -> set[str]:
     """Sentence ids (as ``passage_sentences`` numbers them) of list items under a recommendation's list header
     ("Treatment options for stage IV disease include:" then "1. Surgery with chemotherapy."): the header is not
     offered (it says nothing alone), so its items are the recommendation. Items under another header ("Evidence
-    (pembrolizumab):" then the trials) are not. Empty for a passage whose units do not split as it does."""
+    (pembrolizumab):" then the trials) are not."""
     out: set[str] = set()
     for p in passages:
         j, under = 0, False  # sentence number; under a recommendation's header
@@ -2115,7 +2108,7 @@ def recommended_items(passages: Sequence[Passage]) -> set[str]:
                 if under and kind == "list":
                     out.add(f"{p.id}.s{j}")
             if headers:
-                under = bool(_OPTIONS_HEADER_RE.search(headers[-1]) or _RECOMMEND_RE.search(headers[-1]))
+                under = bool(OPTIONS_HEADER_RE.search(headers[-1]) or _RECOMMEND_RE.search(headers[-1]))
             elif kind != "list":
                 under = False
     return out
@@ -2138,7 +2131,7 @@ def trial_stories(passages: Sequence[Passage]) -> dict[str, str]:
     over several sentences, and those that name no trial read as advice when offered alone: the audit's dMMR
     endometrial case was offered "Afterwards, patients received up to 14 cycles of maintenance therapy with
     pembrolizumab or placebo." and "No other predetermined subgroup benefitted from adding pembrolizumab." among
-    the first, and the model quoted both. Empty for a passage whose units do not split as it does. Each id maps to
+    the first, and the model quoted both. Each id maps to
     the sentence that began its story (the first trial narrative of its paragraph, item or run of bullets), whose
     population it shares."""
     out: dict[str, str] = {}
@@ -2188,8 +2181,7 @@ def sentence_labels(passages: Sequence[Passage]) -> dict[str, str]:
     sentence is under, for ``assess``. PDQ labels a trial by its population ("1. **Previously treated patients.**
     One study included 173 patients ...") and writes the trial's design and results after it, in the same item,
     in bullets ("- The median age was 61 years") and in paragraphs; the label holds until the next numbered item,
-    heading or label, within the passage (a chunk that starts inside the item does not see it). Empty for a
-    passage whose units do not split as it does."""
+    heading or label, within the passage (a chunk that starts inside the item does not see it)."""
     out: dict[str, str] = {}
     for p in passages:
         j, label = 0, ""
@@ -2212,8 +2204,7 @@ def sentence_parents(passages: Sequence[Passage]) -> dict[str, str]:
     """Sentence id (as ``passage_sentences`` numbers them) -> the numbered list item a bullet sits under, as plain
     text, for ``select`` to read as the sentence's deepest heading. PDQ nests an option's drugs under it:
     "8. ROS1 inhibitors (for patients with ROS1 rearrangements)." then "- Repotrectinib (for both ROS1 TKI-naive and
-    ROS1 TKI-treated patients)."; the drug's line holds only for ROS1-rearranged disease, as a heading's would.
-    Empty for a passage whose units do not split as it does."""
+    ROS1 TKI-treated patients)."; the drug's line holds only for ROS1-rearranged disease, as a heading's would."""
     out: dict[str, str] = {}
     for p in passages:
         j, parent = 0, ""
@@ -2260,7 +2251,7 @@ def paragraph_sites(passages: Sequence[Passage]) -> dict[str, str]:
     hard palate"). PDQ's lip and oral cavity summary runs through the sites paragraph by paragraph: "Early lesions
     of the upper gingiva or hard palate ... can be treated ..." then "Advanced infiltrative and ulcerating lesions
     should be treated by a combination of radiation therapy and surgery.", which the audit's oral tongue case was
-    offered first. Empty for a passage whose units do not split as it does."""
+    offered first."""
     out: dict[str, str] = {}
     for p in passages:
         j = 0
@@ -2282,8 +2273,7 @@ def paragraph_stages(passages: Sequence[Passage]) -> dict[str, str]:
     """Sentence id -> the stage its paragraph's first sentence names, for the paragraph's later sentences: "The
     potential value of adjuvant chemotherapy for patients with stage II colon cancer is controversial. Pooled
     analyses ... have suggested a 2% to 4% improvement in OS ..." (a QA pass's stage I colon case was offered the
-    second while the first was dropped). Only a paragraph (not a list) whose first sentence names one stage. Empty
-    for a passage whose units do not split as it does."""
+    second while the first was dropped). Only a paragraph (not a list) whose first sentence names one stage."""
     out: dict[str, str] = {}
     for p in passages:
         j = 0

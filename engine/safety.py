@@ -630,27 +630,60 @@ def _bracketed(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# A list header that opens a treatment's options ("Treatment options for metastatic BCC of the skin ... include:")
+OPTIONS_HEADER_RE = re.compile(r"\b(?:options?|approach(?:es)?|regimens?|choices?)\b[^:]*\binclude", re.IGNORECASE)
+_NUMBERED_ITEM_RE = re.compile(r"^\d+[.)]\s")
+
+
 def split_sentences(text: str) -> list[str]:
     """Deterministic sentence split of a passage's prose: its paragraphs and list items (``text_units``, hard-wrapped
     lines joined), each cut at . ! ? ; before a capital letter (after any citation markers), not after "e.g."/"i.e."/
     "vs." nor inside round brackets. Headings, table rows, images and their captions are not statements and are
-    left out, as are fragments of fewer than MIN_SENTENCE_WORDS words and instruction-like text; bullets and quote
-    marks are dropped."""
-    out = []
-    for kind, unit in text_units(text):
-        if kind not in ("text", "list"):
-            continue
-        inside = _bracketed(unit)
-        cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(unit)
-                     if not any(a < m.end() <= b for a, b in inside)), len(unit)]
-        for piece in (unit[a:b] for a, b in zip(cuts, cuts[1:])):
-            piece = piece.strip().lstrip(">-*\u2022 ").strip()
-            if (not piece or piece.startswith("#")
-                    or len(_CITATION_RE.sub(" ", piece).split()) < MIN_SENTENCE_WORDS
-                    or instruction_like(piece)):  # never offered to the model, never quoted
-                continue
-            out.append(piece)
+    left out, as are fragments of fewer than MIN_SENTENCE_WORDS words (but an options list's item:
+    ``unit_sentences``) and instruction-like text; bullets and quote marks are dropped."""
+    return [piece for _, _, pieces in unit_sentences(text) for piece in pieces]
+
+
+def unit_sentences(text: str) -> list[tuple[str, str, list[str]]]:
+    """(kind, text, sentences) of each ``text_units`` block of ``text``, the sentences as ``split_sentences`` cuts
+    them. A numbered item of an options list with short bullets under it ("Treatment options for metastatic BCC ...
+    include:" then "1. Hedgehog pathway inhibitors." then "- Vismodegib.") is a sentence however short: under its
+    lead-in, with the drugs listed under it, it is the guideline's recommendation (engine.casefit
+    ``list_lead_ins``, ``bullets_under``); a locally advanced BCC case had never been offered it."""
+    out: list[tuple[str, str, list[str]]] = []
+    options = False  # inside an options list (its header read, no paragraph or heading since)
+    units = text_units(text)
+    for i, (kind, unit) in enumerate(units):
+        pieces: list[str] = []
+        if kind in ("text", "list"):
+            # a numbered item with its drugs in bullets under it, too short to be offered themselves ("- Vismodegib.");
+            # "Chemotherapy." alone says nothing, and bullets that are sentences are offered as they are
+            after = units[i + 1] if i + 1 < len(units) else ("", "")
+            option = options and kind == "list" and bool(_NUMBERED_ITEM_RE.match(unit)) and after[0] == "list" \
+                and not _NUMBERED_ITEM_RE.match(after[1]) \
+                and len(_CITATION_RE.sub(" ", _LIST_ITEM_START_RE.sub("", after[1])).split()) < MIN_SENTENCE_WORDS
+            inside = _bracketed(unit)
+            cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(unit)
+                         if not any(a < m.end() <= b for a, b in inside)), len(unit)]
+            for piece in (unit[a:b] for a, b in zip(cuts, cuts[1:])):
+                piece = piece.strip().lstrip(">-*\u2022 ").strip()
+                short = len(_CITATION_RE.sub(" ", piece).split()) < MIN_SENTENCE_WORDS
+                if (not piece or piece.startswith("#") or short and not (option and _words(piece))
+                        or instruction_like(piece)):  # never offered to the model, never quoted
+                    continue
+                pieces.append(piece)
+        out.append((kind, unit, pieces))
+        headers = [piece for piece in pieces if list_header(piece)]
+        if headers:
+            options = bool(OPTIONS_HEADER_RE.search(headers[-1]))
+        elif kind != "list":
+            options = False
     return out
+
+
+def _words(piece: str) -> bool:
+    """A piece holds a word (not only a list number, a citation or punctuation)."""
+    return bool(re.search(r"[A-Za-z]{3,}", _CITATION_RE.sub(" ", piece)))
 
 
 def offered_sentences(text: str) -> list[str]:

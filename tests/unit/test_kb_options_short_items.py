@@ -70,7 +70,9 @@ def test_a_short_item_brings_the_opening_of_its_section_so_there_is_a_sentence_t
     passage = Passage(id="E2", chunk_id=listed.chunk_id, title="Rectal", source="rectal.md", section=listed.section,
                       page=None, text=listed.text, distance=0.1, rerank_score=1.0)
     offered = [text for _, text in passage_sentences([passage]).values()]
-    assert offered[0].startswith("Pembrolizumab is a standard treatment option for patients with dMMR")
+    # the item itself (its drugs are listed under it: session 23), then the section's opening to quote
+    assert offered[0] == "[Immunotherapy](/r#_4)."
+    assert offered[1].startswith("Pembrolizumab is a standard treatment option for patients with dMMR")
 
 
 def test_not_when_a_kept_passage_holds_the_opening_nor_for_an_item_long_enough(kb):
