@@ -10,11 +10,14 @@ touches your patients. kb/EVAL.md rounds 10-11 were measured with it.
 
 Run:  .venv/bin/python bench/consult_audit.py run SET [SET ...] OUT.txt [--only ID,ID]
       .venv/bin/python bench/consult_audit.py compare BEFORE.txt AFTER.txt
+      .venv/bin/python bench/consult_audit.py offered SET [SET ...] [--json OUT.json]
 SET: JSONL with "query" (and optional "id"; else the file's initial and the row number: "c7" for cases.jsonl's
 seventh), as kb/case_eval/*.jsonl, or lines "ID|question", as kb/case_eval/everyday.txt. The audit of kb/EVAL.md
 rounds 11-12 is all three: ``run kb/case_eval/everyday.txt kb/case_eval/cases.jsonl kb/case_eval/heldout.jsonl
 OUT.txt`` (108 consults, ~13 min on a 2-core machine).
-``compare`` prints each question whose outcome or picked sentences changed, then the totals.
+``compare`` prints each question whose outcome or picked sentences changed, then the totals. ``offered`` stops each
+consult before the Specialist (no LLM: ~1 min for the 138) and prints where the answer terms stand in the offered
+order: first, first three, first five, offered at all (kb/EVAL.md round 21).
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -53,8 +58,61 @@ def _names_all(text: str, terms: list[str]) -> bool:
     return all(t in text.lower() for t in terms)
 
 
+def _answer_at(offered: dict[str, tuple[str, str]], passages: dict[str, Any], terms: list[str]) -> int:
+    """1-based place of the first offered sentence naming all ``terms``, counting an options item's drugs listed
+    under it (``casefit.bullets_under``, as the answer shows them); 0 when none does."""
+    return next((k for k, (sid, (_, sentence)) in enumerate(offered.items(), 1)
+                 if _names_all(_seen(passages, sid, sentence), terms)), 0)
+
+
+def _seen(passages: dict[str, Any], sid: str, text: str) -> str:
+    from engine.casefit import bullets_under
+
+    p = passages.get(sid.rsplit(".s", 1)[0])
+    return " ".join([text, *(bullets_under(p, sid) if p else [])])
+
+
+async def offered_only(set_paths: list[Path], out_json: Path | None) -> None:
+    from engine.casefit import locked_candidates
+    from engine.checkpoint import CheckpointStore
+    from engine.config import load_settings
+    from engine.graph import NODES, Engine
+
+    class _Stop(Exception):
+        pass
+
+    captured: dict[str, Any] = {}
+
+    async def stop(state: Any, ctx: Any) -> Any:  # in place of the Specialist: keep the state, draft nothing
+        captured["state"] = state
+        raise _Stop()
+
+    logging.getLogger("oncotui.engine").setLevel(logging.ERROR)  # each stop is logged as a failed node
+    rows: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = Engine(load_settings(None), store=CheckpointStore(Path(tmp) / "offered.db"),
+                        nodes=dict(NODES, specialist=stop))
+        for n, (qid, text, terms) in enumerate(q for path in set_paths for q in questions(path)):
+            if not terms:
+                continue
+            captured.clear()
+            async for _ in engine.stream(f"PT-{9000 + n:04d}", text):
+                pass
+            st = captured.get("state")
+            relevant = [p for p in st.retrieval.passages if p.relevant] if st and st.retrieval else []
+            offered, _ = locked_candidates(relevant, st.facts, st.case_text) if st else ({}, {})
+            rows[qid] = {"at": _answer_at(offered, {p.id: p for p in relevant}, terms), "terms": terms,
+                         "offered": [[sid, sentence] for sid, (_, sentence) in offered.items()]}
+    ats = [r["at"] for r in rows.values()]
+    print(f"{len(ats)} questions with answer terms: first {sum(a == 1 for a in ats)}, first three "
+          f"{sum(0 < a <= 3 for a in ats)}, first five {sum(0 < a <= 5 for a in ats)}, "
+          f"offered {sum(a > 0 for a in ats)}")
+    if out_json:
+        out_json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
 async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
-    from engine.casefit import bullets_under, locked_candidates
+    from engine.casefit import locked_candidates
     from engine.checkpoint import CheckpointStore
     from engine.config import load_settings
     from engine.graph import Engine
@@ -95,15 +153,10 @@ async def run(set_paths: list[Path], out_path: Path, only: set[str]) -> None:
             if terms:  # the set's answer terms: where the first sentence naming them all was offered, and drafted
                 # (an options item counts with the drugs listed under it, as the answer shows them)
                 passages = {p.id: p for p in st.retrieval.passages} if st.retrieval else {}
-
-                def seen(sid: str, text: str) -> str:
-                    p = passages.get(sid.rsplit(".s", 1)[0])
-                    return " ".join([text, *(bullets_under(p, sid) if p else [])])
-                at = next((k for k, (sid, (_, sentence)) in enumerate(offered.items(), 1)
-                           if _names_all(seen(sid, sentence), terms)), 0)
+                at = _answer_at(offered, passages, terms)
                 claims = [c for c in (st.ledger.claims if st.ledger else ()) if c.state in ("supported", "qualified")]
-                drafted = any(_names_all(seen(c.sentence_ids[0], c.text) if len(c.sentence_ids) == 1 else c.text,
-                                         terms) for c in claims)
+                drafted = any(_names_all(_seen(passages, c.sentence_ids[0], c.text) if len(c.sentence_ids) == 1
+                                         else c.text, terms) for c in claims)
                 lines.append(f"ANSWER {'+'.join(terms)} offered_at={at or '-'} drafted={'yes' if drafted else 'no'}")
             if st.refusal_reason:
                 lines.append(f"REFUSED {st.refusal_reason[:200]}")
@@ -157,12 +210,17 @@ def main() -> None:
     r.add_argument("sets", type=Path, nargs="+", metavar="SET")
     r.add_argument("out", type=Path)
     r.add_argument("--only", default="", help="comma-separated question ids")
+    o = sub.add_parser("offered", help="where the answer terms stand in the offered order (no LLM)")
+    o.add_argument("sets", type=Path, nargs="+", metavar="SET")
+    o.add_argument("--json", type=Path, default=None, help="write each question's offered list here")
     c = sub.add_parser("compare", help="what changed between two runs")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     args = ap.parse_args()
     if args.cmd == "run":
         asyncio.run(run(args.sets, args.out, {x for x in args.only.split(",") if x}))
+    elif args.cmd == "offered":
+        asyncio.run(offered_only(args.sets, args.json))
     else:
         compare(args.before, args.after)
 
