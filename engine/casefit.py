@@ -305,8 +305,24 @@ _AFTER_RADIATION_RE = re.compile(r"[^.;]{0,60}?\bafter\s+(?:\w+\s+){0,3}(?:chemo
 def _after_surgery(text: str, m: re.Match[str]) -> bool:
     """The setting ``m`` read in ``text`` is treatment after surgery: an unresectable case has none (the audit's
     unresectable stage IIIA NSCLC case was offered "Adjuvant chemotherapy is recommended, and radiation therapy is
-    reserved for cases with unclear resection margins." from the section on resected chest wall tumours)."""
-    return bool(_AFTER_SURGERY_RE.fullmatch(m.group(0))) and not _AFTER_RADIATION_RE.match(text, m.end())
+    reserved for cases with unclear resection margins." from the section on resected chest wall tumours). Residual
+    disease after preoperative therapy is found at the operation: treatment for it comes after surgery."""
+    return (bool(_AFTER_SURGERY_RE.fullmatch(m.group(0))) and not _AFTER_RADIATION_RE.match(text, m.end())
+            or _residual_after(text, m))
+
+
+# "patients with residual disease after preoperative therapy", "residual invasive disease following neoadjuvant
+# chemotherapy": the population had that treatment and its operation (a long note's TNBC with residual disease had
+# its capecitabine section's "These approaches should be considered for patients with residual disease after
+# preoperative therapy." read as preoperative and offered after the other setting's sentences)
+_RESIDUAL_RE = re.compile(r"\bresidual\b", re.IGNORECASE)
+_HAD_BEFORE_SETTING_RE = re.compile(r"\b(?:after|following)\s+(?:\w+\s+){0,2}\Z", re.IGNORECASE)
+
+
+def _residual_after(text: str, m: re.Match[str]) -> bool:
+    """``m`` (a before-surgery setting) is what a population with residual disease had: treated before it."""
+    return bool(_BEFORE_SURGERY_RE.match(m.group(0)) and _RESIDUAL_RE.search(text)
+                and _HAD_BEFORE_SETTING_RE.search(text, max(0, m.start() - 40), m.start()))
 
 
 # Surgery named as the treatment ("Solitary mesotheliomas are treated with surgical resection en bloc ...", "Surgery
@@ -481,7 +497,8 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
                 if extent_free(m) and not _VERB_BEFORE_RE.search(text, 0, m.start()):  # "can be fully resected": none
                     add(m, Condition(family, "stage_class", m.group(0), value="resectable",
                                      after_surgery=family == "setting" and _after_surgery(text, m),
-                                     before_surgery=family == "setting" and bool(_BEFORE_SURGERY_RE.match(m.group(0)))))
+                                     before_surgery=family == "setting" and bool(_BEFORE_SURGERY_RE.match(m.group(0)))
+                                     and not _residual_after(text, m)))
         for m in _SURGERY_RE.finditer(text) if not _CASE_UNRESECTABLE_RE.search(text) else ():
             if extent_free(m) and _surgery_named(text, m):
                 add(m, Condition("surgery", "surgery", m.group(0)))

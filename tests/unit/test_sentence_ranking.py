@@ -193,3 +193,24 @@ def test_the_setting_the_question_asks_for_comes_first() -> None:
     assert set(before[:2]) == {"E2.s1", "E2.s2"}
     after = offered("What adjuvant therapy after the dissection?")
     assert set(after[:2]) == {"E1.s1", "E1.s2"}
+
+
+def test_residual_disease_after_preoperative_therapy_is_the_setting_after_surgery() -> None:
+    """A long note's TNBC with residual disease after neoadjuvant chemotherapy asked for postoperative therapy; its
+    capecitabine section's "These approaches should be considered for patients with residual disease after
+    preoperative therapy." had been read as preoperative and offered after the neoadjuvant sentences (session 23)."""
+    tnbc = "## Treatment of Early Breast Cancer > ### Stages I, II, and III TNBC"
+    residual = Passage("E1", "E1", "Breast Cancer Treatment (PDQ®) - NCI", "breast.md",
+                       f"{tnbc} > #### Postoperative therapy for TNBC > ##### Capecitabine therapy", None,
+                       "These approaches should be considered for patients with residual disease after preoperative "
+                       "therapy.", 0.16, 3.0, relevant=True)
+    preoperative = Passage("E2", "E2", "Breast Cancer Treatment (PDQ®) - NCI", "breast.md", tnbc, None,
+                           "Preoperative chemotherapy is a standard treatment option for stage II TNBC.",
+                           0.16, 3.0, relevant=True)
+    note = ("38-year-old woman with stage IIB triple-negative breast cancer; after neoadjuvant chemotherapy, her "
+            "resected tumour showed residual disease. What postoperative systemic therapy is recommended?")
+    r = Settings().router
+    f = extract_facts(note, genes=r.genes, treatment_keywords=r.treatment_keywords, rare_cancers=r.rare_cancers)
+    kept, dropped = locked_candidates([preoperative, residual], f, note)
+    assert list(kept)[0] == "E1.s1"
+    assert "E1.s1" not in dropped
