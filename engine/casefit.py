@@ -194,8 +194,8 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE, POMALIDOMIDE,
                           RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, avoid_key, bladder_stage,
                           child_pugh_readings, drug_and_class_spans, fitness_readings, her2_ish, her2_score,
-                          menopause_readings, mmr_readings, pdl1_range, risk_readings, status_readings,
-                          subsite_readings, tnm_staging)
+                          menopause_readings, mmr_readings, pdl1_range, risk_readings, statement_text,
+                          status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
 from engine.safety import (OPTIONS_HEADER_RE, drug_names, drug_spans, list_header, passage_sentences,
                            plain_sentence, text_units, unit_sentences)
@@ -300,6 +300,29 @@ _OPERATION_RES = (
                                              r"therapy)|BCS|lumpectomy|partial\s+mastectomy)\b|"
                                              r"\bpost-?lumpectomy\b", re.IGNORECASE)))
 _AFTER_RADIATION_RE = re.compile(r"[^.;]{0,60}?\bafter\s+(?:\w+\s+){0,3}(?:chemo)?radi", re.IGNORECASE)
+
+
+# Surgery as a population's first treatment ("For patients who undergo surgery first, combination chemotherapy is
+# typically given in the adjuvant setting.", "patients who underwent initial surgery"): not for a case treated before
+# its operation (a QA pass's TNBC with residual disease after neoadjuvant chemotherapy had that sentence drafted)
+_SURGERY_FIRST_RE = re.compile(r"\bsurgery\s+first\b|\b(?:initial|upfront|up-front)\s+surgery\b", re.IGNORECASE)
+# a note's report of treatment before its operation ("she received neoadjuvant dose-dense doxorubicin ...",
+# "after preoperative chemoradiation")
+_HAD_PREOPERATIVE_RE = re.compile(r"\b(?:received|had|completed|underwent|after|following)\s+(?:[\w-]+\s+){0,4}?"
+                                  r"(?:neo-?adjuvant|pre-?operative)\b", re.IGNORECASE)
+
+
+def treated_before_surgery(note: str) -> str:
+    """The clause of ``note`` (its statements, not its questions) that reports treatment given before surgery, or
+    "" when none does ("did not receive neoadjuvant ..." does not)."""
+    said = statement_text(note or "")
+    for m in _HAD_PREOPERATIVE_RE.finditer(said):
+        if not re.search(r"\b(?:not|no|never|without)\s+(?:\w+\s+)?\Z", said[max(0, m.start() - 20):m.start()]):
+            start = max([0] + [x.end() for x in re.finditer(r"[.;,]\s+", said[:m.start()])])
+            end = min([len(said), m.end() + 100] + [m.end() + x.start() for x in re.finditer(r"[.;,](?:\s|$)",
+                                                                                         said[m.end():])][:2])
+            return said[start:end].strip()
+    return ""
 
 
 def _after_surgery(text: str, m: re.Match[str]) -> bool:
@@ -2286,6 +2309,20 @@ def paragraph_sites(passages: Sequence[Passage]) -> dict[str, str]:
 STAGE_PART = "its paragraph is about "
 
 
+def paragraph_heads(passages: Sequence[Passage]) -> dict[str, str]:
+    """Sentence id -> the id of its paragraph's first sentence, for a paragraph's later sentences (not a list's)."""
+    out: dict[str, str] = {}
+    for p in passages:
+        j = 0
+        for kind, _, sentences, _ in _offered_units(p):
+            head = f"{p.id}.s{j + 1}"
+            for k, _ in enumerate(sentences):
+                j += 1
+                if kind == "text" and k > 0:
+                    out[f"{p.id}.s{j}"] = head
+    return out
+
+
 def paragraph_stages(passages: Sequence[Passage]) -> dict[str, str]:
     """Sentence id -> the stage its paragraph's first sentence names, for the paragraph's later sentences: "The
     potential value of adjuvant chemotherapy for patients with stage II colon cancer is controversial. Pooled
@@ -2640,6 +2677,16 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
             del kept[sid]
             dropped[sid] = why
             unusable.add(sid)
+    if had := treated_before_surgery(question):  # "For patients who undergo surgery first, ..." is not for it,
+        # nor the rest of a paragraph it opens (the PATTERN trial after it)
+        heads = paragraph_heads(passages)
+        first = {sid for sid, (_, text) in kept.items()
+                 if _SURGERY_FIRST_RE.search(text) and not _BEFORE_SURGERY_RE.search(text)}
+        for sid in [sid for sid in kept if sid in first or heads.get(sid) in first]:
+            del kept[sid]
+            dropped[sid] = (f"does not apply to this case: {'states' if sid in first else 'its paragraph opens with'}"
+                            f" patients who had surgery first; the case had treatment before surgery "
+                            f"(\u201c{had}\u201d)")
     # a trial's later sentences share the population of the one that began its story: a trial the case is not of
     # ("DESTINY-Breast06 ... included patients with HR-positive ..." for an HR-negative case) has none offered
     # ("These patients previously received ... endocrine-based therapy", its PFS figures had been released)
