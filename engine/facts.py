@@ -2231,6 +2231,8 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
     markers, altered = _markers(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
     line, first_line_done = _line_reading(text, cancer_type)
+    if line is None and early:  # progressed on a regimen or soon after it: the next line ("platinum-resistant")
+        line = "later"
     return CaseFacts(
         cancer_type=cancer_type,
         stage=stage,

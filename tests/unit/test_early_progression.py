@@ -64,3 +64,11 @@ def test_a_regimen_built_on_a_resisted_cytotoxic_is_not_offered() -> None:
     late = OVARIAN_NOTE.replace("three months after her last platinum dose", "20 months after her last platinum dose")
     kept, _ = locked_candidates(ps, facts(late))
     assert len(kept) == 3
+
+
+def test_a_case_that_progressed_on_a_regimen_or_soon_after_is_at_a_later_line() -> None:
+    """Its claims from the "Platinum-refractory or platinum-resistant recurrence" section had all been qualified
+    "applies if the line of therapy ... (not stated for this case)"."""
+    assert facts(OVARIAN_NOTE).line == "later"
+    late = OVARIAN_NOTE.replace("three months after her last platinum dose", "20 months after her last platinum dose")
+    assert facts(late).line is None
