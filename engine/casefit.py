@@ -2171,9 +2171,8 @@ def trial_stories(passages: Sequence[Passage]) -> dict[str, str]:
     over several sentences, and those that name no trial read as advice when offered alone: the audit's dMMR
     endometrial case was offered "Afterwards, patients received up to 14 cycles of maintenance therapy with
     pembrolizumab or placebo." and "No other predetermined subgroup benefitted from adding pembrolizumab." among
-    the first, and the model quoted both. Each id maps to
-    the sentence that began its story (the first trial narrative of its paragraph, item or run of bullets), whose
-    population it shares."""
+    the first, and the model quoted both. Each id maps to the sentence that began its story (the first trial
+    narrative of its paragraph, item or run of bullets), whose population it shares."""
     out: dict[str, str] = {}
     for p in passages:
         j, item_trial, run_trial, in_run = 0, "", "", False
@@ -2678,7 +2677,7 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
             dropped[sid] = why
             unusable.add(sid)
     if had := treated_before_surgery(question):  # "For patients who undergo surgery first, ..." is not for it,
-        # nor the rest of a paragraph it opens (the PATTERN trial after it)
+        # nor the rest of the paragraph it opens
         heads = paragraph_heads(passages)
         first = {sid for sid, (_, text) in kept.items()
                  if _SURGERY_FIRST_RE.search(text) and not _BEFORE_SURGERY_RE.search(text)}

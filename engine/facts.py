@@ -1567,7 +1567,6 @@ def _progressed_after(text: str, cancer_type: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-
 # Cytotoxic drugs (``drug_spans`` keys) a case is done with when its disease progressed on them or within six months
 # of their last dose (the definition of platinum resistance, which holds for the others too): a long note's ovarian
 # cancer that came back three months after carboplatin and pegylated liposomal doxorubicin had liposomal
@@ -1633,6 +1632,7 @@ def _early_progression(text: str) -> tuple[str, ...]:
             last = max((c.end() for c in cues if before and c.end() <= before[0][0]), default=0)
             out += [key for a, key in before if a >= last]
     return tuple(dict.fromkeys(d for d in out if d in CYTOTOXICS))
+
 
 # A drug stopped for a toxicity or ruled out by the note is not offered again (engine.casefit), nor is another of its
 # class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan conjugates'

@@ -30,7 +30,9 @@ class CaseFacts:
     line: str | None = None  # line of therapy the note states: "first" (untreated) or "later" (progressed); None
     first_line_done: bool = False  # a later-line case past its first line ("then second-line docetaxel")
     prior_lines: int | None = None  # lines before the one asked ("What third-line option?": 2), engine.facts
-    progressed_after: tuple[str, ...] = ()  # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after
+    # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after, and the cytotoxics it progressed on
+    # or within six months of (engine.facts)
+    progressed_after: tuple[str, ...] = ()
     # "drug: clause" for a drug stopped for toxicity or avoided for a stated reason (engine.facts ``_avoided_drugs``)
     avoided_drugs: tuple[str, ...] = ()
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
