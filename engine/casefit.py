@@ -325,6 +325,36 @@ def treated_before_surgery(note: str) -> str:
     return ""
 
 
+# A population defined by what it progressed on, could not tolerate or was treated with before ("Patients had disease
+# progression during, or were intolerant of, trifluridine-tipiracil, regorafenib, or both.", FRESCO-2): for a case
+# whose note names none of those drugs it is not stated (a QA pass's colon cancer after FOLFOX and FOLFIRI had
+# fruquintinib's later-line trial drafted first); the drugs follow the cue, listed
+_PRIOR_DRUGS_RE = re.compile(
+    r"\b(?:progress\w*\s+(?:on|during|after|following)|(?:refractory|resistant)\s+to|intolerant\s+(?:of|to)|"
+    r"(?:previously|prior)\s+(?:treated|received)(?:\s+with)?|pretreated\s+with|after\s+(?:prior\s+)?"
+    r"(?:treatment|therapy)\s+with)\b(?:,?\s+or\s+(?:were\s+|was\s+)?(?:intolerant|refractory)\s+(?:of|to),?)?",
+    re.IGNORECASE)
+# between two drugs of a list: a comma, "and" or "or" ("trifluridine-tipiracil, regorafenib, or both": the second
+# half of a hyphenated name is not read as a drug)
+_DRUG_LIST_GAP_RE = re.compile(r"^(?:-[\w-]+)?[\s,/-]*(?P<last>(?:and|or|and/or|plus)\s+)?$", re.IGNORECASE)
+
+
+def _prior_drugs(text: str, at: int) -> list[tuple[int, int, str]]:
+    """The drugs listed right after ``at`` (the first within two words, each next one after a comma, "and" or "or";
+    the one after "and" or "or" is the last), as ``drug_spans`` gives them; [] when the list does not start there."""
+    end = min([len(text)] + [at + x.start() for x in re.finditer(r"[.;:]\s|[.;:]$", text[at:])][:1])
+    out: list[tuple[int, int, str]] = []
+    last, closed = at, False
+    for a, b, key in drug_spans(text[at:end]):
+        gap = text[last:at + a]
+        m = _DRUG_LIST_GAP_RE.match(gap)
+        if closed or not (m if out else len(gap.split()) <= 2):
+            break
+        out.append((at + a, at + b, key))
+        last, closed = at + b, bool(out[1:] and m and m.group("last"))
+    return out
+
+
 def _after_surgery(text: str, m: re.Match[str]) -> bool:
     """The setting ``m`` read in ``text`` is treatment after surgery: an unresectable case has none (the audit's
     unresectable stage IIIA NSCLC case was offered "Adjuvant chemotherapy is recommended, and radiation therapy is
@@ -525,6 +555,10 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
         for m in _SURGERY_RE.finditer(text) if not _CASE_UNRESECTABLE_RE.search(text) else ():
             if extent_free(m) and _surgery_named(text, m):
                 add(m, Condition("surgery", "surgery", m.group(0)))
+    for m in _PRIOR_DRUGS_RE.finditer(text):  # what the population had before ("progression during ... regorafenib")
+        if free(m) and (drugs := _prior_drugs(text, m.end())):
+            add((m.start(), drugs[-1][1]), Condition("prior", "prior", original[m.start():drugs[-1][1]],
+                                                     value=" ".join(dict.fromkeys(key for _, _, key in drugs))))
     for value, rx in _INVASION_RES:
         for m in rx.finditer(text):
             if free(m):
@@ -769,6 +803,7 @@ class Case:
     exhausted: Mapping[str, str] = field(default_factory=dict)  # drug class -> what the case had of it, as written
     # drug (or class, engine.facts ``avoid_key``) -> the note's clause that stopped it for toxicity or ruled it out
     avoided: Mapping[str, str] = field(default_factory=dict)
+    drugs_named: frozenset[str] = frozenset()  # every drug the note names (engine.facts)
     prior_lines: int | None = None  # lines before the one the case is at (engine.facts), when the note says
     bclc: str | None = None  # hepatocellular carcinoma's BCLC stage ("0", "A" .. "D") when no AJCC stage is stated
     sex: str | None = None  # "female" / "male" (engine.facts)
@@ -933,6 +968,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
                       for scale in {v.split(":")[0] for v in facts.risk}},
                 exhausted=_exhausted(facts.progressed_after),
                 avoided={avoid_key(drug): said for drug, said in (x.split(": ", 1) for x in facts.avoided_drugs)},
+                drugs_named=frozenset(facts.drugs_named),
                 prior_lines=facts.prior_lines,
                 bclc=m.group(1).upper() if stage is None and (m := BCLC_RE.search(extent)) else None,
                 sex=facts.sex, menopause=facts.menopause)
@@ -1197,6 +1233,8 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
             return "unknown", ""
         return ("fits", "") if case.performance == c.value else ("contradicts",
                                                                  f"of {case.performance} performance status")
+    if c.kind == "prior":  # had before: stated when the note names one of its drugs
+        return ("fits", "") if set(c.value.split()) & case.drugs_named else ("unknown", "")
     if c.kind == "subsite":
         if c.value == NOT_APL:
             return ("contradicts", "APL") if "APL" in case.subsites else ("fits", "")
@@ -1854,6 +1892,8 @@ def _judge(items: list[Condition], case: Case) -> tuple[list[str], list[str]]:
                 label = f"the line of therapy of its section \u201c{' > '.join(dict.fromkeys(named))}\u201d"
             elif family == "line":
                 label = f"the line of therapy it states ({label})"
+            elif family == "prior":
+                label = f"the case had what its population had before ({label})"
             elif family == "label:line":
                 label = f"the line of therapy of its label \u201c{entries[0][0].text}\u201d"
             elif family.startswith("section"):

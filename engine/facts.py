@@ -2247,6 +2247,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         first_line_done=first_line_done,
         prior_lines=_prior_lines(text) if line == "later" else None,
         progressed_after=tuple(dict.fromkeys(_progressed_after(text, cancer_type) + early)),
+        drugs_named=tuple(dict.fromkeys(key for _, _, key in drug_spans(statement_text(text)))),
         avoided_drugs=_avoided_drugs(text),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
@@ -2295,6 +2296,7 @@ def merge_facts(earlier: CaseFacts, later: CaseFacts) -> CaseFacts:
         first_line_done=(later.line or earlier.line) == "later" and (earlier.first_line_done or later.first_line_done),
         prior_lines=later.prior_lines if later.prior_lines is not None else earlier.prior_lines,
         progressed_after=tuple(dict.fromkeys(earlier.progressed_after + later.progressed_after)),
+        drugs_named=tuple(dict.fromkeys(earlier.drugs_named + later.drugs_named)),
         avoided_drugs=tuple(dict.fromkeys(earlier.avoided_drugs + later.avoided_drugs)),
         recurrent=later.recurrent if later.recurrent is not None else earlier.recurrent,
         fitness=later.fitness or earlier.fitness,  # the latest turn that states fitness ("now fit for transplant")

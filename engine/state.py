@@ -33,6 +33,9 @@ class CaseFacts:
     # checkpoint inhibitors, osimertinib, R-CHOP, ... the case progressed after, and the cytotoxics it progressed on
     # or within six months of (engine.facts)
     progressed_after: tuple[str, ...] = ()
+    # every drug or regimen the note's statements name (``engine.safety.drug_spans`` keys): what a population's prior
+    # treatment is judged against (engine.casefit "prior")
+    drugs_named: tuple[str, ...] = ()
     # "drug: clause" for a drug stopped for toxicity or avoided for a stated reason (engine.facts ``_avoided_drugs``)
     avoided_drugs: tuple[str, ...] = ()
     recurrent: bool | None = None  # the note says recurrent/relapsed (True) or newly diagnosed/de novo (False); None
