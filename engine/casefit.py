@@ -2453,7 +2453,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
            trials: set[str] | frozenset[str] = frozenset(),
            follow_up: bool = False,
            relevance: Mapping[str, float] | None = None,
-           setting_asked: str = "") -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+           setting_asked: str = "",
+           unstated: frozenset[str] = frozenset()) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Evidence-locked candidates: (kept, dropped). Kept sentences are ordered by kind: recommendations first, other
     sentences next and trial narrative or statistics last (``sentence_kind``: a small model tends to pick the first
     sentence it is offered); those whose condition the case does not state go after all others, and of those, the
@@ -2470,6 +2471,8 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     narrative. ``follow_up``: the question asks about follow-up; sentences of a follow-up section go first.
     ``setting_asked``: "before" or "after" surgery, as the question asks (``asked_setting``); a sentence of the
     other setting only (by its own words or its section) goes after the rest, as a follow-up question's others do.
+    ``unstated``: ids ranked as if their condition were not stated for the case (a trial whose population sentence
+    is not: ``_unstated_stories``).
     ``relevance``: sentence id -> how well it answers the question (``sentence_relevance``); when given, the order
     above is fused with it (``_fused``). A trial's design detail (``_DESIGN_RE``) goes after the other sentences
     of its tier."""
@@ -2493,7 +2496,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
         else:
             own = fit if not section else assess(text, case, label=label)
             fits = "fits" in (own.verdict, fit.verdict)
-            unknown = fit.verdict == "unknown" and own.verdict != "fits"
+            unknown = fit.verdict == "unknown" and own.verdict != "fits" or sid in unstated
             # a section for recurrent disease, for a case that does not say it recurred, after the other unstated
             # conditions: a note that names no recurrence is most often about the disease as it presents (the
             # audit's 2 cm papillary thyroid carcinoma had "Local and regional recurrences ... can be treated with
@@ -2518,6 +2521,28 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     if relevance:
         order = _fused(order, {k[-1]: k[:3] for k in kept}, relevance)
     return {sid: sentences[sid] for sid in order}, dropped
+
+
+def _unstated_stories(stories: Mapping[str, str], sentences: Mapping[str, tuple[str, str]],
+                      kept: Mapping[str, tuple[str, str]], case: Case) -> frozenset[str]:
+    """The kept sentences of each trial whose second sentence gives a population the case does not state, by a
+    condition of a kind the first does not state ("FRESCO-2 ... included 691 patients with metastatic colorectal
+    cancer" then "Patients had disease progression during, or were intolerant of, trifluridine-tipiracil,
+    regorafenib, or both."): as a contradicted population drops the whole story, an unstated one puts it with the
+    other unstated sentences (a QA pass's colon cancer after FOLFOX and FOLFIRI had FRESCO-2's opening drafted
+    first)."""
+    members: dict[str, list[str]] = {}
+    for sid, head in stories.items():
+        members.setdefault(head, []).append(sid)
+    out: set[str] = set()
+    for head, told in members.items():
+        second = told[0]
+        if head not in kept or second not in kept:
+            continue
+        stated = {c.kind for c in conditions(sentences[head][1])}
+        if any(c.kind not in stated and _fit(c, case)[0] == "unknown" for c in conditions(sentences[second][1])):
+            out |= {sid for sid in (head, *told) if sid in kept}
+    return frozenset(out)
 
 
 # A sentence that opens a trial of its own ("In a randomized trial of 500 patients", "(NCT01234567)"), not one that
@@ -2692,11 +2717,13 @@ def _locked_candidates(passages: tuple[Passage, ...], facts: CaseFacts, question
     sentences = passage_sentences(passages)
     items = recommended_items(passages)
     stories = trial_stories(passages)
-    kept, dropped = select({sid: v for sid, v in sentences.items() if v[0] not in off}, facts,
-                           {p.id: p.section for p in passages}, items, sentence_labels(passages),
-                           sentence_context(passages, sites=bool(facts.subsites)), set(stories),
-                           follow_up=asks_about_follow_up(question), relevance=sentence_relevance(passages, sentences),
-                           setting_asked=asked_setting(question))
+    args = ({sid: v for sid, v in sentences.items() if v[0] not in off}, facts, {p.id: p.section for p in passages},
+            items, sentence_labels(passages), sentence_context(passages, sites=bool(facts.subsites)), set(stories))
+    options = {"follow_up": asks_about_follow_up(question), "relevance": sentence_relevance(passages, sentences),
+               "setting_asked": asked_setting(question)}
+    kept, dropped = select(*args, **options)
+    if unstated := _unstated_stories(stories, sentences, kept, case_from_facts(facts)):
+        kept, dropped = select(*args, **options, unstated=unstated)
     for sid, (pid, _) in sentences.items():
         if pid in off:
             dropped[sid] = (f"does not apply to this case: its passage {pid} is about another cancer than the "

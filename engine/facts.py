@@ -1596,6 +1596,14 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 # a sentence that reports the disease growing (``_PROGRESSION_RE`` and ``_NEW_DISEASE_RE`` besides)
 _GROWTH_RE = re.compile(r"\b(?:enlarg\w*|grow\w*|grew|worsen\w*|rising|increas\w*)\b", re.IGNORECASE)
 _CLAUSE_END_RE = re.compile(r"[,;:()]|\s+(?:but|then|followed\s+by)\s+", re.IGNORECASE)
+# the statement turns to growth after what was given ("he received lurbinectedin for four cycles with brief
+# stabilization, but CT now shows growth of liver and mediastinal disease"): progression on that regimen, unless a
+# later time is said between them ("... but relapsed two years later")
+_BUT_NOW_RE = re.compile(r"\b(?:but|yet|however)\b[^.;]{0,40}?\bnow\b|"
+                         r"\b(?:but|yet)\s+(?:\w+\s+){0,3}?(?:shows?|showed|has|had|developed|progress\w*)\b",
+                         re.IGNORECASE)
+_LATER_RE = re.compile(r"\b(?:years?|\d{4})\b|\b(?:seven|eight|nine|ten|eleven|twelve|[7-9]|\d{2,})\s+months?\b",
+                       re.IGNORECASE)
 
 
 def _soon(m: re.Match[str]) -> bool:
@@ -1608,10 +1616,11 @@ def _soon(m: re.Match[str]) -> bool:
 def _early_progression(text: str) -> tuple[str, ...]:
     """The cytotoxic drugs (``CYTOTOXICS`` keys) the disease progressed on or within six months of, in a statement
     that reports the disease growing: those a "progressed on" or "refractory to" governs ("progressed on weekly
-    paclitaxel"), and those named before a "how soon" (``_SOON_RES``) and after the statement's last progression
-    cue before them, the recurrence they treated ("A platinum-sensitive recurrence in 2023 was treated with
-    carboplatin and pegylated liposomal doxorubicin, but ... three months after her last platinum dose, she
-    developed ascites"); when the statement names none before it, those of the statement before."""
+    paclitaxel"); those named before a "how soon" (``_SOON_RES``) and after the statement's last progression cue
+    before them, the recurrence they treated ("A platinum-sensitive recurrence in 2023 was treated with carboplatin
+    and pegylated liposomal doxorubicin, but ... three months after her last platinum dose, she developed ascites"),
+    and when the statement names none before it, those of the statement before; and those the statement turns from
+    to growth (``_BUT_NOW_RE``: "received lurbinectedin for four cycles ..., but CT now shows growth")."""
     said = [s for s in _SENTENCE_RE.split(statement_text(text)) if s.strip()]
     out: list[str] = []
     for i, sentence in enumerate(said):
@@ -1623,6 +1632,16 @@ def _early_progression(text: str) -> tuple[str, ...]:
         for m in _ON_DRUGS_RE.finditer(sentence):
             if not _LINE_NEGATION_RE.search(sentence[max(0, m.start() - 20):m.start()]):
                 out += [key for _, _, key in drug_spans(_CLAUSE_END_RE.split(sentence[m.end():])[0])]
+        for m in _BUT_NOW_RE.finditer(sentence):
+            if not any(c.start() >= m.start() for c in cues):
+                continue
+            aside = [x.span() for x in re.finditer(r"\([^()]*\)", sentence)]  # "(ifosfamide was avoided ...)"
+            before = [(a, b, key) for a, b, key in drug_spans(sentence[:m.start()])
+                      if not any(x <= a < y for x, y in aside)]
+            last = max((c.end() for c in cues if before and c.end() <= before[0][0]), default=0)
+            given = [(b, key) for a, b, key in before if a >= last]
+            if given and not _LATER_RE.search(sentence, given[-1][0], m.end()):
+                out += [key for _, key in given]
         for m in (m for soon_re in _SOON_RES for m in soon_re.finditer(sentence)):
             if not _soon(m) or _LINE_NEGATION_RE.search(sentence[max(0, m.start() - 20):m.start()]):
                 continue

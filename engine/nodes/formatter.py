@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from engine.casefit import POINTER_REASON, STAGING_ROW_REASON, bullets_under, list_lead_ins, locked_candidates
+from engine.casefit import (POINTER_REASON, STAGING_ROW_REASON, bullets_under, case_from_facts, list_lead_ins,
+                            locked_candidates, unusable_drugs, unusable_targets)
 from engine.config import Settings
 from engine.context import NodeContext
 from engine.governor import counts
@@ -154,6 +155,8 @@ def recommendation_lines(state: ConsultState) -> list[str]:
         shown_lead = lead
         if listed := listed_under(c, state):
             line += f"\\\n   _listed under it: {'; '.join(listed)}_"
+        if aside := set_aside_under(c, state):
+            line += f"\\\n   _listed under it, not for this case: {'; '.join(aside)}_"
         lines.append(line)
     return lines or ["_No recommendation could be released._"]
 
@@ -193,10 +196,24 @@ def listed_under(claim: Claim, state: ConsultState) -> list[str]:
     short to quote ("6. ALK inhibitors (for patients with ALK translocations)." then "- Alectinib." "- Lorlatinib."),
     so the quoted item alone would send the clinician to the evidence (``casefit.bullets_under``: verbatim passage
     text, shown as the section is). Empty for any other claim."""
-    passage = _quoted_passage(claim, state)
-    names = [display_text(b).rstrip(". ") for b in bullets_under(passage, claim.sentence_ids[0])] if passage else []
+    names = [display_text(b).rstrip(". ") for b, why in _bullets(claim, state) if not why]
     more = len(names) - MAX_LISTED
     return names[:MAX_LISTED] + ([f"and {more} more"] if more > 0 else [])
+
+
+def set_aside_under(claim: Claim, state: ConsultState) -> list[str]:
+    """The drugs listed under the quoted item that the case cannot have, each with why: a drug the disease
+    progressed on or the note stopped or ruled out (a QA pass's small cell lung cancer after lurbinectedin had
+    "Chemotherapy." released with "listed under it: Topotecan; Lurbinectedin")."""
+    return [f"{display_text(b).rstrip('. ')} ({why})" for b, why in _bullets(claim, state) if why]
+
+
+def _bullets(claim: Claim, state: ConsultState) -> list[tuple[str, str]]:
+    """(bullet, why the case cannot have it or "") for each bullet under the item a claim quotes."""
+    passage = _quoted_passage(claim, state)
+    bullets = bullets_under(passage, claim.sentence_ids[0]) if passage else []
+    case = case_from_facts(state.facts) if bullets else None
+    return [(b, unusable_targets(b, [], case) or unusable_drugs(b, [], case)) for b in bullets if case]
 
 
 def withheld_lines(state: ConsultState) -> list[str]:

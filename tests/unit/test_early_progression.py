@@ -72,3 +72,38 @@ def test_a_case_that_progressed_on_a_regimen_or_soon_after_is_at_a_later_line() 
     assert facts(OVARIAN_NOTE).line == "later"
     late = OVARIAN_NOTE.replace("three months after her last platinum dose", "20 months after her last platinum dose")
     assert facts(late).line is None
+
+
+SCLC_NOTE = ("Extensive-stage small cell lung cancer treated with carboplatin, etoposide and atezolizumab. At "
+             "progression in 2024 he received lurbinectedin for four cycles with brief stabilization, but CT now "
+             "shows growth of liver disease. What treatment option exists after two prior lines?")
+
+
+def test_a_regimen_the_statement_turns_from_to_growth_was_progressed_on() -> None:
+    assert "lurbinectedin" in facts(SCLC_NOTE).progressed_after
+    # not when a later time stands between them, nor a drug set aside in brackets
+    assert facts("She received paclitaxel with a complete response, but relapsed two years later.").progressed_after \
+        == ()
+    assert facts("He received doxorubicin (ifosfamide was avoided because of his kidney) with stable disease, but "
+                 "scans now show progression.").progressed_after == ("doxorubicin",)
+
+
+def test_a_listed_drug_the_case_progressed_on_is_shown_apart() -> None:
+    """A QA pass's SCLC after lurbinectedin had "Chemotherapy." released with "listed under it: Topotecan;
+    Lurbinectedin"."""
+    from engine.nodes.formatter import recommendation_lines
+    from engine.state import Claim, ConsultState, Ledger, Retrieval
+
+    text = ("Treatment options for patients with recurrent small cell lung cancer (SCLC) include:\n\n"
+            "1. [Chemotherapy](/x#_1).\n- [Topotecan](/x#_2).\n- [Lurbinectedin](/x#_3).")
+    p = Passage("E1", "c-E1", "SCLC Treatment", "sclc.md", "Treatment Options for Patients With Recurrent SCLC", None,
+                text, 0.2, 4.0, relevant=True)
+    claim = Claim(id="C1", recommendation=1, text="[Chemotherapy](/x#_1).", evidence=("E1",), sentence_ids=("E1.s1",),
+                  state="supported", support=1.0)
+    state = ConsultState(thread_id="PT-0001", consult_id="c", facts=facts(SCLC_NOTE),
+                         ledger=Ledger(claims=(claim,), governed=True),
+                         retrieval=Retrieval(query="q", passages=(p,), gate_passed=True, rag_confidence=0.9))
+    line = recommendation_lines(state)[0]
+    assert "_listed under it: Topotecan_" in line
+    assert "_listed under it, not for this case: Lurbinectedin (names lurbinectedin therapy; the case progressed " \
+           "after lurbinectedin)_" in line

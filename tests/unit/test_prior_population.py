@@ -41,3 +41,21 @@ def test_such_a_sentence_is_offered_after_those_that_fit() -> None:
     assert list(kept) == ["E1.s2", "E1.s1"]
     after = NOTE.replace("then on FOLFIRI", "then on FOLFIRI and regorafenib")
     assert list(locked_candidates([p], facts(after), after)[0]) == ["E1.s1", "E1.s2"]
+
+
+def test_a_trial_whose_second_sentence_gives_an_unstated_population_goes_after_what_fits() -> None:
+    """FRESCO-2's opening names fruquintinib and metastatic colorectal cancer, which fit; its second sentence gives
+    the population (after trifluridine-tipiracil or regorafenib), which the case does not state: the opening had
+    still been offered first."""
+    section = "Treatment of Stage IV and Recurrent Colon Cancer > Systemic therapy"
+    fresco2 = Passage("E1", "c-E1", "Colon Cancer Treatment", "colon.md", section, None,
+                      "The phase III FRESCO-2 trial (NCT04322539) included 691 patients with metastatic colorectal "
+                      f"cancer who were randomly assigned to fruquintinib or placebo. {FRESCO2}", 0.2, 5.0,
+                      relevant=True)
+    sunlight = Passage("E2", "c-E2", "Colon Cancer Treatment", "colon.md", section, None,
+                       "Patients had received two prior regimens with oxaliplatin and irinotecan.", 0.2, 4.0,
+                       relevant=True)
+    kept, _ = locked_candidates([fresco2, sunlight], facts(NOTE), NOTE)
+    assert list(kept) == ["E2.s1", "E1.s1", "E1.s2"]
+    after = NOTE.replace("then on FOLFIRI", "then on FOLFIRI and regorafenib")
+    assert list(locked_candidates([fresco2, sunlight], facts(after), after)[0])[0] == "E1.s1"
