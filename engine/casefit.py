@@ -2223,10 +2223,19 @@ def trial_stories(passages: Sequence[Passage]) -> dict[str, str]:
             if not (bullet and in_run):
                 run_trial = ""
             told = ""  # the sentence of this paragraph or item that began its trial narrative so far
+            # a paragraph that goes on with the numbered trial item above it ("1. The phase III FRESCO-2 trial ..."
+            # then its arms in bullets, then "All patients received best supportive care." and "A total of 461
+            # patients received fruquintinib ..."): of that trial when it opens as trial narrative and no trial of its
+            # own (a conclusion, "Results were significant because ...", stands alone)
+            goes_on = kind == "text" and bool(item_trial) and bool(sentences) and sentence_kind(sentences[0]) == 2 \
+                and not _OWN_TRIAL_RE.search(sentences[0])
             for sentence in sentences:
                 j += 1
                 sid = f"{p.id}.s{j}"
                 narrative = sentence_kind(sentence) == 2
+                if goes_on:
+                    out[sid] = item_trial
+                    continue
                 if bullet and (item_trial or run_trial) or not bullet and told:
                     out[sid] = (item_trial or run_trial) if bullet else told
                 if not told and narrative and (_RESULTS_RE.search(sentence) or _TRIAL_RE.search(sentence)):

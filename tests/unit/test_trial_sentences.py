@@ -5,7 +5,7 @@ first, and the model quoted both. Such sentences now rank as the trial narrative
 
 from __future__ import annotations
 
-from engine.casefit import locked_candidates, sentence_kind, trial_sentences
+from engine.casefit import locked_candidates, sentence_kind, trial_sentences, trial_stories
 from engine.facts import extract_facts
 from engine.state import Passage
 
@@ -56,3 +56,22 @@ def test_advice_after_a_summary_of_studies_is_not_a_trial_s_story():
             "decreased recurrence rate among high-risk patients with papillary and follicular carcinomas. RAI "
             "treatment is optimal after total thyroidectomy with minimal thyroid remnant.")
     assert trial_sentences([Passage(**{**PASSAGE.__dict__, "text": text})]) == set()
+
+
+def test_a_paragraph_that_goes_on_with_a_numbered_trial_item_is_of_that_trial():
+    """PDQ writes FRESCO-2 as a numbered item, its arms in bullets, then paragraphs: "All patients received best
+    supportive care." and "A total of 461 patients received fruquintinib ..." had been offered alone, first, to a
+    case the trial's population does not fit (session 23)."""
+    text = ("1. The phase III FRESCO-2 trial (NCT04322539) included 691 patients with metastatic colorectal cancer.\n"
+            "- Fruquintinib (5 mg orally once daily on days 1-21 of a 28-day cycle).\n"
+            "- Placebo (orally once daily on days 1-21 of a 28-day cycle).\n\n"
+            "All patients received best supportive care.\n\n"
+            "A total of 461 patients received fruquintinib, and 230 received placebo.\n\n"
+            "Fruquintinib is a standard treatment option for patients with refractory disease.\n\n"
+            "Results were significant because they expanded the population of patients who can receive it.")
+    p = Passage(id="E1", chunk_id="c1", title="Colon Cancer Treatment", source="colon.md",
+                section="## Treatment of Stage IV and Recurrent Colon Cancer", page=None, text=text, distance=0.2,
+                rerank_score=3.0, relevant=True)
+    stories = trial_stories([p])
+    assert stories["E1.s4"] == stories["E1.s5"] == "E1.s1"
+    assert "E1.s6" not in stories and "E1.s7" not in stories  # advice or a conclusion after it stands alone
