@@ -1653,6 +1653,25 @@ def _early_progression(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(d for d in out if d in CYTOTOXICS))
 
 
+# A genotype that the listed drugs cannot treat: a GIST's PDGFRA D842V mutation resists imatinib and the other type
+# II kinase inhibitors (PDQ: "Initial TKI therapy for PDGFRA D842-variant GISTs" is avapritinib); a QA pass's D842V
+# case had sunitinib and regorafenib put forward
+_GENOTYPE_RESISTS = ((re.compile(r"\bD842V\b"), ("imatinib", "sunitinib", "regorafenib", "nilotinib", "sorafenib")),)
+
+
+def _resisted_by_genotype(text: str, avoided: set[str]) -> tuple[str, ...]:
+    """"drug: the note's sentence (resists it)" for each drug the case's stated genotype resists
+    (``_GENOTYPE_RESISTS``) and the note does not avoid already, as ``avoided_drugs`` holds them."""
+    said = statement_text(text)
+    out: list[str] = []
+    for rx, drugs in _GENOTYPE_RESISTS:
+        if m := rx.search(said):
+            start = max([0] + [x.end() for x in re.finditer(r"[.;]\s+", said[:m.start()])])
+            end = min([len(said)] + [m.end() + x.start() for x in re.finditer(r"[.;](?:\s|$)", said[m.end():])][:1])
+            out += [f"{drug}: {said[start:end].strip()} (resists it)" for drug in drugs if drug not in avoided]
+    return tuple(out)
+
+
 # A drug stopped for a toxicity or ruled out by the note is not offered again (engine.casefit), nor is another of its
 # class where the class shares the harm: a checkpoint inhibitor's immune toxicity, the deruxtecan conjugates'
 # interstitial lung disease (a long note's case after T-DXd pneumonitis had DESTINY-Breast trials offered)
@@ -2267,7 +2286,8 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
         prior_lines=_prior_lines(text) if line == "later" else None,
         progressed_after=tuple(dict.fromkeys(_progressed_after(text, cancer_type) + early)),
         drugs_named=tuple(dict.fromkeys(key for _, _, key in drug_spans(statement_text(text)))),
-        avoided_drugs=_avoided_drugs(text),
+        avoided_drugs=(avoided := _avoided_drugs(text)) + _resisted_by_genotype(
+            text, {x.split(": ", 1)[0] for x in avoided}),
         recurrent=_recurrent(text),
         fitness=_fitness(text),
         risk=_risk(text),

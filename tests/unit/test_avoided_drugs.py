@@ -39,7 +39,7 @@ def facts(note: str) -> CaseFacts:
     ("Carboplatin and pembrolizumab; pembrolizumab was discontinued for grade 3 colitis.", ("pembrolizumab",)),
     # stopped because it cannot work (session 22: a long note's D842V GIST had an imatinib plan drafted)
     ("Adjuvant imatinib was started but stopped after four months when mutation testing showed a PDGFRA exon 18 "
-     "D842V mutation.", ("imatinib",)),
+     "D842V mutation.", ("imatinib", "sunitinib", "regorafenib", "nilotinib", "sorafenib")),  # the genotype's too
     ("Erlotinib was discontinued because of resistance.", ("erlotinib",)),
     ("Adjuvant imatinib was started and stopped after three years as planned.", ()),
 ])
