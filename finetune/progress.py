@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -138,6 +139,10 @@ def plot_loss(metrics: list[dict[str, Any]], png: Path) -> str | None:
     return None
 
 
+def _no_mtime_warning(record: logging.LogRecord) -> bool:
+    return "mtime may not be reliable" not in record.getMessage()
+
+
 @contextmanager
 def quiet_hf() -> Iterator[None]:
     """Hugging Face's own tqdm bars (loading weights, tokenizing the dataset) and PEFT/TRL's use of a deprecated
@@ -145,6 +150,12 @@ def quiet_hf() -> Iterator[None]:
     from transformers.utils import logging as hf_logging
 
     restore: list[Callable[[], None]] = []
+    # Checkpoints saved within a second of each other (short runs) make the Trainer warn that mtime is unreliable
+    # and sort them by step instead, which is what we want anyway: not a line for the user.
+    sorter = hf_logging.get_logger("transformers.trainer_utils")
+    if _no_mtime_warning not in sorter.filters:  # nested calls (train -> load_model): the outer one removes it
+        sorter.addFilter(_no_mtime_warning)
+        restore.append(lambda: sorter.removeFilter(_no_mtime_warning))
     if hf_logging.is_progress_bar_enabled():
         hf_logging.disable_progress_bar()
         restore.append(hf_logging.enable_progress_bar)

@@ -130,3 +130,37 @@ def test_a_resaved_tokenizer_keeps_what_the_gguf_converter_needs(tiny_model, tmp
     assert {"content": "<|im_start|>", "special": True}.items() <= decoder["3"].items()
     assert keep_sentencepiece_files(tiny_model, out) == []  # idempotent
     assert len(AutoTokenizer.from_pretrained(str(out))) == len(AutoTokenizer.from_pretrained(str(tiny_model)))
+
+
+def test_checkpoints_saved_within_a_second_print_no_mtime_warning(tmp_path):
+    # a short job saves checkpoints a second apart; the Trainer then warned "mtime may not be reliable on this
+    # filesystem" between our progress lines
+    import logging
+
+    from transformers.trainer_utils import sort_checkpoints
+    from transformers.utils import logging as hf_logging
+
+    from finetune.progress import quiet_hf
+
+    for step in (3, 6):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    shown: list[str] = []
+    catch = logging.Handler()
+    catch.emit = lambda record: shown.append(record.getMessage())  # type: ignore[method-assign]
+    sorter = hf_logging.get_logger("transformers.trainer_utils")
+    sorter.addHandler(catch)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_warning()  # whatever an earlier test or import set
+    try:
+        logging.Logger.warning_once.cache_clear()  # an earlier training run in this process may have said it once
+        with quiet_hf():
+            with quiet_hf():  # train holds it around load_model's own
+                pass
+            found = sort_checkpoints(str(tmp_path), use_mtime=True)
+        logging.Logger.warning_once.cache_clear()
+        sort_checkpoints(str(tmp_path), use_mtime=True)  # outside our call transformers speaks as before
+    finally:
+        sorter.removeHandler(catch)
+        hf_logging.set_verbosity(verbosity)
+    assert [p.rsplit("-", 1)[1] for p in found] == ["3", "6"]
+    assert len(shown) == 1 and "mtime" in shown[0]
