@@ -457,6 +457,10 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True,
     train_file = cfg.data_dir / "train.jsonl"
     if not train_file.is_file():
         raise FinetuneError(f"no prepared data at {train_file}: run `oncotui finetune prepare --config ...` first")
+    if choose_backend(cfg)[0] == "unsloth":
+        # Unsloth patches transformers, TRL and PEFT as it is imported, so it must come before any of them:
+        # quiet_hf and the data loading below import transformers and datasets
+        import unsloth  # noqa: F401
     with job_lock(cfg, "train"):
         writable_dir(cfg.checkpoints_dir, "the checkpoints folder")
         return _train_locked(cfg, console, show_progress, restart)

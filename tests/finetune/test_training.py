@@ -164,3 +164,39 @@ def test_checkpoints_saved_within_a_second_print_no_mtime_warning(tmp_path):
         hf_logging.set_verbosity(verbosity)
     assert [p.rsplit("-", 1)[1] for p in found] == ["3", "6"]
     assert len(shown) == 1 and "mtime" in shown[0]
+
+
+def test_unsloth_is_imported_before_transformers_trl_and_peft(make_job, tmp_path):
+    # Unsloth patches them as it is imported; `train` imported transformers (quiet_hf) and datasets first, so on
+    # a GPU machine its patches would not all apply. A stand-in unsloth records what was imported before it.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from finetune import prepare
+
+    cfg = make_job(n_cases=10, train={"backend": "unsloth"})
+    prepare(cfg, quiet=True)
+    fake = tmp_path / "site" / "unsloth"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import sys\n"
+        "BEFORE = sorted(m for m in ('transformers', 'trl', 'peft') if m in sys.modules)\n"
+        "class FastLanguageModel:\n"
+        "    @staticmethod\n"
+        "    def from_pretrained(**kw):\n"
+        "        raise RuntimeError('stand-in unsloth: stop here')\n", encoding="utf-8")
+    script = (f"import sys; sys.path.insert(0, {str(tmp_path / 'site')!r})\n"
+              "import finetune.training as t\n"
+              "t._has_gpu = lambda: True\n"  # the GPU machine this backend needs
+              "from oncotui.cli import main\n"
+              "try:\n"
+              f"    main(['finetune', 'train', '--config', {str(cfg.source)!r}])\n"
+              "except RuntimeError as exc:\n"
+              "    print(exc)\n"
+              "import unsloth\n"
+              "print('BEFORE', unsloth.BEFORE)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert "stand-in unsloth: stop here" in proc.stdout, (proc.stdout, proc.stderr[-2000:])  # it got that far
+    assert "BEFORE []" in proc.stdout, proc.stdout
