@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import offline  # noqa: F401  first: the Hugging Face and Unsloth offline switches
+
 __all__ = ["ConfigError", "FinetuneError", "JobConfig", "load_config", "prepare", "PrepareReport", "train",
            "TrainResult", "merge", "export_gguf", "ExportResult", "quantize", "verify", "VerifyResult",
            "write_manifest", "setup_converter", "find_converter"]

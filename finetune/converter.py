@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .config import FinetuneError
+from .offline import OFFLINE_ENV
 
 __all__ = ["Converter", "converter_root", "find_converter", "setup_converter", "llama_cpp_version"]
 
@@ -55,8 +56,7 @@ class Converter:
         env["PYTHONPATH"] = os.pathsep.join([str(self.gguf_py), str(self.root)]
                                             + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env.pop("NO_LOCAL_GGUF", None)
-        env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-                   TOKENIZERS_PARALLELISM="false")
+        env.update(OFFLINE_ENV, TOKENIZERS_PARALLELISM="false")
         return env
 
 

@@ -166,9 +166,11 @@ def test_checkpoints_saved_within_a_second_print_no_mtime_warning(tmp_path):
     assert len(shown) == 1 and "mtime" in shown[0]
 
 
-def test_unsloth_is_imported_before_transformers_trl_and_peft(make_job, tmp_path):
-    # Unsloth patches them as it is imported; `train` imported transformers (quiet_hf) and datasets first, so on
-    # a GPU machine its patches would not all apply. A stand-in unsloth records what was imported before it.
+def test_unsloth_is_imported_first_and_offline(make_job, tmp_path):
+    # Unsloth patches transformers, trl and peft as it is imported; `train` imported transformers (quiet_hf) and
+    # datasets first, so on a GPU machine its patches would not all apply. And it reports usage statistics to the
+    # Hub unless told not to: the stage ran with no offline switch set. A stand-in unsloth records both.
+    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -180,8 +182,9 @@ def test_unsloth_is_imported_before_transformers_trl_and_peft(make_job, tmp_path
     fake = tmp_path / "site" / "unsloth"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text(
-        "import sys\n"
+        "import os, sys\n"
         "BEFORE = sorted(m for m in ('transformers', 'trl', 'peft') if m in sys.modules)\n"
+        "ENV = sorted(k for k in ('HF_HUB_OFFLINE', 'UNSLOTH_DISABLE_STATISTICS') if os.environ.get(k) == '1')\n"
         "class FastLanguageModel:\n"
         "    @staticmethod\n"
         "    def from_pretrained(**kw):\n"
@@ -195,8 +198,9 @@ def test_unsloth_is_imported_before_transformers_trl_and_peft(make_job, tmp_path
               "except RuntimeError as exc:\n"
               "    print(exc)\n"
               "import unsloth\n"
-              "print('BEFORE', unsloth.BEFORE)\n")
+              "print('BEFORE', unsloth.BEFORE, 'ENV', unsloth.ENV)\n")
+    env = {k: v for k, v in os.environ.items() if "OFFLINE" not in k and "UNSLOTH" not in k}  # as a shell has it
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[2], env=env)
     assert "stand-in unsloth: stop here" in proc.stdout, (proc.stdout, proc.stderr[-2000:])  # it got that far
-    assert "BEFORE []" in proc.stdout, proc.stdout
+    assert "BEFORE [] ENV ['HF_HUB_OFFLINE', 'UNSLOTH_DISABLE_STATISTICS']" in proc.stdout, proc.stdout
