@@ -193,7 +193,8 @@ from engine.facts import (ALK_LAST_GEN, ALK_SECOND_GEN, ANTI_CD38_DRUGS, ARPI_DR
                           FRONTLINE_REGIMENS, FRONTLINE_REGIMEN_RE, HER2_ADCS, HER2_ISH_RE, HER2_SCORE_RE,
                           LENALIDOMIDE, LONE_M1_RE, NOT_A_STAGE, PD1_CLASS, PD1_DRUGS, PDL1_RE, POMALIDOMIDE,
                           RISK_SCALES, STATUSES, TNM_RE, age_readings, asked_sentences, avoid_key, bladder_stage,
-                          child_pugh_readings, drug_and_class_spans, fitness_readings, her2_ish, her2_score,
+                          child_pugh_readings, drug_and_class_spans, expression_readings, fitness_readings,
+                          her2_ish, her2_score,
                           menopause_readings, mmr_readings, pdl1_range, risk_readings, statement_text,
                           status_readings, subsite_readings, tnm_staging)
 from engine.ledger import case_words, on_case
@@ -216,7 +217,8 @@ class Condition:
     """One condition a sentence states. ``kind`` picks the evaluation; ``text`` is the words as written."""
 
     family: str
-    # stage | stage_class | receptor | gene | mmr | pdl1 | invasion | line | recurrence | fitness | age | surgery
+    # stage | stage_class | receptor | gene | mmr | pdl1 | expression | invasion | line | recurrence | fitness | age |
+    # surgery
     kind: str
     text: str
     lo: int = 0  # stage: fine-scale interval (group * 10 + sub-stage letter, 0 = the whole group)
@@ -637,6 +639,9 @@ def spans(text: str) -> list[tuple[int, int, Condition]]:
     for m in _HIGH_PDL1_RE.finditer(text):
         if free(m):
             add(m, Condition("pdl1", "pdl1", m.group(0), lo=50, hi=100))
+    for a, b, name, status in expression_readings(text):  # "CLDN18.2-positive", "high ... folate receptor alpha"
+        if free((a, b)):
+            add((a, b), Condition(name, "expression", text[a:b], value=status))
     found += _line_spans(text)  # read apart: "untreated for metastatic disease" is a line and a stage
     for a, b, name, value in status_readings(text):  # "Castration-Resistant Prostate Cancer", "HPV-positive"
         found.append((a, b, Condition(name, "status", text[a:b], value=value)))
@@ -784,6 +789,7 @@ class Case:
     pdl1: tuple[int, int] | None = None  # percentage range: (0, 0) negative, (1, 100) positive, (1, 49) "1-49%"
     pdl1_score: str = ""  # "TPS" / "CPS" / "" (not said)
     pdl1_text: str = ""  # as the marker says, for the reasons
+    expression: Mapping[str, str] = field(default_factory=dict)  # CLDN18.2/FRα -> positive/negative/high/low
     unresectable: bool = False  # stated unresectable/inoperable (engine.facts puts it in stage_text)
     invasion: str | None = None  # bladder: "muscle-invasive" / "non-muscle-invasive" (from stage_text too)
     line: str | None = None  # line of therapy: "first" (untreated) / "later" (progressed), engine.facts
@@ -888,6 +894,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
     wild_names: dict[str, str] = {}
     mmr: str | None = None
     pdl1: Condition | None = None
+    expression: dict[str, str] = {}
     source = [*facts.markers, facts.cancer_type or ""]
     for text in source:
         for c in conditions(text):
@@ -910,6 +917,8 @@ def case_from_facts(facts: CaseFacts) -> Case:
                 mmr = c.value
             elif c.kind == "pdl1":
                 pdl1 = c
+            elif c.kind == "expression":
+                expression[c.family] = c.value
     for gene in facts.genes:  # facts' altered genes (e.g. a bare "BRCA2"); HER2 there is a receptor, not a driver
         if gene.upper() in ("HER2", "ERBB2"):
             continue
@@ -956,6 +965,7 @@ def case_from_facts(facts: CaseFacts) -> Case:
         stage, name = (20, 49), "muscle-invasive (stage II or higher)"
     return Case(stage, name, metastatic, receptors, altered, frozenset(wild - set(altered)), names, mmr,
                 (pdl1.lo, pdl1.hi) if pdl1 else None, pdl1.value if pdl1 else "", pdl1.text if pdl1 else "",
+                expression=expression,
                 unresectable=bool(_CASE_UNRESECTABLE_RE.search(extent)), invasion=invasion, line=facts.line,
                 recurrent=facts.recurrent, fitness=_case_fitness(facts.fitness, facts), age=facts.age,
                 fitness_stated=bool(facts.fitness), subsites=frozenset(facts.subsites),
@@ -1160,6 +1170,8 @@ def _fit(c: Condition, case: Case) -> tuple[Fit, str]:
                                                          f"({'MSI-H/dMMR' if case.mmr == 'deficient' else 'MSS/pMMR'})")
     if c.kind == "pdl1":
         return _fit_pdl1(c, case)
+    if c.kind == "expression":
+        return _fit_expression(c, case)
     if c.kind == "line":
         if c.implied and case.recurrent and not case.first_line_done:
             return "contradicts", "recurrent"  # PDQ treats a recurrence in its own section
@@ -1400,6 +1412,22 @@ def _fit_pdl1(c: Condition, case: Case) -> tuple[Fit, str]:
     if c.lo <= lo and hi <= c.hi:
         return "fits", ""
     return ("contradicts", case.pdl1_text) if hi < c.lo or lo > c.hi else ("unknown", "")
+
+
+# A tumour antigen's expression: which case readings fit a sentence's (high is positive; low is positive but not high,
+# and positive may not be high, so those are unknown)
+_EXPRESSION_FITS = {"positive": {"positive", "high"}, "high": {"high"}, "negative": {"negative"}, "low": {"low"}}
+_EXPRESSION_AGAINST = {"positive": {"negative"}, "high": {"negative", "low"}, "negative": {"positive", "high"},
+                       "low": {"negative", "high"}}
+
+
+def _fit_expression(c: Condition, case: Case) -> tuple[Fit, str]:
+    said = case.expression.get(c.family)
+    if said in _EXPRESSION_FITS[c.value]:
+        return "fits", ""
+    if said in _EXPRESSION_AGAINST[c.value]:
+        return "contradicts", f"{c.family}-{said}"
+    return "unknown", ""
 
 
 def _plain(text: str) -> str:
@@ -2488,6 +2516,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
     case = case_from_facts(facts)
     kept: list[tuple[int, int, int, int, int, int, int, str]] = []
     dropped: dict[str, str] = {}
+    earlier_unknown: dict[str, bool] = {}  # passage id -> its last kept sentence is unstated for the case
     for i, (sid, (pid, text)) in enumerate(sentences.items()):
         section = (sections or {}).get(pid)
         if parent := (parents or {}).get(sid):
@@ -2506,6 +2535,10 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             own = fit if not section else assess(text, case, label=label)
             fits = "fits" in (own.verdict, fit.verdict)
             unknown = fit.verdict == "unknown" and own.verdict != "fits" or sid in unstated
+            back = _points_back(text)
+            # "This drug has shown activity ..." goes with the sentence before it: after it, whatever its tier
+            unknown = unknown or back and earlier_unknown.get(pid, False)
+            earlier_unknown[pid] = unknown
             # a section for recurrent disease, for a case that does not say it recurred, after the other unstated
             # conditions: a note that names no recurrence is most often about the disease as it presents (the
             # audit's 2 cm papillary thyroid carcinoma had "Local and regional recurrences ... can be treated with
@@ -2524,7 +2557,7 @@ def select(sentences: Mapping[str, tuple[str, str]], facts: CaseFacts,
             kind = 0 if sid in recommended and not _STATISTICS_RE.search(text) else \
                 2 if (sid in trials or factor) and sentence_kind(text) == 1 else sentence_kind(text)
             kept.append((int(elsewhere), int(unknown) + int(recurrence), int(bool(_DESIGN_RE.search(text))),
-                         max(kind, 2) if _points_back(text) else kind,
+                         max(kind, 2) if back else kind,
                          0 if fits else 1, 0 if own.verdict == "fits" else 1, -_markers_fitting(text, case), i, sid))
     order = [k[-1] for k in sorted(kept)]
     if relevance:
@@ -2620,7 +2653,7 @@ def _points_back(text: str) -> bool:
         not re.search(r"\binhibitors?\b|\bantibod(?:y|ies)\b", text, re.IGNORECASE)
 
 
-_MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1")
+_MARKER_KINDS = ("gene", "receptor", "mmr", "pdl1", "expression")
 
 
 def _markers_fitting(text: str, case: Case) -> int:

@@ -467,6 +467,43 @@ def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
     return out
 
 
+
+# Tumour antigens whose expression selects a targeted antibody or conjugate (PDQ: zolbetuximab with chemotherapy for
+# "CLDN18.2-positive" gastric cancer; mirvetuximab soravtansine for "high tumor expression of folate receptor alpha"
+# in platinum-resistant ovarian cancer), by the marker name a reading is given: "claudin 18.2 positive", "high
+# folate receptor alpha expression", "FRα-high", "negative for CLDN18.2". Unread, two long notes' answers were
+# never retrieved (the focused query named no marker) and a line for them was never qualified "applies if ...".
+EXPRESSION_NAMES = {"cldn": "CLDN18.2", "fra": "FRα"}
+# what a marker adds after its reading, for the retrieval query and the reader: PDQ writes "folate receptor alpha"
+_EXPRESSION_SPELLED = {"FRα": " (folate receptor alpha)"}
+_EXPRESSION_NAME = (r"(?:(?P<cldn>CLDN[- ]?18\.2|claudin[- ]?18\.2)|"
+                    r"(?P<fra>FR[- ]?(?:α|alpha)|folate[- ]receptor[- ]?(?:α|alpha)|FOLR1))")
+_EXPRESSION_WORD = r"(?P<word>positive|positivity|negative|high|low)"
+_EXPRESSION_RE = re.compile(
+    # "CLDN18.2-positive", "claudin 18.2 positive", "FRα expression: high", "FRα IHC status is negative"
+    rf"(?<![\w-]){_EXPRESSION_NAME}(?:[ \t]*-[ \t]*|[ \t]+)?(?:(?:tumou?r[ \t]+)?(?:expression|staining|status|IHC)"
+    rf"[ \t:]*(?:(?:is|was|of)[ \t]+)?)?{_EXPRESSION_WORD}\b|"
+    # "high folate receptor alpha expression", "high tumor expression of folate receptor alpha", "negative for
+    # CLDN18.2", "no FRα expression"
+    rf"\b(?P<before>high|low|positive|negative|no)[ \t]+(?:for[ \t]+)?(?:(?:tumou?r[ \t]+)?expression[ \t]+of[ \t]+)?"
+    # (not "HER2 negative claudin 18.2 positive": the word after the name is its own)
+    rf"{_EXPRESSION_NAME.replace('?P<cldn>', '?P<cldn2>').replace('?P<fra>', '?P<fra2>')}(?![\w-])"
+    r"(?![ \t-]*(?:positive|positivity|negative|high|low)\b)",
+    re.IGNORECASE)
+_EXPRESSION_STATUS = {"positive": "positive", "positivity": "positive", "negative": "negative", "no": "negative",
+                      "high": "high", "low": "low"}
+
+
+def expression_readings(text: str) -> list[tuple[int, int, str, str]]:
+    """Tumour-antigen expression results as (start, end, marker name, "positive" / "negative" / "high" / "low"):
+    ``EXPRESSION_NAMES``. Shared with case fit."""
+    out = []
+    for m in _EXPRESSION_RE.finditer(text):
+        key = next(k for k in ("cldn", "fra", "cldn2", "fra2") if m.group(k))
+        word = (m.group("word") or m.group("before")).lower()
+        out.append((m.start(), m.end(), EXPRESSION_NAMES[key.rstrip("2")], _EXPRESSION_STATUS[word]))
+    return out
+
 # HER2 by its IHC score (ASCO/CAP): 3+, or 2+ with ISH amplification, is HER2-positive; 1+, or 2+ without ISH
 # amplification, is HER2-low; 0 is HER2-zero (neither positive nor low: HER2-low therapy does not apply); 2+ without
 # an ISH result is equivocal (no status). The words "HER2-low", "HER2-ultralow" and "HER2-zero" say the same.
@@ -1277,6 +1314,8 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
     found = [(m.start(), m.group(0)) for m in _BIOMARKER_RE.finditer(text)
              if not any(a <= m.start() < b for a, b, _ in hormone)]
     found += [(a, text[a:b]) for a, b, _ in mmr_readings(text)]  # "not MSI-H" keeps its negation
+    found += [(a, f"{name}-{status}{_EXPRESSION_SPELLED.get(name, '')}")  # "CLDN18.2-positive", "FRα-high (...)"
+              for a, _, name, status in expression_readings(text)]
     found += [(a, marker) for a, _, marker in hormone]
     found += [(m.start(), m.group(0) + ")" * (m.group(0).count("(") - m.group(0).count(")")))
               for m in PDL1_RE.finditer(text)]  # "PD-L1 positive (TPS 30%)" keeps its parenthesis

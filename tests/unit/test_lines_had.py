@@ -50,6 +50,21 @@ def test_a_melanoma_whose_nodes_are_involved_since_its_staging_is_stage_iii(note
     assert facts.cancer_type == "melanoma" and facts.stage == stage
 
 
+def test_a_sentence_that_points_back_goes_with_an_unstated_sentence_before_it() -> None:
+    """The advice it points to applies only if a condition the case does not state: "This drug ..." had stayed
+    among the sentences that fit, offered before the drug it means."""
+    from engine.casefit import locked_candidates
+    from engine.state import CaseFacts, Passage
+
+    text = ("Olaparib is an option for germline BRCA1/2 carriers with platinum-sensitive disease. This drug has "
+            "shown activity in heavily pretreated patients. Platinum-resistant disease responds poorly to further "
+            "chemotherapy.")
+    p = Passage("E1", "c-E1", "Ovarian Cancer Treatment", "ovarian.md", "## Recurrent Ovarian Cancer", None, text,
+                0.2, 4.0, True)
+    kept, _ = locked_candidates([p], CaseFacts(cancer_type="ovarian cancer", line="later", recurrent=True))
+    assert list(kept) == ["E1.s3", "E1.s1", "E1.s2"]
+
+
 def test_a_sentence_that_points_back_is_offered_after_the_advice() -> None:
     """"This drug has shown activity ..." was drafted alone, without the drug it means (a clinician QA pass)."""
     from engine.casefit import locked_candidates
