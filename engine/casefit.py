@@ -438,7 +438,9 @@ _VARIANT = (r"(?:exon\s*\d+(?:\s*(?:deletions?|insertions?|skipping|mutations?|d
 # "V600" (a codon, any substitution at it: PDQ's "BRAF V600 pathogenic variants")
 _GENE_RE = re.compile(
     r"(?<![\w-])(?P<germline>(?i:germline)\s+)?(?P<genes>" + _GENE + r"(?:\s*/\s*" + _GENE + r")*)(?![\w])"
-    r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r")*)"
+    # (variants side by side describe one alteration: "PDGFRA exon 18 D842V", which had been read as exon 18 only, so
+    # PDQ's "Initial TKI therapy for PDGFRA D842V-variant GISTs" did not apply to it)
+    r"(?:(?P<variants>[\s-]+" + _VARIANT + r"(?:\s*(?:,|or|and|/)\s*" + _VARIANT + r"|\s+" + _VARIANT + r")*)"
     r"(?:[\s-]+(?:mutations?|mutant|mutated|(?:pathogenic\s+)?[Vv]ariants?|positive))?"
     r"|(?:\s+pathway)?[\s-]+(?:(?:sensitizing|sensitising|activating)\s+)?(?P<status>mutations?|mutant|mutated|"
     r"(?:pathogenic\s+)?[Vv]ariants?|fusions?|rearrangements?|rearranged|translocations?|translocated|"

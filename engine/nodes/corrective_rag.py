@@ -129,6 +129,8 @@ _MODALITIES = (
     # the specific kinds first (only the first found is added): a long note's "What cellular therapy ...?" and
     # "What liver-directed treatment ...?" recalled the general relapsed-myeloma and HCC systemic sections
     (("cellular therapy", "car t", "car-t"), "CAR T-cell therapy"), (("bispecific",), "bispecific antibody"),
+    # PDQ's GIST headings: "Initial TKI therapy for PDGFRA D842V-variant GISTs", "TKI therapy for imatinib-resistant"
+    (("tyrosine kinase inhibitor", "tki"), "TKI therapy"),
     (("liver-directed", "locoregional", "embolization"), "liver-directed therapy embolization"),
     (("systemic",), "systemic therapy"), (("chemotherapy", "chemo "), "chemotherapy"),
     (("immunotherapy", "checkpoint"), "immunotherapy"), (("targeted",), "targeted therapy"),
@@ -151,7 +153,11 @@ def question_sentences(text: str) -> str:
 # monitoring a treatment needs, not monitoring instead of one ("Is monitoring without immediate treatment
 # reasonable?" still asks about active surveillance)
 _TREATMENT_CHECKS_RE = re.compile(r"\b(?:what|which|any)\s+(?:\w+\s+)?monitoring\b|\bmonitoring\s+(?:does|do|is|"
-                                  r"should|would|will)\s+(?:it|they|this|that|he|she)\b|\bmonitor(?:ing)?\s+for\b")
+                                  r"should|would|will)\s+(?:it|they|this|that|he|she)\b|\bmonitor(?:ing)?\s+for\b|"
+                                  # "what side effects need monitoring?" (a long note's D842V GIST was recalled as
+                                  # asking for active surveillance)
+                                  r"\b(?:side[- ]effects?|toxicit(?:y|ies)|adverse\s+(?:events?|effects?))\b[^?.;]{0,40}"
+                                  r"\bmonitor")
 
 
 _NO_PROGRESSION_RE = re.compile(r"\b(?:has\s+not|have\s+not|hasn't|haven't|not|no|without)\s+(?:yet\s+)?"
