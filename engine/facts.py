@@ -467,7 +467,6 @@ def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
     return out
 
 
-
 # Tumour antigens whose expression selects a targeted antibody or conjugate (PDQ: zolbetuximab with chemotherapy for
 # "CLDN18.2-positive" gastric cancer; mirvetuximab soravtansine for "high tumor expression of folate receptor alpha"
 # in platinum-resistant ovarian cancer), by the marker name a reading is given: "claudin 18.2 positive", "high
@@ -476,19 +475,22 @@ def mmr_readings(text: str) -> list[tuple[int, int, str | None]]:
 EXPRESSION_NAMES = {"cldn": "CLDN18.2", "fra": "FRα"}
 # what a marker adds after its reading, for the retrieval query and the reader: PDQ writes "folate receptor alpha"
 _EXPRESSION_SPELLED = {"FRα": " (folate receptor alpha)"}
-_EXPRESSION_NAME = (r"(?:(?P<cldn>CLDN[- ]?18\.2|claudin[- ]?18\.2)|"
-                    r"(?P<fra>FR[- ]?(?:α|alpha)|folate[- ]receptor[- ]?(?:α|alpha)|FOLR1))")
-_EXPRESSION_WORD = r"(?P<word>positive|positivity|negative|high|low)"
+
+
+def _antigen(tag: str) -> str:
+    """The antigens' names as a pattern, each in a group named by its ``EXPRESSION_NAMES`` key plus ``tag``."""
+    return (rf"(?:(?P<cldn{tag}>CLDN[- ]?18\.2|claudin[- ]?18\.2)|"
+            rf"(?P<fra{tag}>FR[- ]?(?:α|alpha)|folate[- ]receptor[- ]?(?:α|alpha)|FOLR1))")
+
+
 _EXPRESSION_RE = re.compile(
     # "CLDN18.2-positive", "claudin 18.2 positive", "FRα expression: high", "FRα IHC status is negative"
-    rf"(?<![\w-]){_EXPRESSION_NAME}(?:[ \t]*-[ \t]*|[ \t]+)?(?:(?:tumou?r[ \t]+)?(?:expression|staining|status|IHC)"
-    rf"[ \t:]*(?:(?:is|was|of)[ \t]+)?)?{_EXPRESSION_WORD}\b|"
+    rf"(?<![\w-]){_antigen('')}(?:[ \t]*-[ \t]*|[ \t]+)?(?:(?:tumou?r[ \t]+)?(?:expression|staining|status|IHC)"
+    r"[ \t:]*(?:(?:is|was|of)[ \t]+)?)?(?P<word>positive|positivity|negative|high|low)\b|"
     # "high folate receptor alpha expression", "high tumor expression of folate receptor alpha", "negative for
-    # CLDN18.2", "no FRα expression"
-    rf"\b(?P<before>high|low|positive|negative|no)[ \t]+(?:for[ \t]+)?(?:(?:tumou?r[ \t]+)?expression[ \t]+of[ \t]+)?"
-    # (not "HER2 negative claudin 18.2 positive": the word after the name is its own)
-    rf"{_EXPRESSION_NAME.replace('?P<cldn>', '?P<cldn2>').replace('?P<fra>', '?P<fra2>')}(?![\w-])"
-    r"(?![ \t-]*(?:positive|positivity|negative|high|low)\b)",
+    # CLDN18.2", "no FRα expression"; not "HER2 negative claudin 18.2 positive" (the word after the name is its own)
+    r"\b(?P<before>high|low|positive|negative|no)[ \t]+(?:for[ \t]+)?(?:(?:tumou?r[ \t]+)?expression[ \t]+of[ \t]+)?"
+    rf"{_antigen('_after')}(?![\w-])(?![ \t-]*(?:positive|positivity|negative|high|low)\b)",
     re.IGNORECASE)
 _EXPRESSION_STATUS = {"positive": "positive", "positivity": "positive", "negative": "negative", "no": "negative",
                       "high": "high", "low": "low"}
@@ -499,10 +501,11 @@ def expression_readings(text: str) -> list[tuple[int, int, str, str]]:
     ``EXPRESSION_NAMES``. Shared with case fit."""
     out = []
     for m in _EXPRESSION_RE.finditer(text):
-        key = next(k for k in ("cldn", "fra", "cldn2", "fra2") if m.group(k))
+        key = next(k for k in EXPRESSION_NAMES if m.group(k) or m.group(f"{k}_after"))
         word = (m.group("word") or m.group("before")).lower()
-        out.append((m.start(), m.end(), EXPRESSION_NAMES[key.rstrip("2")], _EXPRESSION_STATUS[word]))
+        out.append((m.start(), m.end(), EXPRESSION_NAMES[key], _EXPRESSION_STATUS[word]))
     return out
+
 
 # HER2 by its IHC score (ASCO/CAP): 3+, or 2+ with ISH amplification, is HER2-positive; 1+, or 2+ without ISH
 # amplification, is HER2-low; 0 is HER2-zero (neither positive nor low: HER2-low therapy does not apply); 2+ without

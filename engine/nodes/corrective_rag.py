@@ -156,8 +156,8 @@ _TREATMENT_CHECKS_RE = re.compile(r"\b(?:what|which|any)\s+(?:\w+\s+)?monitoring
                                   r"should|would|will)\s+(?:it|they|this|that|he|she)\b|\bmonitor(?:ing)?\s+for\b|"
                                   # "what side effects need monitoring?" (a long note's D842V GIST was recalled as
                                   # asking for active surveillance)
-                                  r"\b(?:side[- ]effects?|toxicit(?:y|ies)|adverse\s+(?:events?|effects?))\b[^?.;]{0,40}"
-                                  r"\bmonitor")
+                                  r"\b(?:side[- ]effects?|toxicit(?:y|ies)|adverse\s+(?:events?|effects?))\b"
+                                  r"[^?.;]{0,40}\bmonitor")
 
 
 _NO_PROGRESSION_RE = re.compile(r"\b(?:has\s+not|have\s+not|hasn't|haven't|not|no|without)\s+(?:yet\s+)?"

@@ -20,8 +20,8 @@ GASTRIC = ("Metastatic gastric adenocarcinoma to the liver and peritoneum. Bioma
 OVARIAN = ("High-grade serous ovarian cancer, platinum-resistant recurrence three months after carboplatin. Tumor "
            "testing shows high folate receptor alpha expression (at least 75% of cells with moderate-to-strong "
            "staining). What targeted treatment is appropriate?")
-ZOLBETUXIMAB = ("Two randomized trials tested the addition of zolbetuximab to either CAPOX or mFOLFOX6 in patients with "
-                "CLDN18.2-positive, HER2-negative metastatic gastroesophageal or gastric adenocarcinoma.")
+ZOLBETUXIMAB = ("Two randomized trials tested the addition of zolbetuximab to either CAPOX or mFOLFOX6 in patients "
+                "with CLDN18.2-positive, HER2-negative metastatic gastroesophageal or gastric adenocarcinoma.")
 MIRASOL = ("All patients were required to have high tumor expression of folate receptor alpha (defined as >=75% of "
            "cells >=2+ by immunohistochemistry).")
 
