@@ -490,7 +490,9 @@ _EXPRESSION_RE = re.compile(
     # "high folate receptor alpha expression", "high tumor expression of folate receptor alpha", "negative for
     # CLDN18.2", "no FRα expression"; not "HER2 negative claudin 18.2 positive" (the word after the name is its own)
     r"\b(?P<before>high|low|positive|negative|no)[ \t]+(?:for[ \t]+)?(?:(?:tumou?r[ \t]+)?expression[ \t]+of[ \t]+)?"
-    rf"{_antigen('_after')}(?![\w-])(?![ \t-]*(?:positive|positivity|negative|high|low)\b)",
+    rf"{_antigen('_after')}(?![\w-])(?![ \t-]*(?:positive|positivity|negative|high|low)\b)"
+    # nor a test not done: "no FRα expression testing was done", "no claudin 18.2 test result yet"
+    r"(?![ \t-]*(?:expression[ \t]+)?(?:testing|tests?|assays?|results?|pending|unknown)\b)",
     re.IGNORECASE)
 _EXPRESSION_STATUS = {"positive": "positive", "positivity": "positive", "negative": "negative", "no": "negative",
                       "high": "high", "low": "low"}

@@ -57,7 +57,8 @@ def test_readings(text: str, reading: tuple[str, str]) -> None:
     assert [r[2:] for r in expression_readings(text)] == [reading]
 
 
-@pytest.mark.parametrize("text", ["FRα testing pending", "claudin 18.2 testing was sent", "CLDN18.2 status unknown"])
+@pytest.mark.parametrize("text", ["FRα testing pending", "claudin 18.2 testing was sent", "CLDN18.2 status unknown",
+                                  "no FRα expression testing was done", "no claudin 18.2 test result yet"])
 def test_no_result_is_no_reading(text: str) -> None:
     assert expression_readings(text) == []
 
