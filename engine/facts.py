@@ -1331,6 +1331,31 @@ def _markers(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[st
     return unique, tuple(altered)
 
 
+# A question about a status, which reports none: "Is it HER2-positive or MSI-H, and does that matter?", "Should we
+# test whether it is claudin 18.2 positive?" (a short clause after "is it", "whether she is", ...; not one that gives
+# a result as it asks: "Is she a candidate given HER2 3+?")
+_ASKED_STATUS_RE = re.compile(
+    r"\b(?:is|are|was|were|whether|if)\s+(?:it|this|she|he|they|the\s+(?:tumou?r|cancer|disease|biopsy|specimen)|"
+    r"(?:her|his|their)\s+(?:tumou?r|cancer|disease))(?:\s+(?:is|are|was|were))?\s+(?:also\s+|still\s+)?"
+    r"(?P<asked>(?:(?!\b(?:given|with|because|since|despite|after|showing|shows?)\b)(?:[^.?!;]|(?<=\d)\.(?=\d)))"
+    r"{2,60})\?",
+    re.IGNORECASE)
+
+
+def _asked_markers_dropped(text: str, genes: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``_markers`` without those the note only asks about (``_ASKED_STATUS_RE``): read again with the asked
+    clauses blanked, a marker or altered gene found only in the asked clause is dropped."""
+    markers, altered = _markers(text, genes)
+    spans = [m.span("asked") for m in _ASKED_STATUS_RE.finditer(text)]
+    if not spans:
+        return markers, altered
+    blanked = text
+    for a, b in spans:
+        blanked = blanked[:a] + " " * (b - a) + blanked[b:]
+    said, said_altered = _markers(blanked, genes)
+    return tuple(m for m in markers if m in said), tuple(g for g in altered if g in said_altered)
+
+
 def _treatments(text: str, keywords: Iterable[str]) -> tuple[str, ...]:
     if _NAIVE_RE.search(text):
         return ()
@@ -2310,7 +2335,7 @@ def extract_facts(text: str, *, genes: Iterable[str], treatment_keywords: Iterab
     if any(CYTOTOXICS[drug] == PLATINUM for drug in early):  # back within six months of platinum: resistant now
         statuses = tuple(x for x in statuses if not x.startswith(PLATINUM + ":")) + (f"{PLATINUM}:resistant",)
     stage, stage_text = _stage(text, cancer_type, statuses)
-    markers, altered = _markers(text, genes)
+    markers, altered = _asked_markers_dropped(text, genes)
     unknown_primary = bool(_UNKNOWN_PRIMARY_RE.search(text)) or cancer_type == "cancer of unknown primary"
     line, first_line_done = _line_reading(text, cancer_type)
     if line is None and early:  # progressed on a regimen or soon after it: the next line ("platinum-resistant")
