@@ -457,16 +457,18 @@ def train(cfg: JobConfig, *, console: Any = None, show_progress: bool = True,
     train_file = cfg.data_dir / "train.jsonl"
     if not train_file.is_file():
         raise FinetuneError(f"no prepared data at {train_file}: run `oncotui finetune prepare --config ...` first")
-    if choose_backend(cfg)[0] == "unsloth":
+    backend = choose_backend(cfg)
+    if backend[0] == "unsloth":
         # Unsloth patches transformers, TRL and PEFT as it is imported, so it must come before any of them:
         # quiet_hf and the data loading below import transformers and datasets
         import unsloth  # noqa: F401
     with job_lock(cfg, "train"):
         writable_dir(cfg.checkpoints_dir, "the checkpoints folder")
-        return _train_locked(cfg, console, show_progress, restart)
+        return _train_locked(cfg, backend, console, show_progress, restart)
 
 
-def _train_locked(cfg: JobConfig, console: Any, show_progress: bool, restart: bool) -> TrainResult:
+def _train_locked(cfg: JobConfig, backend: tuple[str, str], console: Any, show_progress: bool,
+                  restart: bool) -> TrainResult:
     from .progress import quiet_hf
 
     last: str | None = None
@@ -494,12 +496,13 @@ def _train_locked(cfg: JobConfig, console: Any, show_progress: bool, restart: bo
         (cfg.checkpoints_dir / RUN_FILE).write_text(json.dumps(_setup(cfg), indent=2), encoding="utf-8")
     (cfg.out / "train_summary.json").unlink(missing_ok=True)  # rewritten when this run ends
     with quiet_hf():
-        return _train(cfg, last, console, show_progress)
+        return _train(cfg, backend, last, console, show_progress)
 
 
-def _train(cfg: JobConfig, last: str | None, console: Any, show_progress: bool) -> TrainResult:
+def _train(cfg: JobConfig, chosen: tuple[str, str], last: str | None, console: Any, show_progress: bool
+           ) -> TrainResult:
     train_file, eval_file = cfg.data_dir / "train.jsonl", cfg.data_dir / "eval.jsonl"
-    backend, why = choose_backend(cfg)
+    backend, why = chosen  # choose_backend, once: train imports Unsloth by it before anything else
     notes: list[str] = [f"backend {backend} ({why})"]
     dtype, dnotes = pick_dtype(cfg)
     notes.extend(dnotes)
